@@ -1,0 +1,61 @@
+// The public C++ API: load a model into a Session once, then run it many
+// times, from several threads at once if you like.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onyx/status.h"
+#include "onyx/tensor.h"
+#include "onyx/value.h"
+
+namespace onyx {
+
+enum class OptimizationLevel { Disable = 0, Basic = 1, Extended = 2, All = 99 };
+enum class ExecutionMode { Sequential, Parallel };
+enum class LogLevel { Verbose = 0, Info = 1, Warning = 2, Error = 3, Fatal = 4 };
+
+struct SessionOptions {
+  OptimizationLevel optimization_level = OptimizationLevel::All;
+  int intra_op_num_threads = 0;  // 0: number of physical cores
+  int inter_op_num_threads = 0;
+  ExecutionMode execution_mode = ExecutionMode::Sequential;
+  LogLevel log_severity_level = LogLevel::Warning;
+  std::vector<std::string> providers = {"cpu"};
+  // Initializers that also appear as graph inputs are overridable by default;
+  // set this to treat them as constants.
+  bool initializers_as_constants = false;
+  std::map<std::string, std::string> config;
+};
+
+struct ValueMeta {
+  std::string name;
+  TypeInfo type;
+};
+
+using Feeds = std::vector<std::pair<std::string, Value>>;
+
+class Session {
+ public:
+  static std::unique_ptr<Session> from_file(const std::string& path, const SessionOptions& options = {});
+  static std::unique_ptr<Session> from_bytes(const void* data, size_t size, const SessionOptions& options = {});
+  ~Session();
+
+  const std::vector<ValueMeta>& inputs() const;   // graph inputs that are not initializers
+  const std::vector<ValueMeta>& outputs() const;
+  const std::vector<ValueMeta>& overridable_initializers() const;
+  const std::string& model_name() const;
+
+  // Runs the model. Empty output_names means every graph output, in order.
+  std::vector<Value> run(const Feeds& feeds, const std::vector<std::string>& output_names = {}) const;
+
+  struct Impl;
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace onyx

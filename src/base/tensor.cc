@@ -1,0 +1,173 @@
+#include "onyx/tensor.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "onyx/value.h"
+
+namespace onyx {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? "," : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
+namespace {
+
+class CpuAllocator final : public Allocator {
+ public:
+  void* allocate(size_t bytes) override {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded ? rounded : 64);
+    if (!p) fail(ErrorCode::RuntimeException, "out of memory allocating " + std::to_string(bytes) + " bytes");
+    return p;
+  }
+  void release(void* ptr) override { std::free(ptr); }
+  Device device() const override { return {}; }
+};
+
+}  // namespace
+
+Allocator& cpu_allocator() {
+  static CpuAllocator allocator;
+  return allocator;
+}
+
+Tensor::Tensor(DataType dtype, Shape shape, Allocator* allocator) : dtype_(dtype), shape_(std::move(shape)) {
+  for (int64_t d : shape_)
+    if (d < 0) fail(ErrorCode::InvalidArgument, "negative dimension in tensor shape " + shape_to_string(shape_));
+  int64_t n = numel();
+  if (dtype == DataType::String) {
+    std::shared_ptr<std::string[]> strings(new std::string[n > 0 ? n : 1]);
+    data_ = strings.get();
+    holder_ = std::move(strings);
+    return;
+  }
+  Allocator* a = allocator ? allocator : &cpu_allocator();
+  device_ = a->device();
+  void* p = a->allocate(static_cast<size_t>(n) * dtype_size(dtype));
+  holder_ = std::shared_ptr<void>(p, [a](void* q) { a->release(q); });
+  data_ = p;
+}
+
+Tensor Tensor::wrap(DataType dtype, Shape shape, void* data, std::shared_ptr<void> owner, Device device) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.data_ = data;
+  t.holder_ = std::move(owner);
+  t.device_ = device;
+  return t;
+}
+
+Tensor Tensor::zeros(DataType dtype, Shape shape) {
+  Tensor t(dtype, std::move(shape));
+  if (dtype != DataType::String) std::memset(t.raw(), 0, t.nbytes());
+  return t;
+}
+
+int64_t Tensor::int_at(int64_t i) const {
+  switch (dtype_) {
+    case DataType::Int64: return data<int64_t>()[i];
+    case DataType::Int32: return data<int32_t>()[i];
+    case DataType::Int16: return data<int16_t>()[i];
+    case DataType::Int8: return data<int8_t>()[i];
+    case DataType::UInt64: return static_cast<int64_t>(data<uint64_t>()[i]);
+    case DataType::UInt32: return data<uint32_t>()[i];
+    case DataType::UInt16: return data<uint16_t>()[i];
+    case DataType::UInt8: return data<uint8_t>()[i];
+    case DataType::Bool: return data<bool>()[i];
+    case DataType::Float: case DataType::Double: case DataType::Float16: case DataType::BFloat16:
+      return static_cast<int64_t>(float_at(i));
+    default: fail(ErrorCode::InvalidArgument, "expected an integer tensor, got " + dtype_name(dtype_));
+  }
+}
+
+double Tensor::float_at(int64_t i) const {
+  switch (dtype_) {
+    case DataType::Float: return data<float>()[i];
+    case DataType::Double: return data<double>()[i];
+    case DataType::Float16: return static_cast<float>(data<Float16>()[i]);
+    case DataType::BFloat16: return static_cast<float>(data<BFloat16>()[i]);
+    case DataType::UInt64: return static_cast<double>(data<uint64_t>()[i]);
+    default:
+      if (dtype_is_int(dtype_) || dtype_ == DataType::Bool) return static_cast<double>(int_at(i));
+      fail(ErrorCode::InvalidArgument, "expected a numeric tensor, got " + dtype_name(dtype_));
+  }
+}
+
+std::vector<int64_t> Tensor::to_int64_vector() const {
+  std::vector<int64_t> v(numel());
+  for (int64_t i = 0; i < numel(); ++i) v[i] = int_at(i);
+  return v;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (shape_numel(shape) != numel())
+    fail(ErrorCode::InvalidArgument, "cannot reshape " + shape_to_string(shape_) + " to " + shape_to_string(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(dtype_, shape_);
+  if (dtype_ == DataType::String) {
+    for (int64_t i = 0; i < numel(); ++i) t.data<std::string>()[i] = data<std::string>()[i];
+  } else if (nbytes()) {
+    std::memcpy(t.raw(), raw(), nbytes());
+  }
+  return t;
+}
+
+// ---- Value ----
+
+const Tensor& Value::tensor() const {
+  if (auto* t = std::get_if<Tensor>(&v_)) return *t;
+  fail(ErrorCode::InvalidArgument, "expected a tensor, got " + kind_name());
+}
+Tensor& Value::tensor() {
+  if (auto* t = std::get_if<Tensor>(&v_)) return *t;
+  fail(ErrorCode::InvalidArgument, "expected a tensor, got " + kind_name());
+}
+const Sequence& Value::sequence() const {
+  if (auto* s = std::get_if<Sequence>(&v_)) return *s;
+  fail(ErrorCode::InvalidArgument, "expected a sequence, got " + kind_name());
+}
+Sequence& Value::sequence() {
+  if (auto* s = std::get_if<Sequence>(&v_)) return *s;
+  fail(ErrorCode::InvalidArgument, "expected a sequence, got " + kind_name());
+}
+const Optional& Value::optional() const {
+  if (auto* o = std::get_if<Optional>(&v_)) return *o;
+  fail(ErrorCode::InvalidArgument, "expected an optional, got " + kind_name());
+}
+std::string Value::kind_name() const {
+  if (is_tensor()) return "tensor(" + dtype_name(tensor().dtype()) + ")";
+  if (is_sequence()) return "seq(tensor(" + dtype_name(sequence().elem_type) + "))";
+  if (is_optional()) return "optional";
+  return "nothing";
+}
+
+std::string TypeInfo::to_string() const {
+  switch (kind) {
+    case Kind::Tensor: return "tensor(" + dtype_name(elem_type) + ")";
+    case Kind::SparseTensor: return "sparse_tensor(" + dtype_name(elem_type) + ")";
+    case Kind::Sequence: return "seq(" + (inner ? inner->to_string() : std::string("?")) + ")";
+    case Kind::Optional: return "optional(" + (inner ? inner->to_string() : std::string("?")) + ")";
+    case Kind::Map: return "map(" + dtype_name(elem_type) + "," + (inner ? inner->to_string() : std::string("?")) + ")";
+    case Kind::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+}  // namespace onyx

@@ -1,0 +1,39 @@
+#include "cpu/cpu_provider.h"
+
+namespace onyx {
+
+static KernelRegistry build_cpu_registry() {
+  KernelRegistry r;
+  register_activation(r);
+  register_cast(r);
+  register_constant(r);
+  register_control_flow(r);
+  register_conv(r);
+  register_data_movement(r);
+  register_einsum(r);
+  register_elementwise(r);
+  register_indexing(r);
+  register_matmul(r);
+  register_ml_ops(r);
+  register_normalization(r);
+  register_object_detection(r);
+  register_pool(r);
+  register_quantization(r);
+  register_reduction(r);
+  register_resize(r);
+  register_rnn(r);
+  register_sequence(r);
+  register_shape_ops(r);
+  register_signal(r);
+  register_softmax(r);
+  register_string_ops(r);
+  register_training(r);
+  return r;
+}
+
+const KernelRegistry& cpu_kernel_registry() {
+  static const KernelRegistry registry = build_cpu_registry();  // immutable once built
+  return registry;
+}
+
+}  // namespace onyx

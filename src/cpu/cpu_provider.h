@@ -1,0 +1,35 @@
+// The CPU provider's kernel registry: every CPU kernel family registers here.
+#pragma once
+#include "kernels/registry.h"
+
+namespace onyx {
+
+const KernelRegistry& cpu_kernel_registry();
+
+// One function per kernel family (src/cpu/kernels/<family>.cc).
+void register_activation(KernelRegistry& r);
+void register_cast(KernelRegistry& r);
+void register_constant(KernelRegistry& r);
+void register_control_flow(KernelRegistry& r);
+void register_conv(KernelRegistry& r);
+void register_data_movement(KernelRegistry& r);
+void register_einsum(KernelRegistry& r);
+void register_elementwise(KernelRegistry& r);
+void register_indexing(KernelRegistry& r);
+void register_matmul(KernelRegistry& r);
+void register_ml_ops(KernelRegistry& r);
+void register_normalization(KernelRegistry& r);
+void register_object_detection(KernelRegistry& r);
+void register_pool(KernelRegistry& r);
+void register_quantization(KernelRegistry& r);
+void register_reduction(KernelRegistry& r);
+void register_resize(KernelRegistry& r);
+void register_rnn(KernelRegistry& r);
+void register_sequence(KernelRegistry& r);
+void register_shape_ops(KernelRegistry& r);
+void register_signal(KernelRegistry& r);
+void register_softmax(KernelRegistry& r);
+void register_string_ops(KernelRegistry& r);
+void register_training(KernelRegistry& r);
+
+}  // namespace onyx

@@ -1,0 +1,101 @@
+// The graph IR: nodes connected by value names, as ONNX has them. Kept close
+// to the proto so loading and saving are direct, but free of protobuf types.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "onyx/tensor.h"
+#include "onyx/value.h"
+
+namespace onyx {
+
+struct Graph;
+
+enum class AttrType { Undefined, Float, Int, String, Tensor, Graph, Floats, Ints, Strings, Tensors, Graphs, TypeProto, TypeProtos };
+
+const char* attr_type_name(AttrType t);
+
+struct Attribute {
+  AttrType type = AttrType::Undefined;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  Tensor t;
+  std::shared_ptr<Graph> g;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<Tensor> tensors;
+  std::vector<std::shared_ptr<Graph>> graphs;
+  TypeInfo type_info;
+  std::string ref_attr_name;  // inside function bodies: refers to the caller's attribute
+};
+
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::string domain;  // "" for ai.onnx
+  std::vector<std::string> inputs;   // "" marks an omitted optional input
+  std::vector<std::string> outputs;  // "" marks an omitted optional output
+  std::map<std::string, Attribute> attributes;
+
+  const Attribute* attr(const std::string& key) const {
+    auto it = attributes.find(key);
+    return it == attributes.end() ? nullptr : &it->second;
+  }
+  // "name (OpType)" for error messages.
+  std::string describe() const;
+};
+
+struct ValueInfo {
+  std::string name;
+  TypeInfo type;
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Node> nodes;
+  std::vector<ValueInfo> inputs;
+  std::vector<ValueInfo> outputs;
+  std::vector<ValueInfo> value_infos;
+  std::unordered_map<std::string, Tensor> initializers;
+  std::vector<std::string> initializer_order;  // deterministic iteration / saving
+
+  bool is_initializer(const std::string& name) const { return initializers.count(name) != 0; }
+};
+
+// A model-local function (FunctionProto).
+struct Function {
+  std::string name;
+  std::string domain;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::vector<std::string> attribute_names;
+  std::map<std::string, Attribute> attribute_defaults;
+  std::vector<Node> nodes;
+  std::map<std::string, int64_t> opset_imports;
+};
+
+struct Model {
+  int64_t ir_version = 0;
+  std::map<std::string, int64_t> opset_imports;  // domain ("" = ai.onnx) -> version
+  std::string producer_name;
+  std::string producer_version;
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc_string;
+  std::map<std::string, std::string> metadata;
+  std::string path;  // where it was loaded from, for messages ("<memory>" for bytes)
+  Graph graph;
+  std::vector<Function> functions;
+
+  int64_t opset(const std::string& domain) const;  // 0 when not imported
+};
+
+// Normalizes "ai.onnx" to "".
+std::string canonical_domain(const std::string& domain);
+
+}  // namespace onyx

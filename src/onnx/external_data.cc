@@ -1,1 +1,49 @@
-// placeholder
+#include "onnx/external_data.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "onyx/status.h"
+
+namespace onyx {
+
+MappedFile::~MappedFile() {
+  if (data && size) munmap(const_cast<char*>(data), size);
+}
+
+std::shared_ptr<MappedFile> ExternalDataFiles::open(const std::string& location) {
+  if (location.empty() || location[0] == '/' || location.find("..") != std::string::npos)
+    fail(ErrorCode::InvalidGraph, "external data location '" + location + "' must be a relative path inside the model's folder");
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = files_.find(location);
+  if (it != files_.end()) return it->second;
+  std::string path = base_dir_.empty() ? location : base_dir_ + "/" + location;
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) fail(ErrorCode::NoSuchFile, "cannot open external data file '" + path + "': " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    ::close(fd);
+    fail(ErrorCode::NoSuchFile, "cannot stat external data file '" + path + "'");
+  }
+  auto file = std::make_shared<MappedFile>();
+  file->path = path;
+  file->size = static_cast<size_t>(st.st_size);
+  if (file->size) {
+    void* p = mmap(nullptr, file->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      fail(ErrorCode::Fail, "cannot map external data file '" + path + "': " + std::strerror(errno));
+    }
+    file->data = static_cast<const char*>(p);
+  }
+  ::close(fd);
+  files_[location] = file;
+  return file;
+}
+
+}  // namespace onyx

@@ -1,1 +1,93 @@
-// placeholder
+#include "onnx/npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace onyx {
+
+namespace {
+
+struct NpyType {
+  const char* descr;
+  DataType dtype;
+};
+
+const NpyType kTypes[] = {
+    {"<f4", DataType::Float}, {"<f8", DataType::Double}, {"<f2", DataType::Float16}, {"<i8", DataType::Int64},
+    {"<i4", DataType::Int32}, {"<i2", DataType::Int16}, {"|i1", DataType::Int8},     {"<u8", DataType::UInt64},
+    {"<u4", DataType::UInt32}, {"<u2", DataType::UInt16}, {"|u1", DataType::UInt8},  {"|b1", DataType::Bool},
+};
+
+std::string header_field(const std::string& header, const std::string& key, const std::string& path) {
+  size_t k = header.find("'" + key + "'");
+  if (k == std::string::npos) fail(ErrorCode::InvalidArgument, "'" + path + "': .npy header has no '" + key + "'");
+  size_t colon = header.find(':', k);
+  return header.substr(colon + 1);
+}
+
+}  // namespace
+
+Tensor read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorCode::NoSuchFile, "cannot open input file '" + path + "'");
+  char magic[8];
+  if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
+    fail(ErrorCode::InvalidArgument, "'" + path + "' is not a .npy file");
+  uint32_t header_len = 0;
+  if (magic[6] == 1) {
+    uint16_t l;
+    in.read(reinterpret_cast<char*>(&l), 2);
+    header_len = l;
+  } else {
+    in.read(reinterpret_cast<char*>(&header_len), 4);
+  }
+  std::string header(header_len, '\0');
+  in.read(header.data(), header_len);
+  std::string descr = header_field(header, "descr", path);
+  descr = descr.substr(descr.find('\'') + 1);
+  descr = descr.substr(0, descr.find('\''));
+  if (descr == "<i1") descr = "|i1";
+  if (descr == "<u1") descr = "|u1";
+  DataType dt = DataType::Undefined;
+  for (const auto& t : kTypes)
+    if (descr == t.descr) dt = t.dtype;
+  if (dt == DataType::Undefined) fail(ErrorCode::InvalidArgument, "'" + path + "': unsupported .npy dtype '" + descr + "'");
+  std::string fortran = header_field(header, "fortran_order", path);
+  if (fortran.find("True") < fortran.find(','))
+    fail(ErrorCode::InvalidArgument, "'" + path + "': Fortran-ordered .npy files are not supported");
+  std::string shape_str = header_field(header, "shape", path);
+  shape_str = shape_str.substr(shape_str.find('(') + 1);
+  shape_str = shape_str.substr(0, shape_str.find(')'));
+  Shape shape;
+  std::stringstream ss(shape_str);
+  std::string tok;
+  while (std::getline(ss, tok, ','))
+    if (tok.find_first_not_of(" ") != std::string::npos) shape.push_back(std::stoll(tok));
+  Tensor t(dt, shape);
+  if (!in.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(t.nbytes())))
+    fail(ErrorCode::InvalidArgument, "'" + path + "' is truncated");
+  return t;
+}
+
+void write_npy(const std::string& path, const Tensor& t) {
+  const char* descr = nullptr;
+  for (const auto& nt : kTypes)
+    if (nt.dtype == t.dtype()) descr = nt.descr;
+  if (!descr) fail(ErrorCode::InvalidArgument, "cannot write " + dtype_name(t.dtype()) + " as .npy");
+  std::string shape = "(";
+  for (int64_t d : t.shape()) shape += std::to_string(d) + ",";
+  shape += ")";
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  if (!out) fail(ErrorCode::NoSuchFile, "cannot write '" + path + "'");
+  out.write("\x93NUMPY\x01\x00", 8);
+  uint16_t len = static_cast<uint16_t>(header.size());
+  out.write(reinterpret_cast<const char*>(&len), 2);
+  out << header;
+  out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
+}
+
+}  // namespace onyx

@@ -1,1 +1,310 @@
-// placeholder
+#include "onnx/tensor_proto.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace onyx {
+
+namespace {
+
+DataType checked_dtype(int32_t t) {
+  if (t <= 0 || t > static_cast<int32_t>(DataType::Int4))
+    fail(ErrorCode::InvalidProtobuf, "unknown tensor element type " + std::to_string(t));
+  return static_cast<DataType>(t);
+}
+
+Shape dims_of(const onnx::TensorProto& p) {
+  Shape s(p.dims().begin(), p.dims().end());
+  for (int64_t d : s)
+    if (d < 0) fail(ErrorCode::InvalidProtobuf, "tensor '" + p.name() + "' has a negative dimension");
+  return s;
+}
+
+template <class Src, class Dst>
+void copy_field(const google::protobuf::RepeatedField<Src>& field, Tensor& t, const std::string& name) {
+  if (field.size() != t.numel())
+    fail(ErrorCode::InvalidProtobuf, "tensor '" + name + "' holds " + std::to_string(field.size()) +
+                                         " values but its shape " + shape_to_string(t.shape()) + " needs " +
+                                         std::to_string(t.numel()));
+  Dst* out = t.data<Dst>();
+  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<Dst>(field.Get(i));
+}
+
+void check_raw_size(const std::string& name, size_t have, size_t need) {
+  if (have != need)
+    fail(ErrorCode::InvalidProtobuf, "tensor '" + name + "' has " + std::to_string(have) + " bytes of data, expected " +
+                                         std::to_string(need));
+}
+
+Tensor external_tensor(const onnx::TensorProto& p, DataType dt, Shape shape, ExternalDataFiles* external) {
+  if (!external) fail(ErrorCode::InvalidGraph, "tensor '" + p.name() + "' uses external data, which is not available here");
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : p.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = std::stoll(kv.value());
+    else if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  if (location.empty()) fail(ErrorCode::InvalidGraph, "tensor '" + p.name() + "' has external data without a location");
+  auto file = external->open(location);
+  size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);
+  if (length >= 0 && static_cast<size_t>(length) != need)
+    fail(ErrorCode::InvalidGraph, "tensor '" + p.name() + "': external data length " + std::to_string(length) +
+                                      " does not match its shape (" + std::to_string(need) + " bytes)");
+  if (offset < 0 || static_cast<size_t>(offset) + need > file->size)
+    fail(ErrorCode::InvalidGraph, "tensor '" + p.name() + "': external data file '" + file->path + "' is too short (" +
+                                      std::to_string(file->size) + " bytes, need " + std::to_string(offset + need) + ")");
+  const char* src = file->data + offset;
+  if (reinterpret_cast<uintptr_t>(src) % dtype_size(dt) == 0) {
+    // Zero copy: the tensor points into the mapping, which it keeps alive.
+    return Tensor::wrap(dt, std::move(shape), const_cast<char*>(src), file);
+  }
+  Tensor t(dt, std::move(shape));
+  std::memcpy(t.raw(), src, need);
+  return t;
+}
+
+}  // namespace
+
+Tensor tensor_from_proto(const onnx::TensorProto& p, ExternalDataFiles* external) {
+  DataType dt = checked_dtype(p.data_type());
+  Shape shape = dims_of(p);
+  if (dt == DataType::Complex64 || dt == DataType::Complex128)
+    fail(ErrorCode::NotImplemented, "tensor '" + p.name() + "' has complex elements, which Onyx does not support");
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) return external_tensor(p, dt, std::move(shape), external);
+  Tensor t(dt, shape);
+  if (dt == DataType::String) {
+    if (p.string_data_size() != t.numel())
+      fail(ErrorCode::InvalidProtobuf, "string tensor '" + p.name() + "' has " + std::to_string(p.string_data_size()) +
+                                           " values, expected " + std::to_string(t.numel()));
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<std::string>()[i] = p.string_data(static_cast<int>(i));
+    return t;
+  }
+  if (p.has_raw_data()) {
+    check_raw_size(p.name(), p.raw_data().size(), t.nbytes());
+    if (t.nbytes()) std::memcpy(t.raw(), p.raw_data().data(), t.nbytes());
+    return t;
+  }
+  switch (dt) {
+    case DataType::Float: copy_field<float, float>(p.float_data(), t, p.name()); break;
+    case DataType::Double: copy_field<double, double>(p.double_data(), t, p.name()); break;
+    case DataType::Int64: copy_field<int64_t, int64_t>(p.int64_data(), t, p.name()); break;
+    case DataType::UInt64: copy_field<uint64_t, uint64_t>(p.uint64_data(), t, p.name()); break;
+    case DataType::UInt32: copy_field<uint64_t, uint32_t>(p.uint64_data(), t, p.name()); break;
+    case DataType::Int32: copy_field<int32_t, int32_t>(p.int32_data(), t, p.name()); break;
+    case DataType::Int16: copy_field<int32_t, int16_t>(p.int32_data(), t, p.name()); break;
+    case DataType::Int8: copy_field<int32_t, int8_t>(p.int32_data(), t, p.name()); break;
+    case DataType::UInt16: case DataType::Float16: case DataType::BFloat16:
+      copy_field<int32_t, uint16_t>(p.int32_data(), t, p.name());
+      break;
+    case DataType::UInt8: case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+    case DataType::Float8E5M2FNUZ: case DataType::UInt4: case DataType::Int4:
+      copy_field<int32_t, uint8_t>(p.int32_data(), t, p.name());
+      break;
+    case DataType::Bool: copy_field<int32_t, bool>(p.int32_data(), t, p.name()); break;
+    default: fail(ErrorCode::NotImplemented, "tensor '" + p.name() + "' has unsupported type " + dtype_name(dt));
+  }
+  return t;
+}
+
+Tensor sparse_tensor_from_proto(const onnx::SparseTensorProto& sp, ExternalDataFiles* external) {
+  Tensor values = tensor_from_proto(sp.values(), external);
+  Tensor indices = tensor_from_proto(sp.indices(), external);
+  Shape shape(sp.dims().begin(), sp.dims().end());
+  const std::string& name = sp.values().name();
+  Tensor dense = Tensor::zeros(values.dtype(), shape);
+  int64_t nnz = values.numel(), total = dense.numel();
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
+  bool coords = indices.rank() == 2;
+  if (!(indices.rank() == 1 && indices.numel() == nnz) &&
+      !(coords && indices.dim(0) == nnz && indices.dim(1) == static_cast<int64_t>(shape.size())))
+    fail(ErrorCode::InvalidGraph, "sparse tensor '" + name + "' has indices of shape " + shape_to_string(indices.shape()) +
+                                      " for " + std::to_string(nnz) + " values");
+  size_t esize = dtype_size(values.dtype());
+  for (int64_t k = 0; k < nnz; ++k) {
+    int64_t lin = 0;
+    if (coords) {
+      for (size_t d = 0; d < shape.size(); ++d) lin += indices.int_at(k * shape.size() + d) * strides[d];
+    } else {
+      lin = indices.int_at(k);
+    }
+    if (lin < 0 || lin >= total) fail(ErrorCode::InvalidGraph, "sparse tensor '" + name + "' has an index out of range");
+    if (values.dtype() == DataType::String) {
+      dense.data<std::string>()[lin] = values.data<std::string>()[k];
+    } else {
+      std::memcpy(static_cast<char*>(dense.raw()) + lin * esize, static_cast<const char*>(values.raw()) + k * esize, esize);
+    }
+  }
+  return dense;
+}
+
+void tensor_to_proto(const Tensor& t, onnx::TensorProto* p) {
+  p->set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.shape()) p->add_dims(d);
+  if (t.dtype() == DataType::String) {
+    for (int64_t i = 0; i < t.numel(); ++i) p->add_string_data(t.data<std::string>()[i]);
+  } else {
+    p->set_raw_data(t.raw(), t.nbytes());
+  }
+}
+
+TypeInfo type_from_proto(const onnx::TypeProto& tp) {
+  TypeInfo t;
+  auto shape_from = [&](const onnx::TensorShapeProto& sp) {
+    t.has_shape = true;
+    for (const auto& d : sp.dim()) {
+      Dim dim;
+      if (d.has_dim_value()) dim.value = d.dim_value();
+      else if (d.has_dim_param()) dim.symbol = d.dim_param();
+      t.shape.push_back(dim);
+    }
+  };
+  if (tp.has_tensor_type()) {
+    t.kind = TypeInfo::Kind::Tensor;
+    t.elem_type = static_cast<DataType>(tp.tensor_type().elem_type());
+    if (tp.tensor_type().has_shape()) shape_from(tp.tensor_type().shape());
+  } else if (tp.has_sparse_tensor_type()) {
+    t.kind = TypeInfo::Kind::SparseTensor;
+    t.elem_type = static_cast<DataType>(tp.sparse_tensor_type().elem_type());
+    if (tp.sparse_tensor_type().has_shape()) shape_from(tp.sparse_tensor_type().shape());
+  } else if (tp.has_sequence_type()) {
+    t.kind = TypeInfo::Kind::Sequence;
+    t.inner = std::make_shared<TypeInfo>(type_from_proto(tp.sequence_type().elem_type()));
+  } else if (tp.has_optional_type()) {
+    t.kind = TypeInfo::Kind::Optional;
+    t.inner = std::make_shared<TypeInfo>(type_from_proto(tp.optional_type().elem_type()));
+  } else if (tp.has_map_type()) {
+    t.kind = TypeInfo::Kind::Map;
+    t.elem_type = static_cast<DataType>(tp.map_type().key_type());
+    t.inner = std::make_shared<TypeInfo>(type_from_proto(tp.map_type().value_type()));
+  }
+  return t;
+}
+
+void type_to_proto(const TypeInfo& t, onnx::TypeProto* tp) {
+  auto write_shape = [&](onnx::TensorShapeProto* sp) {
+    for (const Dim& d : t.shape) {
+      auto* dp = sp->add_dim();
+      if (d.value >= 0) dp->set_dim_value(d.value);
+      else if (!d.symbol.empty()) dp->set_dim_param(d.symbol);
+    }
+  };
+  switch (t.kind) {
+    case TypeInfo::Kind::Tensor:
+      tp->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(t.elem_type));
+      if (t.has_shape) write_shape(tp->mutable_tensor_type()->mutable_shape());
+      break;
+    case TypeInfo::Kind::SparseTensor:
+      tp->mutable_sparse_tensor_type()->set_elem_type(static_cast<int32_t>(t.elem_type));
+      if (t.has_shape) write_shape(tp->mutable_sparse_tensor_type()->mutable_shape());
+      break;
+    case TypeInfo::Kind::Sequence:
+      if (t.inner) type_to_proto(*t.inner, tp->mutable_sequence_type()->mutable_elem_type());
+      break;
+    case TypeInfo::Kind::Optional:
+      if (t.inner) type_to_proto(*t.inner, tp->mutable_optional_type()->mutable_elem_type());
+      break;
+    case TypeInfo::Kind::Map:
+      tp->mutable_map_type()->set_key_type(static_cast<int32_t>(t.elem_type));
+      if (t.inner) type_to_proto(*t.inner, tp->mutable_map_type()->mutable_value_type());
+      break;
+    case TypeInfo::Kind::Unknown: break;
+  }
+}
+
+Value value_from_sequence_proto(const onnx::SequenceProto& sp) {
+  Sequence seq;
+  if (sp.elem_type() != onnx::SequenceProto::TENSOR && sp.elem_type() != onnx::SequenceProto::UNDEFINED)
+    fail(ErrorCode::NotImplemented, "sequence '" + sp.name() + "': only sequences of tensors are supported");
+  for (const auto& tp : sp.tensor_values()) seq.items.push_back(tensor_from_proto(tp, nullptr));
+  if (!seq.items.empty()) seq.elem_type = seq.items[0].dtype();
+  return Value(std::move(seq));
+}
+
+Value value_from_optional_proto(const onnx::OptionalProto& op) {
+  Optional opt;
+  if (op.has_tensor_value()) {
+    opt.content = std::make_shared<Value>(tensor_from_proto(op.tensor_value(), nullptr));
+    opt.type.kind = TypeInfo::Kind::Tensor;
+  } else if (op.has_sequence_value()) {
+    opt.content = std::make_shared<Value>(value_from_sequence_proto(op.sequence_value()));
+    opt.type.kind = TypeInfo::Kind::Sequence;
+  } else if (op.elem_type() == onnx::OptionalProto::SEQUENCE) {
+    opt.type.kind = TypeInfo::Kind::Sequence;
+  } else {
+    opt.type.kind = TypeInfo::Kind::Tensor;
+  }
+  return Value(std::move(opt));
+}
+
+void sequence_to_proto(const Sequence& seq, onnx::SequenceProto* sp) {
+  sp->set_elem_type(onnx::SequenceProto::TENSOR);
+  for (const Tensor& t : seq.items) tensor_to_proto(t, sp->add_tensor_values());
+}
+
+void optional_to_proto(const Optional& opt, onnx::OptionalProto* op) {
+  bool is_seq = opt.content ? opt.content->is_sequence() : opt.type.kind == TypeInfo::Kind::Sequence;
+  op->set_elem_type(is_seq ? onnx::OptionalProto::SEQUENCE : onnx::OptionalProto::TENSOR);
+  if (!opt.content) return;
+  if (opt.content->is_tensor()) tensor_to_proto(opt.content->tensor(), op->mutable_tensor_value());
+  else if (opt.content->is_sequence()) sequence_to_proto(opt.content->sequence(), op->mutable_sequence_value());
+}
+
+static std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorCode::NoSuchFile, "cannot open '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Value read_value_pb(const std::string& path, const TypeInfo& type) {
+  std::string bytes = read_file_bytes(path);
+  auto parse = [&](google::protobuf::MessageLite& m) {
+    if (!m.ParseFromString(bytes)) fail(ErrorCode::InvalidProtobuf, "'" + path + "' is not a valid protobuf message");
+  };
+  if (type.kind == TypeInfo::Kind::Sequence) {
+    onnx::SequenceProto sp;
+    parse(sp);
+    return value_from_sequence_proto(sp);
+  }
+  if (type.kind == TypeInfo::Kind::Optional) {
+    onnx::OptionalProto op;
+    parse(op);
+    Value v = value_from_optional_proto(op);
+    if (type.inner) const_cast<Optional&>(v.optional()).type = *type.inner;
+    return v;
+  }
+  onnx::TensorProto tp;
+  parse(tp);
+  return Value(tensor_from_proto(tp, nullptr));
+}
+
+void write_value_pb(const std::string& path, const Value& value, const std::string& name) {
+  std::string bytes;
+  if (value.is_tensor()) {
+    onnx::TensorProto tp;
+    tensor_to_proto(value.tensor(), &tp);
+    tp.set_name(name);
+    tp.SerializeToString(&bytes);
+  } else if (value.is_sequence()) {
+    onnx::SequenceProto sp;
+    sequence_to_proto(value.sequence(), &sp);
+    sp.set_name(name);
+    sp.SerializeToString(&bytes);
+  } else if (value.is_optional()) {
+    onnx::OptionalProto op;
+    optional_to_proto(value.optional(), &op);
+    op.set_name(name);
+    op.SerializeToString(&bytes);
+  } else {
+    fail(ErrorCode::Fail, "output '" + name + "' has no value to write");
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (!out) fail(ErrorCode::NoSuchFile, "cannot write '" + path + "'");
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace onyx

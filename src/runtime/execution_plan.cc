@@ -1,1 +1,245 @@
-// placeholder
+#include "runtime/execution_plan.h"
+
+#include <deque>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "runtime/function_expansion.h"
+
+namespace onyx {
+
+namespace {
+
+[[noreturn]] void graph_fail(const CompileEnv& env, ErrorCode code, const std::string& msg) {
+  fail(code, "model '" + env.model_name + "': " + msg);
+}
+
+[[noreturn]] void node_fail(const CompileEnv& env, const Node& n, ErrorCode code, const std::string& msg) {
+  fail(code, "model '" + env.model_name + "', node " + n.describe() + ": " + msg);
+}
+
+void collect_subgraph_free_names(const Node& n, std::vector<std::string>& out) {
+  std::set<std::string> seen(out.begin(), out.end());
+  for (auto& [key, a] : n.attributes) {
+    std::vector<std::shared_ptr<Graph>> graphs = a.graphs;
+    if (a.g) graphs.push_back(a.g);
+    for (auto& g : graphs)
+      for (auto& name : free_names(*g))
+        if (seen.insert(name).second) out.push_back(name);
+  }
+}
+
+std::string domain_label(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
+
+// Replaces nodes without a kernel by their function bodies, until every node has one.
+void expand_functions(Graph& g, const CompileEnv& env) {
+  std::unordered_map<std::string, TypeInfo> types;
+  for (auto& vi : g.inputs) types[vi.name] = vi.type;
+  for (auto& vi : g.value_infos) types[vi.name] = vi.type;
+  for (auto& vi : g.outputs) types[vi.name] = vi.type;
+  for (auto& [name, t] : g.initializers) {
+    TypeInfo ti;
+    ti.kind = TypeInfo::Kind::Tensor;
+    ti.elem_type = t.dtype();
+    types[name] = ti;
+  }
+  int expansions = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    int64_t opset = env.model->opset(n.domain);
+    if (opset <= 0)
+      node_fail(env, n, ErrorCode::InvalidGraph, "domain '" + domain_label(n.domain) + "' is not imported by the model");
+    if (env.registry->find(n, opset)) continue;
+    std::optional<std::vector<Node>> body;
+    if (expansions < 100000) body = expand_function(n, *env.model, types, expansions++);
+    if (!body) {
+      std::string why = env.registry->has_op(n.domain, n.op_type)
+                            ? "no CPU kernel supports this op at opset " + std::to_string(opset) + " with these attributes"
+                            : "unsupported op: no kernel for '" + n.op_type + "' in domain '" + domain_label(n.domain) +
+                                  "' (opset " + std::to_string(opset) + ")";
+      node_fail(env, n, ErrorCode::NotImplemented, why);
+    }
+    g.nodes.erase(g.nodes.begin() + static_cast<long>(i));
+    g.nodes.insert(g.nodes.begin() + static_cast<long>(i), body->begin(), body->end());
+    --i;  // look at the first body node next
+  }
+}
+
+// Orders nodes so each runs after the producers of its inputs; keeps the
+// model's order where it is already valid.
+std::vector<size_t> topological_order(const Graph& g, const std::unordered_set<std::string>& available,
+                                      const std::vector<std::vector<std::string>>& reads, const CompileEnv& env) {
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (auto& o : g.nodes[i].outputs)
+      if (!o.empty()) {
+        if (available.count(o) || producer.count(o))
+          node_fail(env, g.nodes[i], ErrorCode::InvalidGraph, "output '" + o + "' is defined more than once");
+        producer[o] = i;
+      }
+  std::vector<int> pending(g.nodes.size(), 0);
+  std::vector<std::vector<size_t>> consumers(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    std::set<size_t> deps;
+    for (auto& in : reads[i]) {
+      if (in.empty() || available.count(in)) continue;
+      auto it = producer.find(in);
+      if (it == producer.end())
+        node_fail(env, g.nodes[i], ErrorCode::InvalidGraph,
+                  "input '" + in + "' is not a graph input, an initializer or the output of any node");
+      deps.insert(it->second);
+    }
+    pending[i] = static_cast<int>(deps.size());
+    for (size_t d : deps) consumers[d].push_back(i);
+  }
+  std::set<size_t> ready;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (pending[i] == 0) ready.insert(i);
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (size_t c : consumers[i])
+      if (--pending[c] == 0) ready.insert(c);
+  }
+  if (order.size() != g.nodes.size()) graph_fail(env, ErrorCode::InvalidGraph, "the graph has a cycle");
+  return order;
+}
+
+}  // namespace
+
+std::vector<std::string> free_names(const Graph& g) {
+  std::unordered_set<std::string> defined;
+  for (auto& vi : g.inputs) defined.insert(vi.name);
+  for (auto& [name, t] : g.initializers) defined.insert(name);
+  for (auto& n : g.nodes)
+    for (auto& o : n.outputs) defined.insert(o);
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name) && seen.insert(name).second) out.push_back(name);
+  };
+  for (auto& n : g.nodes) {
+    for (auto& in : n.inputs) use(in);
+    std::vector<std::string> nested;
+    collect_subgraph_free_names(n, nested);
+    for (auto& name : nested) use(name);
+  }
+  for (auto& vi : g.outputs) use(vi.name);
+  return out;
+}
+
+std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source, const CompileEnv& env,
+                                             const std::vector<std::string>& outer_names) {
+  auto graph = std::make_shared<Graph>(*source);
+  expand_functions(*graph, env);
+
+  auto plan = std::make_shared<CompiledGraph>();
+  plan->graph = graph;
+  const Graph& g = *graph;
+  std::unordered_map<std::string, int> slot_of;
+  auto new_slot = [&](const std::string& name) {
+    int s = plan->num_slots++;
+    plan->slot_names.push_back(name);
+    slot_of[name] = s;
+    return s;
+  };
+
+  std::unordered_set<std::string> available;
+  for (auto& name : outer_names) {
+    plan->outer_slots.push_back(new_slot(name));
+    available.insert(name);
+  }
+  std::unordered_set<std::string> graph_input_names;
+  for (auto& vi : g.inputs) {
+    if (vi.name.empty()) graph_fail(env, ErrorCode::InvalidGraph, "a graph input has no name");
+    GraphInput in;
+    in.name = vi.name;
+    in.type = vi.type;
+    in.slot = slot_of.count(vi.name) ? slot_of[vi.name] : new_slot(vi.name);
+    auto init = g.initializers.find(vi.name);
+    if (init != g.initializers.end()) {
+      if (env.options->initializers_as_constants) {
+        plan->constants.push_back({in.slot, init->second});
+        available.insert(vi.name);
+        continue;
+      }
+      in.initializer = &init->second;
+    }
+    graph_input_names.insert(vi.name);
+    plan->inputs.push_back(in);
+    available.insert(vi.name);
+  }
+  for (auto& name : g.initializer_order) {
+    if (available.count(name)) continue;
+    plan->constants.push_back({new_slot(name), g.initializers.at(name)});
+    available.insert(name);
+  }
+
+  std::vector<std::vector<std::string>> reads(g.nodes.size()), implicit(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    collect_subgraph_free_names(g.nodes[i], implicit[i]);
+    reads[i] = g.nodes[i].inputs;
+    reads[i].insert(reads[i].end(), implicit[i].begin(), implicit[i].end());
+  }
+  std::vector<size_t> order = topological_order(g, available, reads, env);
+  for (auto& n : g.nodes)
+    for (auto& o : n.outputs)
+      if (!o.empty()) new_slot(o);
+
+  for (size_t idx : order) {
+    const Node& n = g.nodes[idx];
+    PlannedNode pn;
+    pn.node = &n;
+    std::vector<const Tensor*> constants;
+    for (auto& in : n.inputs) {
+      pn.inputs.push_back(in.empty() ? -1 : slot_of.at(in));
+      auto init = g.initializers.find(in);
+      bool constant = init != g.initializers.end() && !graph_input_names.count(in);
+      constants.push_back(constant ? &init->second : nullptr);
+    }
+    for (auto& o : n.outputs) pn.outputs.push_back(o.empty() ? -1 : slot_of.at(o));
+    for (auto& name : implicit[idx]) pn.implicit_inputs.push_back(slot_of.at(name));
+
+    int64_t opset = env.model->opset(n.domain);
+    const KernelDef* def = env.registry->find(n, opset);
+    std::vector<std::string> outer = implicit[idx];
+    auto compile_sub = [&env, &n, outer](const std::string& attr) -> std::shared_ptr<const CompiledGraph> {
+      return compile_graph(n.attr(attr)->g, env, outer);
+    };
+    KernelInitContext ictx(n, opset, constants, compile_sub);
+    try {
+      pn.kernel = def->factory(ictx);
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      if (msg.rfind("model '", 0) == 0) throw;
+      node_fail(env, n, e.code(), msg);
+    }
+    plan->nodes.push_back(std::move(pn));
+  }
+
+  for (auto& vi : g.outputs) {
+    auto it = slot_of.find(vi.name);
+    if (it == slot_of.end())
+      graph_fail(env, ErrorCode::InvalidGraph, "graph output '" + vi.name + "' is not produced by any node");
+    plan->output_slots.push_back(it->second);
+  }
+
+  // Memory plan: release each value after its last reader; never graph outputs.
+  std::vector<int> last_use(plan->num_slots, -1);
+  for (size_t i = 0; i < plan->nodes.size(); ++i) {
+    for (int s : plan->nodes[i].inputs)
+      if (s >= 0) last_use[s] = static_cast<int>(i);
+    for (int s : plan->nodes[i].implicit_inputs) last_use[s] = static_cast<int>(i);
+    for (int s : plan->nodes[i].outputs)
+      if (s >= 0 && last_use[s] < static_cast<int>(i)) last_use[s] = static_cast<int>(i);  // unread outputs die at once
+  }
+  for (int s : plan->output_slots) last_use[s] = -1;
+  for (int s = 0; s < plan->num_slots; ++s)
+    if (last_use[s] >= 0) plan->nodes[last_use[s]].release_after.push_back(s);
+  return plan;
+}
+
+}  // namespace onyx

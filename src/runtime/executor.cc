@@ -1,1 +1,88 @@
-// placeholder
+#include "runtime/executor.h"
+
+namespace onyx {
+
+namespace {
+
+class FrameContext final : public KernelContext {
+ public:
+  FrameContext(const PlannedNode& pn, std::vector<Value>& slots, const RunEnv& env)
+      : pn_(pn), slots_(slots), env_(env) {}
+
+  const Node& node() const override { return *pn_.node; }
+  size_t num_inputs() const override { return pn_.inputs.size(); }
+  bool has_input(size_t i) const override {
+    return i < pn_.inputs.size() && pn_.inputs[i] >= 0 && !slots_[pn_.inputs[i]].is_none();
+  }
+  const Value& input_value(size_t i) const override {
+    if (!has_input(i)) kernel_fail("input " + std::to_string(i) + " is missing");
+    return slots_[pn_.inputs[i]];
+  }
+  size_t num_outputs() const override { return pn_.outputs.size(); }
+  bool wants_output(size_t i) const override { return i < pn_.outputs.size() && pn_.outputs[i] >= 0; }
+  Tensor& allocate_output(size_t i, DataType dtype, const Shape& shape) override {
+    Value& v = output_slot(i);
+    v = Value(Tensor(dtype, shape));
+    return v.tensor();
+  }
+  void set_output(size_t i, Value value) override { output_slot(i) = std::move(value); }
+  ThreadPool* thread_pool() const override { return env_.pool; }
+  std::vector<Value> run_subgraph(const CompiledGraph& graph, std::vector<Value> inputs) const override {
+    std::vector<Value> outer;
+    outer.reserve(pn_.implicit_inputs.size());
+    for (int s : pn_.implicit_inputs) outer.push_back(slots_[s]);
+    return execute_graph(graph, std::move(inputs), outer, env_);
+  }
+
+ private:
+  Value& output_slot(size_t i) {
+    if (i >= pn_.outputs.size()) kernel_fail("output index " + std::to_string(i) + " is out of range");
+    if (pn_.outputs[i] < 0) return scratch_;  // an omitted output: computed, then dropped
+    return slots_[pn_.outputs[i]];
+  }
+
+  const PlannedNode& pn_;
+  std::vector<Value>& slots_;
+  const RunEnv& env_;
+  Value scratch_;
+};
+
+[[noreturn]] void rethrow_with_node(const RunEnv& env, const Node& n, ErrorCode code, const std::string& msg) {
+  if (msg.rfind("model '", 0) == 0) throw Error(code, msg);
+  fail(code, "model '" + (env.model_name ? *env.model_name : std::string("?")) + "', node " + n.describe() + ": " + msg);
+}
+
+}  // namespace
+
+std::vector<Value> execute_graph(const CompiledGraph& plan, std::vector<Value> inputs, const std::vector<Value>& outer,
+                                 const RunEnv& env) {
+  std::vector<Value> slots(plan.num_slots);
+  for (auto& [slot, t] : plan.constants) slots[slot] = Value(t);
+  for (size_t i = 0; i < plan.outer_slots.size() && i < outer.size(); ++i) slots[plan.outer_slots[i]] = outer[i];
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    const GraphInput& in = plan.inputs[i];
+    if (i < inputs.size() && !inputs[i].is_none()) slots[in.slot] = std::move(inputs[i]);
+    else if (in.initializer) slots[in.slot] = Value(*in.initializer);
+  }
+  for (const PlannedNode& pn : plan.nodes) {
+    FrameContext ctx(pn, slots, env);
+    try {
+      pn.kernel->run(ctx);
+    } catch (const Error& e) {
+      rethrow_with_node(env, *pn.node, e.code(), e.what());
+    } catch (const std::exception& e) {
+      rethrow_with_node(env, *pn.node, ErrorCode::RuntimeException, e.what());
+    }
+    for (size_t k = 0; k < pn.outputs.size(); ++k)
+      if (pn.outputs[k] >= 0 && slots[pn.outputs[k]].is_none())
+        rethrow_with_node(env, *pn.node, ErrorCode::RuntimeException,
+                          "the kernel did not produce output " + std::to_string(k) + " ('" + pn.node->outputs[k] + "')");
+    for (int s : pn.release_after) slots[s] = Value();
+  }
+  std::vector<Value> out;
+  out.reserve(plan.output_slots.size());
+  for (int s : plan.output_slots) out.push_back(slots[s]);
+  return out;
+}
+
+}  // namespace onyx

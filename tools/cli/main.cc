@@ -1,1 +1,36 @@
-int main() { return 0; }
+// The onyx command: run, perf and test subcommands (see ../shared/DESIGN.md).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cli_common.h"
+
+static void usage() {
+  std::fprintf(stderr,
+               "usage: onyx <command> ...\n"
+               "  run MODEL [--input [NAME=]PATH]... [--output-dir DIR] [--threads N] [--opt-level L] [--provider P]\n"
+               "  perf MODEL [--input PATH]... [--threads N] [--runs N] [--warmup N] [--dim NAME=VALUE]\n"
+               "  test [--expect-fail FILE] [-v] DIR...\n");
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
+    usage();
+    return argc < 2 ? 1 : 0;
+  }
+  std::string cmd = argv[1];
+  try {
+    if (cmd == "run") return onyx::cli::cmd_run(argc, argv);
+    if (cmd == "perf") return onyx::cli::cmd_perf(argc, argv);
+    if (cmd == "test") return onyx::cli::cmd_test(argc, argv);
+    std::fprintf(stderr, "onyx: unknown command '%s'\n", cmd.c_str());
+    usage();
+    return 1;
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    for (char& c : msg)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr, "onyx: error: %s\n", msg.c_str());
+    return 1;
+  }
+}

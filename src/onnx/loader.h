@@ -1,0 +1,31 @@
+// Loading ONNX models (ModelProto) into the IR.
+#pragma once
+#include <string>
+
+#include "ir/graph.h"
+
+namespace onyx {
+
+constexpr int64_t kMinIrVersion = 3;
+constexpr int64_t kMaxIrVersion = 11;
+constexpr int64_t kMaxAiOnnxOpset = 23;
+constexpr int64_t kMaxAiOnnxMlOpset = 5;
+
+Model load_model(const std::string& path);
+// `name` identifies the model in messages; `base_dir` resolves external data.
+Model load_model_from_bytes(const void* data, size_t size, const std::string& name, const std::string& base_dir = "");
+
+}  // namespace onyx
+
+namespace onnx {
+class NodeProto;
+class FunctionProto;
+}  // namespace onnx
+
+namespace onyx {
+
+// Converts one NodeProto / FunctionProto (e.g. an ONNX function body) to the IR.
+Node node_from_proto(const onnx::NodeProto& proto, const std::string& model_name);
+Function function_from_proto(const onnx::FunctionProto& proto, const std::string& model_name);
+
+}  // namespace onyx

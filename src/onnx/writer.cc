@@ -1,0 +1,80 @@
+#include "onnx/writer.h"
+
+#include "onnx/tensor_proto.h"
+
+namespace onyx {
+
+void attribute_to_proto(const std::string& name, const Attribute& a, onnx::AttributeProto* p) {
+  using AP = onnx::AttributeProto;
+  p->set_name(name);
+  if (!a.ref_attr_name.empty()) p->set_ref_attr_name(a.ref_attr_name);
+  switch (a.type) {
+    case AttrType::Float: p->set_type(AP::FLOAT); p->set_f(a.f); break;
+    case AttrType::Int: p->set_type(AP::INT); p->set_i(a.i); break;
+    case AttrType::String: p->set_type(AP::STRING); p->set_s(a.s); break;
+    case AttrType::Tensor: p->set_type(AP::TENSOR); tensor_to_proto(a.t, p->mutable_t()); break;
+    case AttrType::Graph: p->set_type(AP::GRAPH); graph_to_proto(*a.g, p->mutable_g()); break;
+    case AttrType::Floats: p->set_type(AP::FLOATS); for (float f : a.floats) p->add_floats(f); break;
+    case AttrType::Ints: p->set_type(AP::INTS); for (int64_t i : a.ints) p->add_ints(i); break;
+    case AttrType::Strings: p->set_type(AP::STRINGS); for (auto& s : a.strings) p->add_strings(s); break;
+    case AttrType::Tensors:
+      p->set_type(AP::TENSORS);
+      for (auto& t : a.tensors) tensor_to_proto(t, p->add_tensors());
+      break;
+    case AttrType::Graphs:
+      p->set_type(AP::GRAPHS);
+      for (auto& g : a.graphs) graph_to_proto(*g, p->add_graphs());
+      break;
+    case AttrType::TypeProto: p->set_type(AP::TYPE_PROTO); type_to_proto(a.type_info, p->mutable_tp()); break;
+    default: break;
+  }
+}
+
+void node_to_proto(const Node& n, onnx::NodeProto* p) {
+  p->set_name(n.name);
+  p->set_op_type(n.op_type);
+  p->set_domain(n.domain);
+  for (auto& i : n.inputs) p->add_input(i);
+  for (auto& o : n.outputs) p->add_output(o);
+  for (auto& [k, a] : n.attributes) attribute_to_proto(k, a, p->add_attribute());
+}
+
+static void value_info_to_proto(const ValueInfo& vi, onnx::ValueInfoProto* p) {
+  p->set_name(vi.name);
+  if (vi.type.kind != TypeInfo::Kind::Unknown) type_to_proto(vi.type, p->mutable_type());
+}
+
+void graph_to_proto(const Graph& g, onnx::GraphProto* p) {
+  p->set_name(g.name);
+  for (auto& n : g.nodes) node_to_proto(n, p->add_node());
+  for (auto& vi : g.inputs) value_info_to_proto(vi, p->add_input());
+  for (auto& vi : g.outputs) value_info_to_proto(vi, p->add_output());
+  for (auto& vi : g.value_infos) value_info_to_proto(vi, p->add_value_info());
+  for (auto& name : g.initializer_order) {
+    auto* t = p->add_initializer();
+    tensor_to_proto(g.initializers.at(name), t);
+    t->set_name(name);
+  }
+}
+
+void model_to_proto(const Model& m, onnx::ModelProto* p) {
+  p->set_ir_version(m.ir_version);
+  p->set_producer_name(m.producer_name);
+  p->set_producer_version(m.producer_version);
+  p->set_domain(m.domain);
+  p->set_model_version(m.model_version);
+  p->set_doc_string(m.doc_string);
+  for (auto& [d, v] : m.opset_imports) {
+    auto* op = p->add_opset_import();
+    op->set_domain(d);
+    op->set_version(v);
+  }
+  for (auto& [k, v] : m.metadata) {
+    auto* kv = p->add_metadata_props();
+    kv->set_key(k);
+    kv->set_value(v);
+  }
+  graph_to_proto(m.graph, p->mutable_graph());
+}
+
+}  // namespace onyx

@@ -1,0 +1,60 @@
+// A graph prepared for execution: value names resolved to slot numbers, a
+// kernel created per node, and for each node the slots whose last reader it
+// is (the memory plan: those buffers are released as soon as it finishes).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "kernels/registry.h"
+#include "onyx/session.h"
+
+namespace onyx {
+
+struct PlannedNode {
+  const Node* node = nullptr;
+  std::unique_ptr<Kernel> kernel;
+  std::string provider = "CPU";
+  std::vector<int> inputs;           // slot per input, -1 when omitted
+  std::vector<int> outputs;          // slot per output, -1 when omitted
+  std::vector<int> implicit_inputs;  // outer-scope values its subgraphs read
+  std::vector<int> release_after;    // slots last read by this node
+};
+
+struct GraphInput {
+  std::string name;
+  int slot = -1;
+  TypeInfo type;
+  const Tensor* initializer = nullptr;  // default value of an overridable initializer
+};
+
+class CompiledGraph {
+ public:
+  std::shared_ptr<const Graph> graph;  // owns the nodes the plan points at
+  int num_slots = 0;
+  std::vector<std::string> slot_names;
+  std::vector<std::pair<int, Tensor>> constants;  // initializers bound once, shared by every run
+  std::vector<GraphInput> inputs;                 // graph inputs, in declaration order
+  std::vector<int> output_slots;
+  std::vector<int> outer_slots;  // slot of each outer-scope name, in the order given to compile
+  std::vector<PlannedNode> nodes;
+};
+
+// Everything compiling needs from the session.
+struct CompileEnv {
+  const Model* model = nullptr;
+  const KernelRegistry* registry = nullptr;
+  const SessionOptions* options = nullptr;
+  std::string model_name;
+};
+
+// Compiles `graph`. `outer_names` are values the graph may read from the
+// enclosing graph (for subgraphs); the top-level graph has none.
+std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> graph, const CompileEnv& env,
+                                             const std::vector<std::string>& outer_names);
+
+// Names a graph reads but does not define (inputs of nested subgraphs included).
+std::vector<std::string> free_names(const Graph& graph);
+
+}  // namespace onyx

@@ -1,0 +1,20 @@
+// Runs a compiled graph: one frame of slots per call, nodes in plan order,
+// each value released after its last reader.
+#pragma once
+#include <vector>
+
+#include "runtime/execution_plan.h"
+
+namespace onyx {
+
+struct RunEnv {
+  ThreadPool* pool = nullptr;
+  const std::string* model_name = nullptr;
+};
+
+// `inputs` are positional (plan.inputs order; a none Value takes the
+// initializer default); `outer` gives plan.outer_slots' values.
+std::vector<Value> execute_graph(const CompiledGraph& plan, std::vector<Value> inputs, const std::vector<Value>& outer,
+                                 const RunEnv& env);
+
+}  // namespace onyx

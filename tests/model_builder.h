@@ -1,0 +1,73 @@
+// Small ONNX models built in memory for session and loader tests.
+#pragma once
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+namespace onyx::test {
+
+inline onnx::ValueInfoProto tensor_info(const std::string& name, int elem_type, const std::vector<int64_t>& dims,
+                                        const std::vector<std::string>& symbols = {}) {
+  onnx::ValueInfoProto vi;
+  vi.set_name(name);
+  auto* tt = vi.mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem_type);
+  auto* shape = tt->mutable_shape();
+  for (size_t i = 0; i < dims.size(); ++i) {
+    auto* d = shape->add_dim();
+    if (dims[i] >= 0) d->set_dim_value(dims[i]);
+    else d->set_dim_param(i < symbols.size() ? symbols[i] : "N");
+  }
+  return vi;
+}
+
+inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                                 std::vector<std::string> out, const std::string& name = "") {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name.empty() ? op + std::to_string(g->node_size()) : name);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+
+inline onnx::TensorProto float_tensor(const std::string& name, const std::vector<int64_t>& dims,
+                                      const std::vector<float>& values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  for (auto d : dims) t.add_dims(d);
+  for (float v : values) t.add_float_data(v);
+  return t;
+}
+
+inline onnx::ModelProto make_model(int64_t opset = 17) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  m.mutable_graph()->set_name("test");
+  return m;
+}
+
+// y = Relu(x + b), x: float[N, 3], b: float[3] initializer
+inline onnx::ModelProto add_relu_model() {
+  onnx::ModelProto m = make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {-1, 3});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {-1, 3});
+  *g->add_initializer() = float_tensor("b", {3}, {1.0f, -1.0f, 0.5f});
+  add_node(g, "Add", {"x", "b"}, {"s"}, "add");
+  add_node(g, "Relu", {"s"}, {"y"}, "relu");
+  return m;
+}
+
+inline std::string serialize(const onnx::ModelProto& m) {
+  std::string s;
+  m.SerializeToString(&s);
+  return s;
+}
+
+}  // namespace onyx::test

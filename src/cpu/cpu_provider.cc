@@ -13,6 +13,7 @@ static KernelRegistry build_cpu_registry() {
   register_einsum(r);
   register_elementwise(r);
   register_indexing(r);
+  register_loss(r);
   register_matmul(r);
   register_ml_ops(r);
   register_normalization(r);

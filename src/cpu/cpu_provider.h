@@ -16,6 +16,7 @@ void register_data_movement(KernelRegistry& r);
 void register_einsum(KernelRegistry& r);
 void register_elementwise(KernelRegistry& r);
 void register_indexing(KernelRegistry& r);
+void register_loss(KernelRegistry& r);
 void register_matmul(KernelRegistry& r);
 void register_ml_ops(KernelRegistry& r);
 void register_normalization(KernelRegistry& r);

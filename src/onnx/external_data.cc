@@ -22,7 +22,12 @@ std::shared_ptr<MappedFile> ExternalDataFiles::open(const std::string& location)
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = files_.find(location);
   if (it != files_.end()) return it->second;
-  std::string path = base_dir_.empty() ? location : base_dir_ + "/" + location;
+  auto file = open_path(base_dir_.empty() ? location : base_dir_ + "/" + location);
+  files_[location] = file;
+  return file;
+}
+
+std::shared_ptr<MappedFile> ExternalDataFiles::open_path(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) fail(ErrorCode::NoSuchFile, "cannot open external data file '" + path + "': " + std::strerror(errno));
   struct stat st;
@@ -42,7 +47,6 @@ std::shared_ptr<MappedFile> ExternalDataFiles::open(const std::string& location)
     file->data = static_cast<const char*>(p);
   }
   ::close(fd);
-  files_[location] = file;
   return file;
 }
 

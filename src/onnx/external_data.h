@@ -20,6 +20,8 @@ class ExternalDataFiles {
   explicit ExternalDataFiles(std::string base_dir) : base_dir_(std::move(base_dir)) {}
   // Maps `location` (relative to the model's folder) once; throws NoSuchFile.
   std::shared_ptr<MappedFile> open(const std::string& location);
+  // Maps any file by path (not cached).
+  static std::shared_ptr<MappedFile> open_path(const std::string& path);
   const std::string& base_dir() const { return base_dir_; }
 
  private:

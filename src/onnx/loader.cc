@@ -17,20 +17,20 @@ class GraphReader {
  public:
   GraphReader(const std::string& model_name, ExternalDataFiles* external) : model_(model_name), external_(external) {}
 
-  Graph read_graph(const onnx::GraphProto& gp) {
+  Graph read_graph(onnx::GraphProto& gp) {
     Graph g;
     g.name = gp.name();
     for (const auto& vi : gp.input()) g.inputs.push_back(read_value_info(vi));
     for (const auto& vi : gp.output()) g.outputs.push_back(read_value_info(vi));
     for (const auto& vi : gp.value_info()) g.value_infos.push_back(read_value_info(vi));
-    for (const auto& tp : gp.initializer()) add_initializer(g, tp.name(), tensor_from_proto(tp, external_));
+    for (auto& tp : *gp.mutable_initializer()) add_initializer(g, tp.name(), take_tensor_from_proto(tp, external_));
     for (const auto& sp : gp.sparse_initializer())
       add_initializer(g, sp.values().name(), sparse_tensor_from_proto(sp, external_));
-    for (const auto& np : gp.node()) g.nodes.push_back(read_node(np));
+    for (auto& np : *gp.mutable_node()) g.nodes.push_back(read_node(np));
     return g;
   }
 
-  Node read_node(const onnx::NodeProto& np) {
+  Node read_node(onnx::NodeProto& np) {
     Node n;
     n.name = np.name();
     n.op_type = np.op_type();
@@ -38,7 +38,7 @@ class GraphReader {
     if (n.op_type.empty()) fail(ErrorCode::InvalidGraph, "model '" + model_ + "': node '" + n.name + "' has no op_type");
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
-    for (const auto& ap : np.attribute()) {
+    for (auto& ap : *np.mutable_attribute()) {
       try {
         n.attributes[ap.name()] = read_attribute(ap);
       } catch (const Error& e) {
@@ -48,7 +48,7 @@ class GraphReader {
     return n;
   }
 
-  Attribute read_attribute(const onnx::AttributeProto& ap) {
+  Attribute read_attribute(onnx::AttributeProto& ap) {
     Attribute a;
     a.ref_attr_name = ap.ref_attr_name();
     using AP = onnx::AttributeProto;
@@ -58,9 +58,9 @@ class GraphReader {
       case AP::FLOAT: a.type = AttrType::Float; a.f = ap.f(); break;
       case AP::INT: a.type = AttrType::Int; a.i = ap.i(); break;
       case AP::STRING: a.type = AttrType::String; a.s = ap.s(); break;
-      case AP::TENSOR: a.type = AttrType::Tensor; a.t = tensor_from_proto(ap.t(), external_); break;
+      case AP::TENSOR: a.type = AttrType::Tensor; a.t = take_tensor_from_proto(*ap.mutable_t(), external_); break;
       case AP::SPARSE_TENSOR: a.type = AttrType::Tensor; a.t = sparse_tensor_from_proto(ap.sparse_tensor(), external_); break;
-      case AP::GRAPH: a.type = AttrType::Graph; a.g = std::make_shared<Graph>(read_graph(ap.g())); break;
+      case AP::GRAPH: a.type = AttrType::Graph; a.g = std::make_shared<Graph>(read_graph(*ap.mutable_g())); break;
       case AP::FLOATS: a.type = AttrType::Floats; a.floats.assign(ap.floats().begin(), ap.floats().end()); break;
       case AP::INTS: a.type = AttrType::Ints; a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
       case AP::STRINGS: a.type = AttrType::Strings; a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
@@ -70,7 +70,7 @@ class GraphReader {
         break;
       case AP::GRAPHS:
         a.type = AttrType::Graphs;
-        for (const auto& g : ap.graphs()) a.graphs.push_back(std::make_shared<Graph>(read_graph(g)));
+        for (auto& g : *ap.mutable_graphs()) a.graphs.push_back(std::make_shared<Graph>(read_graph(g)));
         break;
       case AP::TYPE_PROTO: a.type = AttrType::TypeProto; a.type_info = type_from_proto(ap.tp()); break;
       default:
@@ -113,19 +113,19 @@ class GraphReader {
   ExternalDataFiles* external_;
 };
 
-Function read_function(const onnx::FunctionProto& fp, GraphReader& reader) {
+Function read_function(onnx::FunctionProto& fp, GraphReader& reader) {
   Function f;
   f.name = fp.name();
   f.domain = canonical_domain(fp.domain());
   f.inputs.assign(fp.input().begin(), fp.input().end());
   f.outputs.assign(fp.output().begin(), fp.output().end());
   f.attribute_names.assign(fp.attribute().begin(), fp.attribute().end());
-  for (const auto& np : fp.node()) f.nodes.push_back(reader.read_node(np));
+  for (auto& np : *fp.mutable_node()) f.nodes.push_back(reader.read_node(np));
   for (const auto& op : fp.opset_import()) f.opset_imports[canonical_domain(op.domain())] = op.version();
   return f;
 }
 
-Model model_from_proto(const onnx::ModelProto& mp, const std::string& name, const std::string& base_dir) {
+Model model_from_proto(onnx::ModelProto& mp, const std::string& name, const std::string& base_dir) {
   Model m;
   m.path = name;
   m.ir_version = mp.ir_version();
@@ -156,8 +156,8 @@ Model model_from_proto(const onnx::ModelProto& mp, const std::string& name, cons
   ExternalDataFiles external(base_dir);
   GraphReader reader(name, &external);
   try {
-    m.graph = reader.read_graph(mp.graph());
-    for (const auto& fp : mp.functions()) m.functions.push_back(read_function(fp, reader));
+    m.graph = reader.read_graph(*mp.mutable_graph());
+    for (auto& fp : *mp.mutable_functions()) m.functions.push_back(read_function(fp, reader));
   } catch (const Error& e) {
     std::string msg = e.what();
     if (msg.rfind("model '", 0) == 0) throw;
@@ -186,13 +186,16 @@ Model load_model_from_bytes(const void* data, size_t size, const std::string& na
 }
 
 Model load_model(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorCode::NoSuchFile, "model file '" + path + "' does not exist or cannot be read");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string bytes = ss.str();
-  if (bytes.empty()) fail(ErrorCode::InvalidProtobuf, "model '" + path + "' is an empty file");
-  return load_model_from_bytes(bytes.data(), bytes.size(), path, dir_of(path));
+  std::string dir = dir_of(path);
+  std::string file = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  std::shared_ptr<MappedFile> mapped;
+  try {
+    mapped = ExternalDataFiles(dir).open_path(path);
+  } catch (const Error&) {
+    fail(ErrorCode::NoSuchFile, "model file '" + path + "' does not exist or cannot be read");
+  }
+  if (mapped->size == 0) fail(ErrorCode::InvalidProtobuf, "model '" + path + "' is an empty file");
+  return load_model_from_bytes(mapped->data, mapped->size, path, dir);
 }
 
 }  // namespace onyx
@@ -201,12 +204,14 @@ namespace onyx {
 
 Node node_from_proto(const onnx::NodeProto& proto, const std::string& model_name) {
   GraphReader reader(model_name, nullptr);
-  return reader.read_node(proto);
+  onnx::NodeProto copy = proto;
+  return reader.read_node(copy);
 }
 
 Function function_from_proto(const onnx::FunctionProto& proto, const std::string& model_name) {
   GraphReader reader(model_name, nullptr);
-  return read_function(proto, reader);
+  onnx::FunctionProto copy = proto;
+  return read_function(copy, reader);
 }
 
 }  // namespace onyx

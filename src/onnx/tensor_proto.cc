@@ -108,6 +108,24 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, ExternalDataFiles* external
   return t;
 }
 
+Tensor take_tensor_from_proto(onnx::TensorProto& p, ExternalDataFiles* external) {
+  DataType dt = checked_dtype(p.data_type());
+  bool movable = p.data_location() != onnx::TensorProto::EXTERNAL && p.has_raw_data() && dt != DataType::String &&
+                 dt != DataType::Complex64 && dt != DataType::Complex128;
+  if (!movable) return tensor_from_proto(p, external);
+  Shape shape = dims_of(p);
+  size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);
+  check_raw_size(p.name(), p.raw_data().size(), need);
+  auto buffer = std::make_shared<std::string>(std::move(*p.mutable_raw_data()));
+  p.clear_raw_data();
+  if (reinterpret_cast<uintptr_t>(buffer->data()) % 16 != 0) {
+    Tensor t(dt, shape);
+    if (need) std::memcpy(t.raw(), buffer->data(), need);
+    return t;
+  }
+  return Tensor::wrap(dt, std::move(shape), buffer->data(), buffer);
+}
+
 Tensor sparse_tensor_from_proto(const onnx::SparseTensorProto& sp, ExternalDataFiles* external) {
   Tensor values = tensor_from_proto(sp.values(), external);
   Tensor indices = tensor_from_proto(sp.indices(), external);

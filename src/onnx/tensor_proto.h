@@ -12,6 +12,9 @@ namespace onyx {
 // Decodes a TensorProto in any encoding (raw_data, typed fields, external
 // data). `external` may be null when external data is not allowed.
 Tensor tensor_from_proto(const onnx::TensorProto& proto, ExternalDataFiles* external);
+// Like tensor_from_proto, but takes over the proto's raw_data buffer instead of
+// copying it (the proto is left without data).
+Tensor take_tensor_from_proto(onnx::TensorProto& proto, ExternalDataFiles* external);
 Tensor sparse_tensor_from_proto(const onnx::SparseTensorProto& proto, ExternalDataFiles* external);
 void tensor_to_proto(const Tensor& t, onnx::TensorProto* proto);
 

@@ -12,6 +12,7 @@ static KernelRegistry build_cpu_registry() {
   register_data_movement(r);
   register_einsum(r);
   register_elementwise(r);
+  register_fused(r);
   register_indexing(r);
   register_loss(r);
   register_matmul(r);

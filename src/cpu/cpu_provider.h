@@ -15,6 +15,7 @@ void register_conv(KernelRegistry& r);
 void register_data_movement(KernelRegistry& r);
 void register_einsum(KernelRegistry& r);
 void register_elementwise(KernelRegistry& r);
+void register_fused(KernelRegistry& r);
 void register_indexing(KernelRegistry& r);
 void register_loss(KernelRegistry& r);
 void register_matmul(KernelRegistry& r);

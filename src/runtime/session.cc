@@ -1,13 +1,17 @@
 #include "onyx/session.h"
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "base/logging.h"
 #include "cpu/cpu_provider.h"
 #include "onnx/loader.h"
+#include "opt/pass.h"
 #include "runtime/executor.h"
+#include "runtime/node_evaluator.h"
 
 namespace onyx {
 
@@ -19,8 +23,11 @@ struct Session::Impl {
   std::vector<ValueMeta> inputs, outputs, overridable;
   std::unordered_map<std::string, size_t> input_index;  // name -> index in plan->inputs
   std::unordered_map<std::string, size_t> output_index;
+  std::map<std::string, int> fusion_counts;
+  std::vector<PassTiming> pass_timings;
 
   void initialize();
+  void optimize();
   void check_feed(const GraphInput& in, const Value& v) const;
 };
 
@@ -38,6 +45,12 @@ void Session::Impl::initialize() {
   for (auto& p : options.providers)
     if (p != "cpu" && p != "CPU" && p != "CPUExecutionProvider")
       fail(ErrorCode::InvalidArgument, "model '" + model.path + "': provider '" + p + "' is not available in this build");
+  if (options.initializers_as_constants) {
+    auto& ins = model.graph.inputs;
+    ins.erase(std::remove_if(ins.begin(), ins.end(), [&](const ValueInfo& v) { return model.graph.is_initializer(v.name); }),
+              ins.end());
+  }
+  optimize();
   CompileEnv env;
   env.model = &model;
   env.registry = &cpu_kernel_registry();
@@ -70,6 +83,43 @@ void Session::Impl::initialize() {
   }
   int threads = options.intra_op_num_threads > 0 ? options.intra_op_num_threads : physical_core_count();
   if (threads > 1) pool = std::make_unique<ThreadPool>(threads);
+}
+
+void Session::Impl::optimize() {
+  if (options.optimization_level == OptimizationLevel::Disable) return;
+  const KernelRegistry& registry = cpu_kernel_registry();
+  PassContext ctx;
+  ctx.model = &model;
+  ctx.evaluate = [&](const Node& n, const std::vector<Tensor>& inputs) -> std::optional<std::vector<Tensor>> {
+    std::vector<Value> values;
+    for (auto& t : inputs) values.push_back(t.defined() ? Value(t) : Value());
+    try {
+      std::vector<Tensor> out;
+      for (auto& v : evaluate_node(n, model.opset(n.domain), values, registry)) {
+        if (!v.is_tensor()) return std::nullopt;
+        out.push_back(v.tensor());
+      }
+      return out;
+    } catch (const std::exception&) {
+      return std::nullopt;  // not foldable here (no kernel, or it fails): leave it to run time
+    }
+  };
+  model.opset_imports.emplace(kOnyxDomain, 1);
+  ctx.can_run = [&](const Node& n) { return registry.find(n, model.opset(n.domain)) != nullptr; };
+  std::set<std::string> disabled;
+  auto it = options.config.find("session.disable_passes");
+  if (it != options.config.end()) {
+    std::stringstream ss(it->second);
+    std::string name;
+    while (std::getline(ss, name, ',')) disabled.insert(name);
+  }
+  pass_timings = optimize_graph(model.graph, options.optimization_level, ctx, disabled);
+  fusion_counts = ctx.fusion_counts;
+  bool uses_onyx_ops = false;
+  for (auto& n : model.graph.nodes) uses_onyx_ops |= n.domain == kOnyxDomain;
+  if (!uses_onyx_ops) model.opset_imports.erase(kOnyxDomain);
+  for (auto& [name, count] : fusion_counts)
+    log_message(options.log_severity_level, LogLevel::Info, "fused " + name + " x" + std::to_string(count));
 }
 
 void Session::Impl::check_feed(const GraphInput& in, const Value& v) const {

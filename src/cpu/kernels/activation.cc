@@ -1,7 +1,286 @@
+// Activation functions: Relu and friends, Sigmoid/Tanh, Clip, PRelu, Gelu.
+// Float inputs go through plain contiguous loops the compiler vectorizes
+// (Sigmoid, Tanh and Gelu use the branch-free approximations of
+// cpu/elementwise_loops.h, accurate to a few ulp); other types convert through
+// their compute type (float for float16/bfloat16).
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+
 #include "cpu/cpu_provider.h"
+#include "cpu/elementwise_loops.h"
+#include "kernels/broadcast.h"
+#include "kernels/dispatch.h"
 
 namespace onyx {
+namespace {
 
-void register_activation(KernelRegistry& r) {}
+using ew::Compute;
+using ew::map_unary;
+
+// A unary op on float types. `make(init_ctx)` returns a functor generic over
+// the compute type (float or double).
+template <class Make>
+KernelFactory float_act(Make make) {
+  return lambda_factory([make](const KernelInitContext& ic) {
+    auto f = make(ic);
+    return [f](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+      dispatch_float(x.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_floating_point_v<T>) {
+          map_unary<T, T>(x, y, f);
+        } else {
+          map_unary<T, T>(x, y, [f](T v) -> T { return T(f(static_cast<float>(v))); });
+        }
+      });
+    };
+  });
+}
+
+// Same, for ops defined on every numeric type (f generic over float, double
+// and the integer types; it returns a double or the type itself).
+template <class Make>
+KernelFactory numeric_act(Make make) {
+  return lambda_factory([make](const KernelInitContext& ic) {
+    auto f = make(ic);
+    return [f](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+      dispatch_numeric(x.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        map_unary<T, T>(x, y, [f](T v) -> T { return static_cast<T>(f(static_cast<Compute<T>>(v))); });
+      });
+    };
+  });
+}
+
+// Generic functors: F is float or double. Float uses the fast approximations.
+template <class F>
+F sigmoid(F v) {
+  if constexpr (std::is_same_v<F, float>) return ew::fast_sigmoidf(v);
+  else return F(1) / (F(1) + std::exp(-v));
+}
+template <class F>
+F tanh_(F v) {
+  if constexpr (std::is_same_v<F, float>) return ew::fast_tanhf(v);
+  else return std::tanh(v);
+}
+template <class F>
+F erf_(F v) {
+  if constexpr (std::is_same_v<F, float>) return ew::fast_erff(v);
+  else return std::erf(v);
+}
+template <class F>
+F softplus(F v) {
+  return v > F(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+}
+
+// ---- Clip
+
+template <class T>
+void clip_typed(const Tensor& x, Tensor& y, double lo_d, double hi_d, const Tensor* lo_t, const Tensor* hi_t) {
+  using C = Compute<T>;
+  C lo, hi;
+  if constexpr (std::is_floating_point_v<C>) {
+    lo = lo_t ? static_cast<C>(lo_t->data<T>()[0]) : static_cast<C>(lo_d);
+    hi = hi_t ? static_cast<C>(hi_t->data<T>()[0]) : static_cast<C>(hi_d);
+  } else {
+    lo = lo_t ? lo_t->data<T>()[0] : std::numeric_limits<T>::lowest();
+    hi = hi_t ? hi_t->data<T>()[0] : std::numeric_limits<T>::max();
+  }
+  map_unary<T, T>(x, y, [lo, hi](T t) -> T {
+    C v = static_cast<C>(t);
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+    return T(v);
+  });
+}
+
+KernelFactory clip_factory() {
+  return lambda_factory([](const KernelInitContext& ic) {
+    bool attrs = ic.opset() < 11;
+    double lo = attrs ? ic.get_float("min", -std::numeric_limits<float>::max()) : 0.0;
+    double hi = attrs ? ic.get_float("max", std::numeric_limits<float>::max()) : 0.0;
+    if (attrs && !ic.has("min")) lo = -std::numeric_limits<double>::infinity();
+    if (attrs && !ic.has("max")) hi = std::numeric_limits<double>::infinity();
+    return [attrs, lo, hi](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      const Tensor* lo_t = nullptr;
+      const Tensor* hi_t = nullptr;
+      if (!attrs) {
+        for (int i = 1; i <= 2; ++i) {
+          if (!ctx.has_input(i)) continue;
+          const Tensor& b = ctx.input(i);
+          if (b.numel() != 1)
+            kernel_fail("Clip: " + std::string(i == 1 ? "min" : "max") + " must be a scalar, got shape " +
+                        shape_to_string(b.shape()));
+          if (b.dtype() != x.dtype())
+            kernel_fail("Clip: bound type " + dtype_name(b.dtype()) + " differs from input type " +
+                        dtype_name(x.dtype()));
+          (i == 1 ? lo_t : hi_t) = &b;
+        }
+      }
+      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+      if (attrs) {
+        dispatch_float(x.dtype(), [&](auto tag) { clip_typed<typename decltype(tag)::type>(x, y, lo, hi, nullptr, nullptr); });
+      } else {
+        dispatch_numeric(x.dtype(), [&](auto tag) {
+          clip_typed<typename decltype(tag)::type>(x, y, -std::numeric_limits<double>::infinity(),
+                                                   std::numeric_limits<double>::infinity(), lo_t, hi_t);
+        });
+      }
+    };
+  });
+}
+
+// ---- PRelu: slope broadcasts to X (unidirectionally).
+
+KernelFactory prelu_factory() {
+  return lambda_factory([](const KernelInitContext& ic) {
+    bool legacy = ic.opset() < 7;
+    return [legacy](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      Tensor slope = ctx.input(1);
+      if (slope.dtype() != x.dtype())
+        kernel_fail("PRelu: slope type " + dtype_name(slope.dtype()) + " differs from input type " +
+                    dtype_name(x.dtype()));
+      // Before opset 7 a 1-D per-channel slope [C] applied to axis 1.
+      if (legacy && slope.rank() == 1 && x.rank() > 2 && slope.dim(0) == x.dim(1)) {
+        Shape s(x.rank() - 1, 1);
+        s[0] = slope.dim(0);
+        slope = slope.reshaped(s);
+      }
+      Shape os = broadcast_shapes({x.shape(), slope.shape()});
+      if (os != x.shape())
+        kernel_fail("PRelu: slope shape " + shape_to_string(slope.shape()) + " does not broadcast to input shape " +
+                    shape_to_string(x.shape()));
+      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+      dispatch_numeric(x.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using C = Compute<T>;
+        ew::map_binary<T, T, T>(x, slope, y, [](T xt, T st) -> T {
+          C v = static_cast<C>(xt);
+          return v < C(0) ? T(static_cast<C>(v * static_cast<C>(st))) : xt;
+        });
+      });
+    };
+  });
+}
+
+// ---- Relu (floats and, from opset 14, signed integers)
+
+KernelFactory relu_factory() {
+  return numeric_act([](const KernelInitContext&) {
+    return [](auto v) { return v < decltype(v)(0) ? decltype(v)(0) : v; };
+  });
+}
+
+// ---- Gelu
+
+KernelFactory gelu_factory() {
+  return lambda_factory([](const KernelInitContext& ic) {
+    std::string approx = ic.get_string("approximate", "none");
+    if (approx != "none" && approx != "tanh") kernel_fail("Gelu: approximate must be 'none' or 'tanh', got '" + approx + "'");
+    bool use_tanh = approx == "tanh";
+    return [use_tanh](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+      dispatch_float(x.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using C = Compute<T>;
+        if (use_tanh) {
+          map_unary<T, T>(x, y, [](T t) -> T {
+            C v = static_cast<C>(t);
+            const C k = C(0.7978845608028654);  // sqrt(2/pi)
+            return T(C(0.5) * v * (C(1) + tanh_(k * (v + C(0.044715) * v * v * v))));
+          });
+        } else {
+          map_unary<T, T>(x, y, [](T t) -> T {
+            C v = static_cast<C>(t);
+            return T(C(0.5) * v * (C(1) + erf_(v * C(0.7071067811865476))));
+          });
+        }
+      });
+    };
+  });
+}
+
+}  // namespace
+
+void register_activation(KernelRegistry& r) {
+  r.add("Relu", 1, kMaxOpset, relu_factory());
+  r.add("LeakyRelu", 1, kMaxOpset, float_act([](const KernelInitContext& ic) {
+          float alpha = ic.get_float("alpha", 0.01f);
+          return [alpha](auto v) { return v < decltype(v)(0) ? v * decltype(v)(alpha) : v; };
+        }));
+  r.add("PRelu", 1, kMaxOpset, prelu_factory());
+  r.add("Elu", 1, kMaxOpset, float_act([](const KernelInitContext& ic) {
+          float alpha = ic.get_float("alpha", 1.0f);
+          return [alpha](auto v) { return v < decltype(v)(0) ? decltype(v)(alpha) * std::expm1(v) : v; };
+        }));
+  r.add("Selu", 1, kMaxOpset, float_act([](const KernelInitContext& ic) {
+          float alpha = ic.get_float("alpha", 1.67326319217681884765625f);
+          float gamma = ic.get_float("gamma", 1.05070102214813232421875f);
+          return [alpha, gamma](auto v) {
+            using F = decltype(v);
+            return v > F(0) ? F(gamma) * v : F(gamma) * F(alpha) * std::expm1(v);
+          };
+        }));
+  r.add("Celu", 12, kMaxOpset, float_act([](const KernelInitContext& ic) {
+          float alpha = ic.get_float("alpha", 1.0f);
+          if (alpha == 0.0f) kernel_fail("Celu: alpha must not be 0");
+          return [alpha](auto v) {
+            using F = decltype(v);
+            return v > F(0) ? v : F(alpha) * std::expm1(v / F(alpha));
+          };
+        }));
+  r.add("Sigmoid", 1, kMaxOpset, float_act([](const KernelInitContext&) { return [](auto v) { return sigmoid(v); }; }));
+  r.add("HardSigmoid", 1, kMaxOpset, float_act([](const KernelInitContext& ic) {
+          float alpha = ic.get_float("alpha", 0.2f), beta = ic.get_float("beta", 0.5f);
+          return [alpha, beta](auto v) {
+            using F = decltype(v);
+            F r = F(alpha) * v + F(beta);
+            r = r < F(0) ? F(0) : r;
+            return r > F(1) ? F(1) : r;
+          };
+        }));
+  r.add("HardSwish", 14, kMaxOpset, float_act([](const KernelInitContext&) {
+          return [](auto v) {
+            using F = decltype(v);
+            F r = v / F(6) + F(0.5);
+            r = r < F(0) ? F(0) : r;
+            r = r > F(1) ? F(1) : r;
+            return v * r;
+          };
+        }));
+  r.add("Tanh", 1, kMaxOpset, float_act([](const KernelInitContext&) { return [](auto v) { return tanh_(v); }; }));
+  r.add("Softplus", 1, kMaxOpset, float_act([](const KernelInitContext&) { return [](auto v) { return softplus(v); }; }));
+  r.add("Softsign", 1, kMaxOpset, float_act([](const KernelInitContext&) {
+          return [](auto v) { return v / (decltype(v)(1) + std::fabs(v)); };
+        }));
+  r.add("Clip", 1, kMaxOpset, clip_factory());
+  r.add("ThresholdedRelu", 10, kMaxOpset, float_act([](const KernelInitContext& ic) {
+          float alpha = ic.get_float("alpha", 1.0f);
+          return [alpha](auto v) { return v > decltype(v)(alpha) ? v : decltype(v)(0); };
+        }));
+  r.add("Shrink", 9, kMaxOpset, numeric_act([](const KernelInitContext& ic) {
+          double lambd = ic.get_float("lambd", 0.5f), bias = ic.get_float("bias", 0.0f);
+          return [lambd, bias](auto v) -> decltype(v) {
+            using F = decltype(v);
+            double d = static_cast<double>(v);
+            if (d < -lambd) return static_cast<F>(d + bias);
+            if (d > lambd) return static_cast<F>(d - bias);
+            return F(0);
+          };
+        }));
+  // Mish (opset 18) and Gelu (opset 20) are registered from 1 so that they are available.
+  r.add("Mish", 1, kMaxOpset, float_act([](const KernelInitContext&) {
+          return [](auto v) { return v * tanh_(softplus(v)); };
+        }));
+  r.add("Gelu", 1, kMaxOpset, gelu_factory());
+}
 
 }  // namespace onyx

@@ -1,7 +1,286 @@
+// MatMul, Gemm, MatMulInteger, QLinearMatMul.
+#include <cmath>
+#include <vector>
+
 #include "cpu/cpu_provider.h"
+#include "cpu/gemm.h"
+#include "kernels/broadcast.h"
+#include "kernels/dispatch.h"
 
 namespace onyx {
+namespace {
 
-void register_matmul(KernelRegistry& r) {}
+// Numpy matmul shapes: A [..., M, K] (or [K]) times B [..., K, N] (or [K]).
+struct MatMulPlan {
+  Shape out_shape;
+  int64_t M = 0, N = 0, K = 0;
+  int64_t batches = 1;
+  std::vector<int64_t> a_off, b_off;  // element offsets of each batch's matrices
+};
+
+MatMulPlan plan_matmul(const Shape& as, const Shape& bs) {
+  if (as.empty() || bs.empty())
+    kernel_fail("MatMul operands must have rank >= 1, got " + shape_to_string(as) + " and " + shape_to_string(bs));
+  Shape a = as, b = bs;
+  bool a_vec = a.size() == 1, b_vec = b.size() == 1;
+  if (a_vec) a.insert(a.begin(), 1);
+  if (b_vec) b.push_back(1);
+  MatMulPlan p;
+  p.M = a[a.size() - 2];
+  p.K = a[a.size() - 1];
+  p.N = b[b.size() - 1];
+  if (b[b.size() - 2] != p.K)
+    kernel_fail("MatMul inner dimensions differ: " + shape_to_string(as) + " x " + shape_to_string(bs));
+  Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  Shape ob = broadcast_shapes({ab, bb});
+  p.out_shape = ob;
+  if (!a_vec) p.out_shape.push_back(p.M);
+  if (!b_vec) p.out_shape.push_back(p.N);
+  int64_t nb = shape_numel(ob);
+  if (bb.empty() || shape_numel(bb) == 1) {
+    if (ab == ob) {
+      // B is one matrix: fold A's batch dims into M
+      p.M *= nb;
+      p.batches = 1;
+      p.a_off = {0};
+      p.b_off = {0};
+      return p;
+    }
+  }
+  p.batches = nb;
+  p.a_off = broadcast_offsets(ab, ob);
+  p.b_off = broadcast_offsets(bb, ob);
+  for (auto& o : p.a_off) o *= p.M * p.K;
+  for (auto& o : p.b_off) o *= p.K * p.N;
+  return p;
+}
+
+template <class T>
+Tensor to_float(const Tensor& t) {
+  Tensor f(DataType::Float, t.shape());
+  const T* s = t.data<T>();
+  float* d = f.data<float>();
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) d[i] = static_cast<float>(s[i]);
+  return f;
+}
+
+void run_matmul(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  if (A.dtype() != B.dtype())
+    kernel_fail("MatMul operand types differ: " + dtype_name(A.dtype()) + " and " + dtype_name(B.dtype()));
+  MatMulPlan p = plan_matmul(A.shape(), B.shape());
+  Tensor& Y = ctx.allocate_output(0, A.dtype(), p.out_shape);
+  if (Y.numel() == 0) return;
+  ThreadPool* pool = ctx.thread_pool();
+  dispatch_numeric(A.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const int64_t M = p.M, N = p.N, K = p.K;
+    if constexpr (std::is_same_v<T, float>) {
+      for (int64_t i = 0; i < p.batches; ++i)
+        gemm_f32(false, false, M, N, K, 1.0f, A.data<float>() + p.a_off[i], K, B.data<float>() + p.b_off[i], N, 0.0f,
+                 Y.data<float>() + i * M * N, N, pool);
+    } else if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+      Tensor af = to_float<T>(A), bf = to_float<T>(B);
+      std::vector<float> yf(static_cast<size_t>(Y.numel()));
+      for (int64_t i = 0; i < p.batches; ++i)
+        gemm_f32(false, false, M, N, K, 1.0f, af.data<float>() + p.a_off[i], K, bf.data<float>() + p.b_off[i], N,
+                 0.0f, yf.data() + i * M * N, N, pool);
+      T* y = Y.data<T>();
+      for (size_t i = 0; i < yf.size(); ++i) y[i] = T(yf[i]);
+    } else {
+      for (int64_t i = 0; i < p.batches; ++i)
+        gemm_ref<T, T>(false, false, M, N, K, T(1), A.data<T>() + p.a_off[i], K, B.data<T>() + p.b_off[i], N, T(0),
+                       Y.data<T>() + i * M * N, N);
+    }
+  });
+}
+
+// ---- Gemm ----
+
+std::unique_ptr<Kernel> make_gemm(const KernelInitContext& ic) {
+  bool ta = ic.get_int("transA", 0) != 0, tb = ic.get_int("transB", 0) != 0;
+  float alpha = ic.get_float("alpha", 1.0f), beta = ic.get_float("beta", 1.0f);
+  return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
+    const Tensor& A = ctx.input(0);
+    const Tensor& B = ctx.input(1);
+    const Tensor* C = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (A.rank() != 2 || B.rank() != 2)
+      kernel_fail("Gemm needs 2-D A and B, got " + shape_to_string(A.shape()) + " and " + shape_to_string(B.shape()));
+    if (A.dtype() != B.dtype() || (C && C->dtype() != A.dtype())) kernel_fail("Gemm operand types differ");
+    int64_t M = ta ? A.dim(1) : A.dim(0), K = ta ? A.dim(0) : A.dim(1);
+    int64_t Kb = tb ? B.dim(1) : B.dim(0), N = tb ? B.dim(0) : B.dim(1);
+    if (K != Kb)
+      kernel_fail("Gemm inner dimensions differ: A " + shape_to_string(A.shape()) + (ta ? " (transposed)" : "") +
+                  ", B " + shape_to_string(B.shape()) + (tb ? " (transposed)" : ""));
+    Shape out = {M, N};
+    std::vector<int64_t> coff;
+    if (C) {
+      if (C->rank() > 2) kernel_fail("Gemm C must have rank <= 2, got " + shape_to_string(C->shape()));
+      Shape cs = C->shape();
+      Shape padded = cs;
+      while (padded.size() < 2) padded.insert(padded.begin(), 1);
+      if ((padded[0] != 1 && padded[0] != M) || (padded[1] != 1 && padded[1] != N))
+        kernel_fail("Gemm C " + shape_to_string(cs) + " cannot broadcast to " + shape_to_string(out));
+      coff = broadcast_offsets(cs, out);
+    }
+    Tensor& Y = ctx.allocate_output(0, A.dtype(), out);
+    if (Y.numel() == 0) return;
+    int64_t lda = A.dim(1), ldb = B.dim(1);
+    dispatch_numeric(A.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+        std::vector<float> yf;
+        float* y;
+        if constexpr (std::is_same_v<T, float>) {
+          y = Y.data<float>();
+        } else {
+          yf.resize(static_cast<size_t>(M * N));
+          y = yf.data();
+        }
+        if (C) {
+          const T* c = C->data<T>();
+          for (int64_t i = 0; i < M * N; ++i) y[i] = static_cast<float>(c[coff[i]]);
+        }
+        Tensor af, bf;
+        const float *a, *b;
+        if constexpr (std::is_same_v<T, float>) {
+          a = A.data<float>();
+          b = B.data<float>();
+        } else {
+          af = to_float<T>(A);
+          bf = to_float<T>(B);
+          a = af.data<float>();
+          b = bf.data<float>();
+        }
+        gemm_f32(ta, tb, M, N, K, alpha, a, lda, b, ldb, C ? beta : 0.0f, y, N, ctx.thread_pool());
+        if constexpr (!std::is_same_v<T, float>) {
+          T* yo = Y.data<T>();
+          for (int64_t i = 0; i < M * N; ++i) yo[i] = T(yf[i]);
+        }
+      } else {
+        T* y = Y.data<T>();
+        if (C) {
+          const T* c = C->data<T>();
+          for (int64_t i = 0; i < M * N; ++i) y[i] = c[coff[i]];
+        }
+        using Acc = std::conditional_t<std::is_same_v<T, double>, double, T>;
+        if constexpr (std::is_same_v<T, double>) {
+          gemm_ref<T, Acc>(ta, tb, M, N, K, Acc(alpha), A.data<T>(), lda, B.data<T>(), ldb, C ? Acc(beta) : Acc(0), y, N);
+        } else {
+          // integer Gemm: alpha/beta applied in double, then truncated
+          std::vector<double> acc(static_cast<size_t>(M * N), 0.0);
+          const T* a = A.data<T>();
+          const T* b = B.data<T>();
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t k = 0; k < K; ++k) {
+              double av = static_cast<double>(ta ? a[k * lda + i] : a[i * lda + k]);
+              for (int64_t j = 0; j < N; ++j)
+                acc[i * N + j] += av * static_cast<double>(tb ? b[j * ldb + k] : b[k * ldb + j]);
+            }
+          for (int64_t i = 0; i < M * N; ++i)
+            y[i] = static_cast<T>(alpha * acc[i] + (C ? beta * static_cast<double>(y[i]) : 0.0));
+        }
+      }
+    });
+  });
+}
+
+// ---- integer matmuls ----
+
+// A's values as int32 minus its zero point (scalar, per row [M] or
+// broadcastable with a trailing 1 such as [D1, D2, M, 1]).
+std::vector<int32_t> subtract_zero_point(const Tensor& x, const Tensor* zp, bool per_row, const char* name) {
+  std::vector<int32_t> out(static_cast<size_t>(x.numel()));
+  if (x.dtype() != DataType::UInt8 && x.dtype() != DataType::Int8)
+    kernel_fail(std::string(name) + " must be uint8 or int8, got " + dtype_name(x.dtype()));
+  if (!zp || zp->numel() == 1) {
+    int32_t z = zp ? static_cast<int32_t>(zp->int_at(0)) : 0;
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = static_cast<int32_t>(x.int_at(i)) - z;
+    return out;
+  }
+  if (zp->dtype() != x.dtype()) kernel_fail(std::string(name) + " zero point type differs from its input");
+  Shape xs = x.shape(), zs = zp->shape();
+  if (xs.size() == 1) xs.insert(per_row ? xs.begin() : xs.end(), 1);
+  if (per_row && zs.size() == 1) zs.push_back(1);  // [M] -> [M, 1]
+  // validate broadcastability into x
+  if (zs.size() > xs.size()) kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not fit");
+  for (size_t i = 0; i < zs.size(); ++i) {
+    int64_t zd = zs[zs.size() - 1 - i], xd = xs[xs.size() - 1 - i];
+    if (zd != 1 && zd != xd)
+      kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not match input " +
+                  shape_to_string(x.shape()));
+  }
+  std::vector<int64_t> off = broadcast_offsets(zs, xs);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    out[i] = static_cast<int32_t>(x.int_at(i)) - static_cast<int32_t>(zp->int_at(off[i]));
+  return out;
+}
+
+// int32 batched matmul of prepared operands into y (out_shape of the plan).
+void int_matmul(const MatMulPlan& p, const int32_t* a, const int32_t* b, int32_t* y) {
+  for (int64_t i = 0; i < p.batches; ++i)
+    gemm_ref<int32_t, int32_t>(false, false, p.M, p.N, p.K, 1, a + p.a_off[i], p.K, b + p.b_off[i], p.N, 0,
+                               y + i * p.M * p.N, p.N);
+}
+
+void run_matmul_integer(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  MatMulPlan p = plan_matmul(A.shape(), B.shape());
+  std::vector<int32_t> a = subtract_zero_point(A, ctx.has_input(2) ? &ctx.input(2) : nullptr, true, "A");
+  std::vector<int32_t> b = subtract_zero_point(B, ctx.has_input(3) ? &ctx.input(3) : nullptr, false, "B");
+  Tensor& Y = ctx.allocate_output(0, DataType::Int32, p.out_shape);
+  if (Y.numel() == 0) return;
+  int_matmul(p, a.data(), b.data(), Y.data<int32_t>());
+}
+
+void run_qlinear_matmul(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& as = ctx.input(1);
+  const Tensor& B = ctx.input(3);
+  const Tensor& bs = ctx.input(4);
+  const Tensor& ys = ctx.input(6);
+  const Tensor* yz = ctx.has_input(7) ? &ctx.input(7) : nullptr;
+  MatMulPlan p = plan_matmul(A.shape(), B.shape());
+  std::vector<int32_t> a = subtract_zero_point(A, ctx.has_input(2) ? &ctx.input(2) : nullptr, true, "a");
+  std::vector<int32_t> b = subtract_zero_point(B, ctx.has_input(5) ? &ctx.input(5) : nullptr, false, "b");
+  DataType out_type = yz ? yz->dtype() : A.dtype();
+  if (out_type != DataType::UInt8 && out_type != DataType::Int8)
+    kernel_fail("QLinearMatMul output must be uint8 or int8, got " + dtype_name(out_type));
+  if (ys.numel() != 1) kernel_fail("QLinearMatMul y_scale must be a scalar");
+  if (yz && yz->numel() != 1) kernel_fail("QLinearMatMul y_zero_point must be a scalar");
+  int64_t rows = A.rank() == 1 ? 1 : A.dim(-2);
+  int64_t cols = B.rank() == 1 ? 1 : B.dim(-1);
+  if (as.numel() != 1 && as.numel() != rows)
+    kernel_fail("QLinearMatMul a_scale must be a scalar or have one value per row of a");
+  if (bs.numel() != 1 && bs.numel() != cols)
+    kernel_fail("QLinearMatMul b_scale must be a scalar or have one value per column of b");
+  std::vector<int32_t> acc(static_cast<size_t>(shape_numel(p.out_shape)));
+  int_matmul(p, a.data(), b.data(), acc.data());
+  Tensor& Y = ctx.allocate_output(0, out_type, p.out_shape);
+  double y_scale = ys.float_at(0);
+  double zp = yz ? static_cast<double>(yz->int_at(0)) : 0.0;
+  double lo = out_type == DataType::UInt8 ? 0 : -128, hi = out_type == DataType::UInt8 ? 255 : 127;
+  int64_t n = static_cast<int64_t>(acc.size());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t col = i % cols, row = (i / cols) % rows;
+    double scale = static_cast<float>(as.float_at(as.numel() == 1 ? 0 : row)) *
+                   static_cast<float>(bs.float_at(bs.numel() == 1 ? 0 : col));
+    double v = std::nearbyint(static_cast<double>(acc[i]) * scale / y_scale) + zp;
+    v = std::min(hi, std::max(lo, v));
+    if (out_type == DataType::UInt8) Y.data<uint8_t>()[i] = static_cast<uint8_t>(v);
+    else Y.data<int8_t>()[i] = static_cast<int8_t>(v);
+  }
+}
+
+}  // namespace
+
+void register_matmul(KernelRegistry& r) {
+  r.add("MatMul", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_matmul; }));
+  r.add("Gemm", 1, kMaxOpset, make_gemm);
+  r.add("MatMulInteger", 10, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_matmul_integer; }));
+  r.add("QLinearMatMul", 10, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_matmul; }));
+}
 
 }  // namespace onyx

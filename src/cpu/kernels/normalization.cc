@@ -1,7 +1,371 @@
+// BatchNormalization, InstanceNormalization, LayerNormalization, LRN,
+// GroupNormalization, MeanVarianceNormalization.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "cpu/cpu_provider.h"
+#include "kernels/broadcast.h"
+#include "kernels/dispatch.h"
 
 namespace onyx {
+namespace {
 
-void register_normalization(KernelRegistry& r) {}
+template <class Acc>
+std::vector<Acc> read_values(const Tensor& t) {
+  std::vector<Acc> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = static_cast<Acc>(t.float_at(i));
+  return v;
+}
+
+template <class T>
+using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// ---- BatchNormalization ----
+
+std::unique_ptr<Kernel> make_batchnorm(const KernelInitContext& ic) {
+  float epsilon = ic.get_float("epsilon", 1e-5f);
+  float momentum = ic.get_float("momentum", 0.9f);
+  bool training = ic.opset() >= 14 && ic.get_int("training_mode", 0) != 0;
+  int64_t opset = ic.opset();
+  return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
+    const Tensor& X = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    const Tensor& bias = ctx.input(2);
+    const Tensor& mean = ctx.input(3);
+    const Tensor& var = ctx.input(4);
+    if (X.rank() < 2) kernel_fail("BatchNormalization input must have rank >= 2, got " + shape_to_string(X.shape()));
+    int64_t N = X.dim(0), C = X.dim(1), inner = 1;
+    for (int d = 2; d < X.rank(); ++d) inner *= X.dim(d);
+    // per-channel (spatial) or, for the old spatial=0 form, per element of [C, D1, ...]
+    if (scale.numel() != C && scale.numel() == C * inner && !training) {
+      C = C * inner;
+      inner = 1;
+    }
+    for (const Tensor* t : {&scale, &bias, &mean, &var})
+      if (t->numel() != C)
+        kernel_fail("BatchNormalization parameter of shape " + shape_to_string(t->shape()) + " does not match " +
+                    std::to_string(C) + " channels of X " + shape_to_string(X.shape()));
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+    dispatch_float(X.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using Acc = AccOf<T>;
+      auto sc = read_values<Acc>(scale), b = read_values<Acc>(bias), m = read_values<Acc>(mean),
+           v = read_values<Acc>(var);
+      const T* x = X.data<T>();
+      T* y = Y.data<T>();
+      std::vector<Acc> bm(C, 0), bv(C, 0);
+      if (training) {
+        Acc count = static_cast<Acc>(N * inner);
+        for (int64_t c = 0; c < C; ++c) {
+          double s = 0, s2 = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            const T* xp = x + (n * C + c) * inner;
+            for (int64_t i = 0; i < inner; ++i) s += static_cast<double>(xp[i]);
+          }
+          double mu = count > 0 ? s / count : 0;
+          for (int64_t n = 0; n < N; ++n) {
+            const T* xp = x + (n * C + c) * inner;
+            for (int64_t i = 0; i < inner; ++i) {
+              double d = static_cast<double>(xp[i]) - mu;
+              s2 += d * d;
+            }
+          }
+          bm[c] = static_cast<Acc>(mu);
+          bv[c] = static_cast<Acc>(count > 0 ? s2 / count : 0);
+        }
+      }
+      const std::vector<Acc>& um = training ? bm : m;
+      const std::vector<Acc>& uv = training ? bv : v;
+      for (int64_t c = 0; c < C; ++c) {
+        Acc a = sc[c] / std::sqrt(uv[c] + static_cast<Acc>(epsilon));
+        Acc o = b[c] - um[c] * a;
+        for (int64_t n = 0; n < N; ++n) {
+          const T* xp = x + (n * C + c) * inner;
+          T* yp = y + (n * C + c) * inner;
+          for (int64_t i = 0; i < inner; ++i) yp[i] = T(static_cast<Acc>(xp[i]) * a + o);
+        }
+      }
+      // optional outputs
+      auto emit = [&](size_t idx, const Tensor& like, const std::vector<Acc>& vals) {
+        if (!ctx.wants_output(idx)) return;
+        Tensor& t = ctx.allocate_output(idx, like.dtype(), like.shape());
+        dispatch_float(like.dtype(), [&](auto tg) {
+          using U = typename decltype(tg)::type;
+          for (int64_t i = 0; i < t.numel(); ++i) t.data<U>()[i] = U(static_cast<float>(vals[i]));
+          if constexpr (std::is_same_v<U, double>)
+            for (int64_t i = 0; i < t.numel(); ++i) t.data<U>()[i] = static_cast<double>(vals[i]);
+        });
+      };
+      if (training) {
+        std::vector<Acc> rm(C), rv(C);
+        for (int64_t c = 0; c < C; ++c) {
+          rm[c] = m[c] * momentum + bm[c] * (1 - momentum);
+          rv[c] = v[c] * momentum + bv[c] * (1 - momentum);
+        }
+        emit(1, mean, rm);
+        emit(2, var, rv);
+      } else if (opset < 14) {
+        // legacy training outputs (mean, var, saved_mean, saved_var): inference leaves the stats unchanged
+        emit(1, mean, m);
+        emit(2, var, v);
+        emit(3, mean, m);
+        emit(4, var, v);
+      }
+    });
+  });
+}
+
+// ---- InstanceNormalization ----
+
+void run_instancenorm(KernelContext& ctx, float epsilon) {
+  const Tensor& X = ctx.input(0);
+  const Tensor& scale = ctx.input(1);
+  const Tensor& bias = ctx.input(2);
+  if (X.rank() < 3) kernel_fail("InstanceNormalization input must have rank >= 3, got " + shape_to_string(X.shape()));
+  int64_t N = X.dim(0), C = X.dim(1), inner = 1;
+  for (int d = 2; d < X.rank(); ++d) inner *= X.dim(d);
+  if (scale.numel() != C || bias.numel() != C)
+    kernel_fail("InstanceNormalization scale/B must have " + std::to_string(C) + " elements");
+  Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+  dispatch_float(X.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Acc = AccOf<T>;
+    auto sc = read_values<Acc>(scale), b = read_values<Acc>(bias);
+    parallel_for(X.numel() > 65536 ? ctx.thread_pool() : nullptr, N * C, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        int64_t c = r % C;
+        const T* xp = X.data<T>() + r * inner;
+        T* yp = Y.data<T>() + r * inner;
+        double s = 0, s2 = 0;
+        for (int64_t i = 0; i < inner; ++i) s += static_cast<double>(xp[i]);
+        double mu = inner ? s / inner : 0;
+        for (int64_t i = 0; i < inner; ++i) {
+          double d = static_cast<double>(xp[i]) - mu;
+          s2 += d * d;
+        }
+        double var = inner ? s2 / inner : 0;
+        Acc a = static_cast<Acc>(sc[c] / std::sqrt(var + epsilon));
+        Acc o = static_cast<Acc>(b[c] - mu * a);
+        for (int64_t i = 0; i < inner; ++i) yp[i] = T(static_cast<Acc>(xp[i]) * a + o);
+      }
+    });
+  });
+}
+
+// ---- LayerNormalization ----
+
+std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
+  int64_t axis_attr = ic.get_int("axis", -1);
+  float epsilon = ic.get_float("epsilon", 1e-5f);
+  return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
+    const Tensor& X = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    int64_t rank = X.rank();
+    if (axis_attr < -rank || axis_attr >= std::max<int64_t>(rank, 1))
+      kernel_fail("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank));
+    int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= X.dim(d);
+    for (int64_t d = axis; d < rank; ++d) inner *= X.dim(d);
+    Shape norm_shape(X.shape().begin() + axis, X.shape().end());
+    auto param_offsets = [&](const Tensor& p, const char* name) {
+      const Shape& ps = p.shape();
+      if (ps.size() > norm_shape.size())
+        kernel_fail(std::string(name) + " shape " + shape_to_string(ps) + " does not broadcast to " +
+                    shape_to_string(norm_shape));
+      for (size_t i = 0; i < ps.size(); ++i) {
+        int64_t pd = ps[ps.size() - 1 - i], nd = norm_shape[norm_shape.size() - 1 - i];
+        if (pd != 1 && pd != nd)
+          kernel_fail(std::string(name) + " shape " + shape_to_string(ps) + " does not broadcast to " +
+                      shape_to_string(norm_shape));
+      }
+      return broadcast_offsets(ps, norm_shape);
+    };
+    std::vector<int64_t> soff = param_offsets(scale, "Scale");
+    std::vector<int64_t> boff = bias ? param_offsets(*bias, "B") : std::vector<int64_t>();
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+    Shape stat_shape(X.shape().begin(), X.shape().begin() + axis);
+    for (int64_t d = axis; d < rank; ++d) stat_shape.push_back(1);
+    Tensor* mean_out = ctx.wants_output(1) ? &ctx.allocate_output(1, DataType::Float, stat_shape) : nullptr;
+    Tensor* inv_out = ctx.wants_output(2) ? &ctx.allocate_output(2, DataType::Float, stat_shape) : nullptr;
+    dispatch_float(X.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using Acc = AccOf<T>;
+      std::vector<Acc> sc(inner), b(inner, Acc(0));
+      auto sv = read_values<Acc>(scale);
+      for (int64_t i = 0; i < inner; ++i) sc[i] = sv[soff[i]];
+      if (bias) {
+        auto bv = read_values<Acc>(*bias);
+        for (int64_t i = 0; i < inner; ++i) b[i] = bv[boff[i]];
+      }
+      parallel_for(X.numel() > 32768 ? ctx.thread_pool() : nullptr, outer, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* xp = X.data<T>() + r * inner;
+          T* yp = Y.data<T>() + r * inner;
+          Acc s = 0;
+          for (int64_t i = 0; i < inner; ++i) s += static_cast<Acc>(xp[i]);
+          Acc mu = inner ? s / static_cast<Acc>(inner) : Acc(0);
+          Acc s2 = 0;
+          for (int64_t i = 0; i < inner; ++i) {
+            Acc d = static_cast<Acc>(xp[i]) - mu;
+            s2 += d * d;
+          }
+          Acc var = inner ? s2 / static_cast<Acc>(inner) : Acc(0);
+          Acc inv = Acc(1) / std::sqrt(var + static_cast<Acc>(epsilon));
+          for (int64_t i = 0; i < inner; ++i) yp[i] = T((static_cast<Acc>(xp[i]) - mu) * inv * sc[i] + b[i]);
+          if (mean_out) mean_out->data<float>()[r] = static_cast<float>(mu);
+          if (inv_out) inv_out->data<float>()[r] = static_cast<float>(inv);
+        }
+      });
+    });
+  });
+}
+
+// ---- LRN ----
+
+std::unique_ptr<Kernel> make_lrn(const KernelInitContext& ic) {
+  float alpha = ic.get_float("alpha", 1e-4f), beta = ic.get_float("beta", 0.75f), bias = ic.get_float("bias", 1.0f);
+  int64_t size = ic.get_int("size");
+  if (size <= 0) kernel_fail("LRN size must be positive");
+  return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
+    const Tensor& X = ctx.input(0);
+    if (X.rank() < 2) kernel_fail("LRN input must have rank >= 2, got " + shape_to_string(X.shape()));
+    int64_t N = X.dim(0), C = X.dim(1), inner = 1;
+    for (int d = 2; d < X.rank(); ++d) inner *= X.dim(d);
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+    int64_t before = (size - 1) / 2, after = size - 1 - before;  // floor / ceil of (size-1)/2
+    dispatch_float(X.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using Acc = AccOf<T>;
+      const T* x = X.data<T>();
+      T* y = Y.data<T>();
+      std::vector<Acc> sq(static_cast<size_t>(C * inner));
+      for (int64_t n = 0; n < N; ++n) {
+        const T* xn = x + n * C * inner;
+        for (int64_t i = 0; i < C * inner; ++i) {
+          Acc v = static_cast<Acc>(xn[i]);
+          sq[i] = v * v;
+        }
+        for (int64_t c = 0; c < C; ++c) {
+          int64_t c0 = std::max<int64_t>(0, c - before), c1 = std::min<int64_t>(C - 1, c + after);
+          for (int64_t i = 0; i < inner; ++i) {
+            Acc s = 0;
+            for (int64_t k = c0; k <= c1; ++k) s += sq[k * inner + i];
+            Acc v = static_cast<Acc>(xn[c * inner + i]);
+            y[(n * C + c) * inner + i] =
+                T(v / std::pow(static_cast<Acc>(bias) + static_cast<Acc>(alpha) / size * s, static_cast<Acc>(beta)));
+          }
+        }
+      }
+    });
+  });
+}
+
+// ---- GroupNormalization ----
+
+std::unique_ptr<Kernel> make_groupnorm(const KernelInitContext& ic) {
+  float epsilon = ic.get_float("epsilon", 1e-5f);
+  int64_t G = ic.get_int("num_groups");
+  return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
+    const Tensor& X = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    const Tensor& bias = ctx.input(2);
+    if (X.rank() < 2) kernel_fail("GroupNormalization input must have rank >= 2, got " + shape_to_string(X.shape()));
+    int64_t N = X.dim(0), C = X.dim(1), inner = 1;
+    for (int d = 2; d < X.rank(); ++d) inner *= X.dim(d);
+    if (G <= 0 || C % G != 0)
+      kernel_fail("GroupNormalization: " + std::to_string(C) + " channels are not divisible into " + std::to_string(G) +
+                  " groups");
+    int64_t cpg = C / G;
+    for (const Tensor* t : {&scale, &bias})
+      if (t->numel() != C && t->numel() != G)
+        kernel_fail("GroupNormalization scale/bias must have " + std::to_string(C) + " (or " + std::to_string(G) +
+                    ") elements, got " + shape_to_string(t->shape()));
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+    dispatch_float(X.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using Acc = AccOf<T>;
+      auto sc = read_values<Acc>(scale), b = read_values<Acc>(bias);
+      bool sc_per_group = scale.numel() != C, b_per_group = bias.numel() != C;
+      int64_t gsize = cpg * inner;
+      parallel_for(X.numel() > 65536 ? ctx.thread_pool() : nullptr, N * G, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          int64_t g = r % G;
+          const T* xp = X.data<T>() + r * gsize;
+          T* yp = Y.data<T>() + r * gsize;
+          double s = 0, s2 = 0;
+          for (int64_t i = 0; i < gsize; ++i) s += static_cast<double>(xp[i]);
+          double mu = gsize ? s / gsize : 0;
+          for (int64_t i = 0; i < gsize; ++i) {
+            double d = static_cast<double>(xp[i]) - mu;
+            s2 += d * d;
+          }
+          double inv = 1.0 / std::sqrt((gsize ? s2 / gsize : 0) + epsilon);
+          for (int64_t cc = 0; cc < cpg; ++cc) {
+            int64_t c = g * cpg + cc;
+            Acc a = static_cast<Acc>(inv * (sc_per_group ? sc[g] : sc[c]));
+            Acc o = static_cast<Acc>((b_per_group ? b[g] : b[c]) - mu * a);
+            for (int64_t i = 0; i < inner; ++i)
+              yp[cc * inner + i] = T(static_cast<Acc>(xp[cc * inner + i]) * a + o);
+          }
+        }
+      });
+    });
+  });
+}
+
+// ---- MeanVarianceNormalization ----
+
+std::unique_ptr<Kernel> make_mvn(const KernelInitContext& ic) {
+  std::vector<int64_t> axes_attr = ic.get_ints("axes", {0, 2, 3});
+  return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
+    const Tensor& X = ctx.input(0);
+    int64_t rank = X.rank();
+    std::vector<bool> reduced(rank, false);
+    for (int64_t a : axes_attr) reduced[normalize_axis(a, rank)] = true;
+    // group index of every element: its index over the kept dims
+    Shape kept_shape;
+    for (int64_t d = 0; d < rank; ++d) kept_shape.push_back(reduced[d] ? 1 : X.dim(d));
+    std::vector<int64_t> grp = broadcast_offsets(kept_shape, X.shape());
+    int64_t ngroups = shape_numel(kept_shape);
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+    dispatch_float(X.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* x = X.data<T>();
+      T* y = Y.data<T>();
+      int64_t n = X.numel();
+      std::vector<double> s(ngroups, 0), s2(ngroups, 0), cnt(ngroups, 0);
+      for (int64_t i = 0; i < n; ++i) {
+        s[grp[i]] += static_cast<double>(x[i]);
+        cnt[grp[i]] += 1;
+      }
+      for (int64_t g = 0; g < ngroups; ++g) s[g] = cnt[g] ? s[g] / cnt[g] : 0;
+      for (int64_t i = 0; i < n; ++i) {
+        double d = static_cast<double>(x[i]) - s[grp[i]];
+        s2[grp[i]] += d * d;
+      }
+      for (int64_t g = 0; g < ngroups; ++g) s2[g] = std::sqrt(cnt[g] ? s2[g] / cnt[g] : 0) + 1e-9;
+      for (int64_t i = 0; i < n; ++i) y[i] = T(static_cast<float>((static_cast<double>(x[i]) - s[grp[i]]) / s2[grp[i]]));
+      if constexpr (std::is_same_v<T, double>)
+        for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - s[grp[i]]) / s2[grp[i]];
+    });
+  });
+}
+
+}  // namespace
+
+void register_normalization(KernelRegistry& r) {
+  r.add("BatchNormalization", 1, kMaxOpset, make_batchnorm);
+  r.add("InstanceNormalization", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          float eps = ic.get_float("epsilon", 1e-5f);
+          return [eps](KernelContext& ctx) { run_instancenorm(ctx, eps); };
+        }));
+  r.add("LayerNormalization", 1, kMaxOpset, make_layernorm);
+  r.add("LRN", 1, kMaxOpset, make_lrn);
+  r.add("GroupNormalization", 1, kMaxOpset, make_groupnorm);
+  r.add("MeanVarianceNormalization", 1, kMaxOpset, make_mvn);
+}
 
 }  // namespace onyx

@@ -1,7 +1,341 @@
+// Linear quantization: QuantizeLinear, DequantizeLinear (per-tensor, per-axis
+// and blocked scales), DynamicQuantizeLinear and QLinearConv.
+#include <algorithm>
+#include <cfenv>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cpu/conv_geometry.h"
 #include "cpu/cpu_provider.h"
+#include "kernels/broadcast.h"
+#include "kernels/dispatch.h"
 
 namespace onyx {
+namespace {
 
-void register_quantization(KernelRegistry& r) {}
+// Round half to even (the ONNX rule), then clamp to Q's range.
+template <class Q>
+Q saturate_round(float v) {
+  float r = std::nearbyint(v);  // default rounding mode: to nearest, ties to even
+  constexpr float lo = static_cast<float>(std::numeric_limits<Q>::lowest());
+  constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
+  if (std::isnan(r)) return Q(0);
+  if (r <= lo) return std::numeric_limits<Q>::lowest();
+  if (r >= hi) return std::numeric_limits<Q>::max();
+  return static_cast<Q>(r);
+}
+
+// Quantized integer types the linear (de)quantizers accept.
+template <class F>
+decltype(auto) dispatch_quant(DataType t, F&& f) {
+  switch (t) {
+    case DataType::Int8: return f(TypeTag<int8_t>{});
+    case DataType::UInt8: return f(TypeTag<uint8_t>{});
+    case DataType::Int16: return f(TypeTag<int16_t>{});
+    case DataType::UInt16: return f(TypeTag<uint16_t>{});
+    case DataType::Int32: return f(TypeTag<int32_t>{});
+    default: unsupported_type(t, "a quantized integer type (int8, uint8, int16, uint16, int32)");
+  }
+}
+
+// Maps each element of x (viewed as outer x A x inner around `axis`) to its
+// scale / zero-point element, for per-tensor, per-axis or blocked scales.
+struct ScaleMap {
+  enum Kind { Tensor_, Axis, Block } kind = Tensor_;
+  int64_t outer = 1, A = 1, inner = 1, block = 0, nblocks = 1;
+
+  static ScaleMap make(const Shape& x, const Shape& scale, int64_t axis_attr, int64_t block_size) {
+    ScaleMap m;
+    int64_t ns = shape_numel(scale);
+    if (block_size > 0) {
+      if (x.empty()) kernel_fail("blocked quantization needs an input of rank >= 1");
+      int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(x.size()));
+      if (scale.size() != x.size())
+        kernel_fail("blocked quantization: scale shape " + shape_to_string(scale) + " must have the rank of input " +
+                    shape_to_string(x));
+      m.kind = Block;
+      m.block = block_size;
+      for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+        if (i < axis) m.outer *= x[i];
+        if (i > axis) m.inner *= x[i];
+        if (i == axis) continue;
+        if (scale[i] != x[i])
+          kernel_fail("blocked quantization: scale shape " + shape_to_string(scale) + " does not match input " +
+                      shape_to_string(x) + " outside axis " + std::to_string(axis));
+      }
+      m.A = x[axis];
+      m.nblocks = scale[axis];
+      if (m.nblocks != (m.A + block_size - 1) / block_size)
+        kernel_fail("blocked quantization: scale dim " + std::to_string(m.nblocks) + " on axis " +
+                    std::to_string(axis) + " should be ceil(" + std::to_string(m.A) + " / " +
+                    std::to_string(block_size) + ")");
+      return m;
+    }
+    if (scale.empty() || (ns == 1 && scale.size() <= 1)) return m;  // per-tensor
+    if (scale.size() != 1)
+      kernel_fail("scale must be a scalar or a 1-D tensor, got shape " + shape_to_string(scale));
+    if (x.empty()) kernel_fail("per-axis scale needs an input of rank >= 1");
+    int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(x.size()));
+    if (scale[0] != x[axis])
+      kernel_fail("per-axis scale has " + std::to_string(scale[0]) + " values but input dim " + std::to_string(axis) +
+                  " of " + shape_to_string(x) + " is " + std::to_string(x[axis]));
+    m.kind = Axis;
+    for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+      if (i < axis) m.outer *= x[i];
+      if (i > axis) m.inner *= x[i];
+    }
+    m.A = x[axis];
+    return m;
+  }
+
+  // Calls fn(begin, end, scale_index) over contiguous runs of x sharing one scale.
+  template <class F>
+  void for_runs(int64_t n, F&& fn) const {
+    if (kind == Tensor_) {
+      fn(0, n, 0);
+      return;
+    }
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t a = 0; a < A; ++a) {
+        int64_t begin = (o * A + a) * inner;
+        int64_t s = kind == Axis ? a : (o * nblocks + a / block) * inner;
+        if (kind == Axis) {
+          fn(begin, begin + inner, s);
+        } else {
+          for (int64_t i = 0; i < inner; ++i) fn(begin + i, begin + i + 1, s + i);
+        }
+      }
+  }
+};
+
+void check_zero_point_shape(const Tensor& scale, const Tensor& zp) {
+  if (zp.shape() != scale.shape() && !(zp.numel() == 1 && scale.numel() == 1))
+    kernel_fail("zero point shape " + shape_to_string(zp.shape()) + " does not match scale shape " +
+                shape_to_string(scale.shape()));
+}
+
+KernelFactory quantize_factory() {
+  return lambda_factory([](const KernelInitContext& ic) {
+    int64_t axis = ic.get_int("axis", 1);
+    int64_t block = ic.get_int("block_size", 0);
+    int64_t out_dtype = ic.get_int("output_dtype", 0);
+    return [=](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      const Tensor& scale = ctx.input(1);
+      const Tensor* zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+      if (zp) check_zero_point_shape(scale, *zp);
+      DataType qt = zp ? zp->dtype() : (out_dtype ? static_cast<DataType>(out_dtype) : DataType::UInt8);
+      if (zp && out_dtype && static_cast<DataType>(out_dtype) != qt)
+        kernel_fail("output_dtype " + dtype_name(static_cast<DataType>(out_dtype)) + " differs from the zero point type " +
+                    dtype_name(qt));
+      if (!dtype_is_float(scale.dtype())) kernel_fail("scale must be a float type, got " + dtype_name(scale.dtype()));
+      ScaleMap m = ScaleMap::make(x.shape(), scale.shape(), axis, block);
+      Tensor& y = ctx.allocate_output(0, qt, x.shape());
+      std::vector<float> xf(static_cast<size_t>(x.numel()));
+      if (x.dtype() == DataType::Float) {
+        std::copy(x.data<float>(), x.data<float>() + x.numel(), xf.begin());
+      } else if (x.dtype() == DataType::Int32 || dtype_is_float(x.dtype())) {
+        for (int64_t i = 0; i < x.numel(); ++i)
+          xf[i] = x.dtype() == DataType::Int32 ? static_cast<float>(x.data<int32_t>()[i]) : static_cast<float>(x.float_at(i));
+      } else {
+        kernel_fail("QuantizeLinear input must be float, float16, bfloat16 or int32, got " + dtype_name(x.dtype()));
+      }
+      dispatch_quant(qt, [&](auto tag) {
+        using Q = typename decltype(tag)::type;
+        Q* out = y.data<Q>();
+        m.for_runs(x.numel(), [&](int64_t b, int64_t e, int64_t s) {
+          float sc = static_cast<float>(scale.float_at(s));
+          float z = zp ? static_cast<float>(zp->int_at(s)) : 0.f;
+          for (int64_t i = b; i < e; ++i) out[i] = saturate_round<Q>(std::nearbyint(xf[i] / sc) + z);
+        });
+      });
+    };
+  });
+}
+
+KernelFactory dequantize_factory() {
+  return lambda_factory([](const KernelInitContext& ic) {
+    int64_t axis = ic.get_int("axis", 1);
+    int64_t block = ic.get_int("block_size", 0);
+    return [=](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      const Tensor& scale = ctx.input(1);
+      const Tensor* zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+      if (zp) {
+        check_zero_point_shape(scale, *zp);
+        if (zp->dtype() != x.dtype())
+          kernel_fail("zero point type " + dtype_name(zp->dtype()) + " differs from input type " + dtype_name(x.dtype()));
+      }
+      if (!dtype_is_float(scale.dtype())) kernel_fail("scale must be a float type, got " + dtype_name(scale.dtype()));
+      ScaleMap m = ScaleMap::make(x.shape(), scale.shape(), axis, block);
+      Tensor& y = ctx.allocate_output(0, scale.dtype(), x.shape());
+      dispatch_quant(x.dtype(), [&](auto qtag) {
+        using Q = typename decltype(qtag)::type;
+        const Q* in = x.data<Q>();
+        dispatch_float(scale.dtype(), [&](auto ftag) {
+          using F = typename decltype(ftag)::type;
+          F* out = y.data<F>();
+          m.for_runs(x.numel(), [&](int64_t b, int64_t e, int64_t s) {
+            float sc = static_cast<float>(scale.float_at(s));
+            float z = zp ? static_cast<float>(zp->int_at(s)) : 0.f;
+            for (int64_t i = b; i < e; ++i) out[i] = static_cast<F>((static_cast<float>(in[i]) - z) * sc);
+          });
+        });
+      });
+    };
+  });
+}
+
+KernelFactory dynamic_quantize_factory() {
+  return lambda_factory([](const KernelInitContext&) {
+    return [](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      if (x.dtype() != DataType::Float) kernel_fail("DynamicQuantizeLinear input must be float, got " + dtype_name(x.dtype()));
+      const float* in = x.data<float>();
+      int64_t n = x.numel();
+      float mn = 0.f, mx = 0.f;
+      for (int64_t i = 0; i < n; ++i) {
+        mn = std::min(mn, in[i]);
+        mx = std::max(mx, in[i]);
+      }
+      float scale = (mx - mn) / 255.f;
+      uint8_t zp = scale == 0.f ? 0 : saturate_round<uint8_t>(0.f - mn / scale);
+      Tensor& y = ctx.allocate_output(0, DataType::UInt8, x.shape());
+      uint8_t* out = y.data<uint8_t>();
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = scale == 0.f ? zp : saturate_round<uint8_t>(std::nearbyint(in[i] / scale) + static_cast<float>(zp));
+      if (ctx.wants_output(1)) ctx.allocate_output(1, DataType::Float, {}).data<float>()[0] = scale;
+      if (ctx.wants_output(2)) ctx.allocate_output(2, DataType::UInt8, {}).data<uint8_t>()[0] = zp;
+    };
+  });
+}
+
+// QLinearConv: integer convolution of (x - x_zp) and (w - w_zp) accumulated in
+// int32, plus the int32 bias, requantized with x_scale * w_scale / y_scale.
+KernelFactory qlinear_conv_factory() {
+  return lambda_factory([](const KernelInitContext& ic) {
+    SpatialAttrs sa = SpatialAttrs::read(ic);
+    int64_t group = ic.get_int("group", 1);
+    return [=](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      const Tensor& xs = ctx.input(1);
+      const Tensor& xz = ctx.input(2);
+      const Tensor& w = ctx.input(3);
+      const Tensor& ws = ctx.input(4);
+      const Tensor& wz = ctx.input(5);
+      const Tensor& ys = ctx.input(6);
+      const Tensor& yz = ctx.input(7);
+      const Tensor* bias = ctx.has_input(8) ? &ctx.input(8) : nullptr;
+      if (x.rank() < 3) kernel_fail("QLinearConv input must have rank >= 3, got " + shape_to_string(x.shape()));
+      if (w.rank() != x.rank())
+        kernel_fail("weight shape " + shape_to_string(w.shape()) + " does not match input rank of " + shape_to_string(x.shape()));
+      if (xs.numel() != 1 || xz.numel() != 1 || ys.numel() != 1 || yz.numel() != 1)
+        kernel_fail("x/y scales and zero points must be scalars");
+      if (group <= 0) kernel_fail("group must be positive");
+      const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0), Cg = w.dim(1);
+      if (C != Cg * group || M % group != 0)
+        kernel_fail("input channels " + std::to_string(C) + " / weight " + shape_to_string(w.shape()) +
+                    " do not match group " + std::to_string(group));
+      if (ws.numel() != 1 && ws.numel() != M) kernel_fail("w_scale must have 1 or M=" + std::to_string(M) + " values");
+      if (wz.numel() != 1 && wz.numel() != M) kernel_fail("w_zero_point must have 1 or M=" + std::to_string(M) + " values");
+      if (bias && bias->numel() != M) kernel_fail("bias must have M=" + std::to_string(M) + " values");
+      if (bias && bias->dtype() != DataType::Int32) kernel_fail("bias must be int32");
+      std::vector<int64_t> in_sp(x.shape().begin() + 2, x.shape().end());
+      std::vector<int64_t> ksp(w.shape().begin() + 2, w.shape().end());
+      if (!sa.kernel.empty() && sa.kernel != ksp) kernel_fail("kernel_shape does not match the weight shape");
+      SpatialGeometry g = compute_geometry(in_sp, sa, ksp);
+      Shape yshape = {N, M};
+      for (auto o : g.out) yshape.push_back(o);
+      Tensor& y = ctx.allocate_output(0, yz.dtype(), yshape);
+      const int nd = g.nd;
+      const int64_t in_size = g.in_size(), out_size = g.out_size(), ksize = g.kernel_size();
+      const int64_t Mg = M / group;
+      // widen x and w (minus their zero points) to int32 once
+      std::vector<int32_t> xi(static_cast<size_t>(x.numel())), wi(static_cast<size_t>(w.numel()));
+      int32_t xzv = static_cast<int32_t>(xz.int_at(0));
+      for (int64_t i = 0; i < x.numel(); ++i) xi[i] = static_cast<int32_t>(x.int_at(i)) - xzv;
+      int64_t wper = Cg * ksize;
+      for (int64_t m = 0; m < M; ++m) {
+        int32_t z = static_cast<int32_t>(wz.int_at(wz.numel() == 1 ? 0 : m));
+        for (int64_t j = 0; j < wper; ++j) wi[m * wper + j] = static_cast<int32_t>(w.int_at(m * wper + j)) - z;
+      }
+      // per kernel offset and output position, the input offset (-1: padding)
+      std::vector<int64_t> offs(static_cast<size_t>(ksize * out_size));
+      std::vector<int64_t> oi(nd, 0), ki(nd, 0);
+      for (int64_t k = 0; k < ksize; ++k) {
+        int64_t r2 = k;
+        for (int d = nd - 1; d >= 0; --d) {
+          ki[d] = r2 % g.kernel[d];
+          r2 /= g.kernel[d];
+        }
+        for (int64_t o = 0; o < out_size; ++o) {
+          int64_t rem = o;
+          for (int d = nd - 1; d >= 0; --d) {
+            oi[d] = rem % g.out[d];
+            rem /= g.out[d];
+          }
+          int64_t off = 0;
+          bool inside = true;
+          for (int d = 0; d < nd; ++d) {
+            int64_t p = oi[d] * g.strides[d] - g.pad_begin[d] + ki[d] * g.dilations[d];
+            if (p < 0 || p >= g.in[d]) {
+              inside = false;
+              break;
+            }
+            off = off * g.in[d] + p;
+          }
+          offs[k * out_size + o] = inside ? off : -1;
+        }
+      }
+      float xsv = static_cast<float>(xs.float_at(0)), ysv = static_cast<float>(ys.float_at(0));
+      float yzv = static_cast<float>(yz.int_at(0));
+      // im2col per (image, group): cols[Cg * ksize][out_size], then an int32 GEMM
+      std::vector<int32_t> cols(static_cast<size_t>(wper * out_size));
+      std::vector<int32_t> acc(static_cast<size_t>(out_size));
+      dispatch_quant(yz.dtype(), [&](auto tag) {
+        using Q = typename decltype(tag)::type;
+        Q* out = y.data<Q>();
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t gi = 0; gi < group; ++gi) {
+            for (int64_t c = 0; c < Cg; ++c) {
+              const int32_t* xp = xi.data() + (n * C + gi * Cg + c) * in_size;
+              for (int64_t k = 0; k < ksize; ++k) {
+                int32_t* col = cols.data() + (c * ksize + k) * out_size;
+                const int64_t* op = offs.data() + k * out_size;
+                for (int64_t o = 0; o < out_size; ++o) col[o] = op[o] >= 0 ? xp[op[o]] : 0;
+              }
+            }
+            for (int64_t m = gi * Mg; m < (gi + 1) * Mg; ++m) {
+              int32_t b0 = bias ? bias->data<int32_t>()[m] : 0;
+              int32_t* a = acc.data();
+              for (int64_t o = 0; o < out_size; ++o) a[o] = b0;
+              const int32_t* wp = wi.data() + m * wper;
+              for (int64_t j = 0; j < wper; ++j) {
+                int32_t wv = wp[j];
+                if (wv == 0) continue;
+                const int32_t* col = cols.data() + j * out_size;
+                for (int64_t o = 0; o < out_size; ++o) a[o] += wv * col[o];
+              }
+              float mult = xsv * static_cast<float>(ws.float_at(ws.numel() == 1 ? 0 : m)) / ysv;
+              Q* yp = out + (n * M + m) * out_size;
+              for (int64_t o = 0; o < out_size; ++o)
+                yp[o] = saturate_round<Q>(std::nearbyint(static_cast<float>(a[o]) * mult) + yzv);
+            }
+          }
+      });
+    };
+  });
+}
+
+}  // namespace
+
+void register_quantization(KernelRegistry& r) {
+  r.add("QuantizeLinear", 10, kMaxOpset, quantize_factory());
+  r.add("DequantizeLinear", 10, kMaxOpset, dequantize_factory());
+  r.add("DynamicQuantizeLinear", 11, kMaxOpset, dynamic_quantize_factory());
+  r.add("QLinearConv", 10, kMaxOpset, qlinear_conv_factory());
+}
 
 }  // namespace onyx

@@ -1,7 +1,422 @@
+// Resize (opset 10, 11, 13, 18, 19 semantics) and Upsample (opset 7, 9).
+//
+// Every output coordinate on each axis maps to a short list of (input index,
+// weight) taps; the N-D result is the sum over the product of the per-axis
+// taps (nearest: one tap per axis, linear: 2, cubic: 4, wider with antialias).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
 #include "cpu/cpu_provider.h"
+#include "kernels/broadcast.h"
+#include "kernels/dispatch.h"
 
 namespace onyx {
+namespace {
 
-void register_resize(KernelRegistry& r) {}
+enum class Mode { Nearest, Linear, Cubic };
+enum class Coord { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN, TfCropAndResize,
+                   HalfPixelSymmetric };
+enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Simple };
+
+struct ResizeParams {
+  Mode mode = Mode::Nearest;
+  Coord coord = Coord::HalfPixel;
+  NearestMode nearest = NearestMode::RoundPreferFloor;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  float extrapolation = 0.f;
+  bool antialias = false;
+};
+
+struct AxisTaps {
+  // Per output coordinate: offset range [begin, end) into idx/w; extrapolate flag.
+  std::vector<int64_t> begin, end;
+  std::vector<char> extrap;
+  std::vector<int64_t> idx;
+  std::vector<double> w;
+};
+
+double cubic_kernel(double x, double a) {
+  x = std::abs(x);
+  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0.0;
+}
+
+AxisTaps make_taps(const ResizeParams& p, int64_t in, int64_t out, double scale, double roi_start,
+                   double roi_end) {
+  AxisTaps t;
+  t.begin.resize(out);
+  t.end.resize(out);
+  t.extrap.assign(out, 0);
+  // Coordinates are computed in float32, in the same order of operations as
+  // ONNX Runtime, so that ties in nearest rounding agree with it.
+  const float sf = static_cast<float>(scale);
+  const float in_f = static_cast<float>(in);
+  const float out_i = static_cast<float>(out);
+  const float out_f = sf * in_f;  // the (fractional) resized length
+  const float rs = static_cast<float>(roi_start), re = static_cast<float>(roi_end);
+  std::vector<double> c;
+  for (int64_t xo = 0; xo < out; ++xo) {
+    t.begin[xo] = static_cast<int64_t>(t.idx.size());
+    const float x = static_cast<float>(xo);
+    float xf = 0;
+    switch (p.coord) {
+      case Coord::HalfPixel: xf = ((x + 0.5f) / sf) - 0.5f; break;
+      case Coord::PytorchHalfPixel: xf = out_i > 1 ? (x + 0.5f) / sf - 0.5f : 0.0f; break;
+      case Coord::AlignCorners: xf = out_f == 1.0f ? 0.0f : x * (in_f - 1) / (out_f - 1); break;
+      case Coord::Asymmetric: xf = x / sf; break;
+      case Coord::TfHalfPixelForNN: xf = (x + 0.5f) / sf; break;
+      case Coord::TfCropAndResize:
+        xf = out_i > 1 ? rs * (in_f - 1) + (x * (re - rs) * (in_f - 1)) / (out_i - 1)
+                       : static_cast<float>(0.5 * (rs + re) * (in_f - 1));
+        break;
+      case Coord::HalfPixelSymmetric: {
+        const float adjustment = out_i / out_f;
+        const float center = in_f / 2;
+        const float offset = center * (1 - adjustment);
+        xf = offset + (((x + 0.5f) / sf) - 0.5f);
+        break;
+      }
+    }
+    const double xi = xf;
+    if (p.coord == Coord::TfCropAndResize && (xi < 0 || xi > static_cast<double>(in - 1))) {
+      t.extrap[xo] = 1;
+      t.end[xo] = t.begin[xo];
+      continue;
+    }
+    if (p.mode == Mode::Nearest) {
+      int64_t i;
+      double fl = std::floor(xi);
+      double r = xi - fl;
+      if (p.nearest == NearestMode::Simple) {
+        i = scale < 1 ? static_cast<int64_t>(std::ceil(xi)) : static_cast<int64_t>(fl);
+      } else if (r == 0) {
+        i = static_cast<int64_t>(fl);
+      } else {
+        bool up = false;
+        switch (p.nearest) {
+          case NearestMode::RoundPreferFloor: up = r > 0.5; break;
+          case NearestMode::RoundPreferCeil: up = r >= 0.5; break;
+          case NearestMode::Floor: up = false; break;
+          case NearestMode::Ceil: up = true; break;
+          case NearestMode::Simple: break;
+        }
+        i = static_cast<int64_t>(fl) + (up ? 1 : 0);
+      }
+      t.idx.push_back(std::clamp<int64_t>(i, 0, in - 1));
+      t.w.push_back(1.0);
+      t.end[xo] = static_cast<int64_t>(t.idx.size());
+      continue;
+    }
+    // linear / cubic: base index x_int = ceil(x) - 1, ratio in (0, 1]
+    double x_int = std::ceil(xi) - 1;
+    double r = xi - x_int;
+    int64_t start;
+    c.clear();
+    bool aa = p.antialias && scale < 1.0;
+    if (p.mode == Mode::Linear) {
+      if (!aa) {
+        start = 0;
+        c = {1 - r, r};
+      } else {
+        start = static_cast<int64_t>(std::floor(-1 / scale)) + 1;
+        int64_t n = 2 - 2 * start;
+        for (int64_t j = 0; j < n; ++j)
+          c.push_back(std::max(0.0, 1 - std::abs((static_cast<double>(start + j) - r) * scale)));
+      }
+    } else {
+      double a = p.cubic_a;
+      if (!aa) {
+        start = -1;
+        for (int64_t j = 0; j < 4; ++j) c.push_back(cubic_kernel(static_cast<double>(start + j) - r, a));
+      } else {
+        start = static_cast<int64_t>(std::floor(-2 / scale)) + 1;
+        int64_t n = 2 - 2 * start;
+        for (int64_t j = 0; j < n; ++j) c.push_back(cubic_kernel(scale * (static_cast<double>(start + j) - r), a));
+      }
+    }
+    if (aa) {
+      double s = 0;
+      for (double v : c) s += v;
+      if (s != 0)
+        for (double& v : c) v /= s;
+    }
+    int64_t base = static_cast<int64_t>(x_int) + start;
+    if (p.exclude_outside) {
+      double s = 0;
+      for (size_t j = 0; j < c.size(); ++j) {
+        int64_t id = base + static_cast<int64_t>(j);
+        if (id < 0 || id >= in) c[j] = 0;
+        s += c[j];
+      }
+      if (s != 0)
+        for (double& v : c) v /= s;
+    }
+    for (size_t j = 0; j < c.size(); ++j) {
+      if (c[j] == 0) continue;
+      int64_t id = std::clamp<int64_t>(base + static_cast<int64_t>(j), 0, in - 1);
+      // merge with the previous tap when clamping made them equal
+      if (static_cast<int64_t>(t.idx.size()) > t.begin[xo] && t.idx.back() == id) {
+        t.w.back() += c[j];
+      } else {
+        t.idx.push_back(id);
+        t.w.push_back(c[j]);
+      }
+    }
+    t.end[xo] = static_cast<int64_t>(t.idx.size());
+  }
+  return t;
+}
+
+template <class T>
+using Calc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+template <class T>
+void resize_typed(const ResizeParams& p, const Tensor& x, Tensor& y, const std::vector<AxisTaps>& taps,
+                  ThreadPool* pool) {
+  using C = Calc<T>;
+  const int rank = x.rank();
+  const Shape& os = y.shape();
+  const auto strides = contiguous_strides(x.shape());
+  const T* in = x.data<T>();
+  T* out = y.data<T>();
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  const int64_t inner = rank == 0 ? 1 : os[rank - 1];
+  const int64_t rows = n / inner;
+  const T extrap = static_cast<T>(static_cast<C>(p.extrapolation));
+  // per-axis tap offsets premultiplied by strides
+  std::vector<std::vector<int64_t>> toff(rank);
+  std::vector<std::vector<C>> tw(rank);
+  for (int d = 0; d < rank; ++d) {
+    toff[d].resize(taps[d].idx.size());
+    tw[d].resize(taps[d].idx.size());
+    for (size_t k = 0; k < taps[d].idx.size(); ++k) {
+      toff[d][k] = taps[d].idx[k] * strides[d];
+      tw[d][k] = static_cast<C>(taps[d].w[k]);
+    }
+  }
+  auto body = [&](int64_t rb, int64_t re) {
+    std::vector<int64_t> oidx(rank, 0);
+    std::vector<int64_t> tk(rank, 0);
+    // decode the first row's index
+    int64_t rem = rb;
+    for (int d = rank - 2; d >= 0; --d) {
+      oidx[d] = rem % os[d];
+      rem /= os[d];
+    }
+    for (int64_t row = rb; row < re; ++row) {
+      bool row_extrap = false;
+      for (int d = 0; d < rank - 1; ++d) row_extrap |= taps[d].extrap[oidx[d]] != 0;
+      T* dst = out + row * inner;
+      for (int64_t xl = 0; xl < inner; ++xl) {
+        oidx[rank - 1] = xl;
+        if (row_extrap || taps[rank - 1].extrap[xl]) {
+          dst[xl] = extrap;
+          continue;
+        }
+        // sum over the product of taps
+        C acc = 0;
+        for (int d = 0; d < rank; ++d) tk[d] = taps[d].begin[oidx[d]];
+        while (true) {
+          int64_t off = 0;
+          C w = 1;
+          for (int d = 0; d < rank; ++d) {
+            off += toff[d][tk[d]];
+            w *= tw[d][tk[d]];
+          }
+          acc += w * static_cast<C>(in[off]);
+          int d = rank - 1;
+          for (; d >= 0; --d) {
+            if (++tk[d] < taps[d].end[oidx[d]]) break;
+            tk[d] = taps[d].begin[oidx[d]];
+          }
+          if (d < 0) break;
+        }
+        if constexpr (std::is_integral_v<T>) {
+          double v = std::trunc(static_cast<double>(acc));
+          v = std::clamp(v, static_cast<double>(std::numeric_limits<T>::lowest()),
+                         static_cast<double>(std::numeric_limits<T>::max()));
+          dst[xl] = static_cast<T>(v);
+        } else {
+          dst[xl] = static_cast<T>(acc);
+        }
+      }
+      for (int d = rank - 2; d >= 0; --d) {
+        if (++oidx[d] < os[d]) break;
+        oidx[d] = 0;
+      }
+    }
+  };
+  if (n > (1 << 15)) {
+    parallel_for(pool, rows, body);
+  } else {
+    body(0, rows);
+  }
+}
+
+std::vector<double> read_floats(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.float_at(i);
+  return v;
+}
+
+struct ResizeConfig {
+  ResizeParams p;
+  int64_t opset = 11;
+  bool upsample = false;
+  std::vector<float> attr_scales;  // Upsample-7
+  std::vector<int64_t> axes;       // opset 18
+  std::string aspect = "stretch";
+};
+
+void run_resize(const ResizeConfig& cfg, KernelContext& ctx) {
+  const char* op = cfg.upsample ? "Upsample" : "Resize";
+  const Tensor& x = ctx.input(0);
+  const int rank = x.rank();
+  ONYX_KERNEL_CHECK(rank >= 1, std::string(op) + ": input must have rank >= 1");
+  std::vector<double> scales, roi;
+  std::vector<int64_t> sizes;
+  if (cfg.upsample) {
+    if (cfg.opset >= 9) {
+      scales = read_floats(ctx.input(1));
+    } else {
+      scales.assign(cfg.attr_scales.begin(), cfg.attr_scales.end());
+    }
+  } else if (cfg.opset < 11) {
+    scales = read_floats(ctx.input(1));
+  } else {
+    if (ctx.has_input(1)) roi = read_floats(ctx.input(1));
+    if (ctx.has_input(2) && ctx.input(2).numel() > 0) scales = read_floats(ctx.input(2));
+    if (ctx.has_input(3) && ctx.input(3).numel() > 0) sizes = ctx.input(3).to_int64_vector();
+    ONYX_KERNEL_CHECK(scales.empty() || sizes.empty(), "Resize: only one of 'scales' and 'sizes' may be given");
+    ONYX_KERNEL_CHECK(!scales.empty() || !sizes.empty(), "Resize: one of 'scales' and 'sizes' must be given");
+  }
+  std::vector<int64_t> axes;
+  if (!cfg.axes.empty()) {
+    std::vector<bool> seen(rank, false);
+    for (int64_t a : cfg.axes) {
+      int64_t ax = normalize_axis(a, rank);
+      ONYX_KERNEL_CHECK(!seen[ax], std::string(op) + ": repeated axis in 'axes'");
+      seen[ax] = true;
+      axes.push_back(ax);
+    }
+  } else {
+    for (int d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  const size_t na = axes.size();
+  const Shape& is = x.shape();
+  std::vector<double> scale(rank, 1.0), rs(rank, 0.0), re(rank, 1.0);
+  Shape os = is;
+  if (!roi.empty()) {
+    ONYX_KERNEL_CHECK(roi.size() == 2 * na, std::string(op) + ": roi must have 2*" + std::to_string(na) +
+                                                " values, got " + std::to_string(roi.size()));
+    for (size_t k = 0; k < na; ++k) {
+      rs[axes[k]] = roi[k];
+      re[axes[k]] = roi[na + k];
+    }
+  }
+  if (!sizes.empty()) {
+    ONYX_KERNEL_CHECK(sizes.size() == na, std::string(op) + ": sizes must have " + std::to_string(na) +
+                                              " values, got " + std::to_string(sizes.size()));
+    for (int64_t s : sizes) ONYX_KERNEL_CHECK(s >= 0, std::string(op) + ": negative output size");
+    if (cfg.aspect == "stretch") {
+      for (size_t k = 0; k < na; ++k) {
+        int64_t d = axes[k];
+        os[d] = sizes[k];
+        scale[d] = is[d] == 0 ? 1.0f : static_cast<float>(sizes[k]) / static_cast<float>(is[d]);
+      }
+    } else {
+      bool not_larger = cfg.aspect == "not_larger";
+      ONYX_KERNEL_CHECK(not_larger || cfg.aspect == "not_smaller",
+                        "Resize: unknown keep_aspect_ratio_policy '" + cfg.aspect + "'");
+      float s = not_larger ? std::numeric_limits<float>::max() : 0.0f;
+      for (size_t k = 0; k < na; ++k) {
+        float r = static_cast<float>(sizes[k]) / static_cast<float>(is[axes[k]]);
+        s = not_larger ? std::min(s, r) : std::max(s, r);
+      }
+      for (size_t k = 0; k < na; ++k) {
+        int64_t d = axes[k];
+        scale[d] = s;
+        os[d] = static_cast<int64_t>(std::round(s * static_cast<float>(is[d])));
+      }
+    }
+  } else {
+    ONYX_KERNEL_CHECK(scales.size() == na, std::string(op) + ": scales must have " + std::to_string(na) +
+                                               " values for input of shape " + shape_to_string(is) + ", got " +
+                                               std::to_string(scales.size()));
+    for (size_t k = 0; k < na; ++k) {
+      int64_t d = axes[k];
+      ONYX_KERNEL_CHECK(scales[k] > 0, std::string(op) + ": scales must be positive");
+      scale[d] = static_cast<float>(scales[k]);
+      os[d] = static_cast<int64_t>(std::floor(static_cast<float>(scales[k]) * static_cast<float>(is[d])));
+    }
+  }
+  Tensor& y = ctx.allocate_output(0, x.dtype(), os);
+  if (y.numel() == 0) return;
+  ONYX_KERNEL_CHECK(x.numel() > 0, std::string(op) + ": cannot resize an empty input to a non-empty output");
+  std::vector<AxisTaps> taps;
+  taps.reserve(rank);
+  for (int d = 0; d < rank; ++d) taps.push_back(make_taps(cfg.p, is[d], os[d], scale[d], rs[d], re[d]));
+  dispatch_numeric(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    resize_typed<T>(cfg.p, x, y, taps, ctx.thread_pool());
+  });
+}
+
+Mode parse_mode(const std::string& m) {
+  if (m == "nearest") return Mode::Nearest;
+  if (m == "linear" || m == "bilinear") return Mode::Linear;
+  if (m == "cubic") return Mode::Cubic;
+  kernel_fail("Resize: unknown mode '" + m + "'");
+}
+
+KernelFactory resize_factory(bool upsample) {
+  return [upsample](const KernelInitContext& init) -> std::unique_ptr<Kernel> {
+    ResizeConfig cfg;
+    cfg.upsample = upsample;
+    cfg.opset = init.opset();
+    cfg.p.mode = parse_mode(init.get_string("mode", "nearest"));
+    if (upsample || cfg.opset < 11) {
+      ONYX_KERNEL_CHECK(cfg.p.mode != Mode::Cubic, "Upsample/Resize-10: cubic mode is not supported");
+      cfg.p.coord = Coord::Asymmetric;
+      cfg.p.nearest = NearestMode::Simple;
+      if (upsample && cfg.opset < 9) cfg.attr_scales = init.get_floats("scales");
+    } else {
+      std::string c = init.get_string("coordinate_transformation_mode", "half_pixel");
+      if (c == "half_pixel") cfg.p.coord = Coord::HalfPixel;
+      else if (c == "pytorch_half_pixel") cfg.p.coord = Coord::PytorchHalfPixel;
+      else if (c == "align_corners") cfg.p.coord = Coord::AlignCorners;
+      else if (c == "asymmetric") cfg.p.coord = Coord::Asymmetric;
+      else if (c == "tf_half_pixel_for_nn") cfg.p.coord = Coord::TfHalfPixelForNN;
+      else if (c == "tf_crop_and_resize") cfg.p.coord = Coord::TfCropAndResize;
+      else if (c == "half_pixel_symmetric") cfg.p.coord = Coord::HalfPixelSymmetric;
+      else kernel_fail("Resize: unknown coordinate_transformation_mode '" + c + "'");
+      std::string nm = init.get_string("nearest_mode", "round_prefer_floor");
+      if (nm == "round_prefer_floor") cfg.p.nearest = NearestMode::RoundPreferFloor;
+      else if (nm == "round_prefer_ceil") cfg.p.nearest = NearestMode::RoundPreferCeil;
+      else if (nm == "floor") cfg.p.nearest = NearestMode::Floor;
+      else if (nm == "ceil") cfg.p.nearest = NearestMode::Ceil;
+      else kernel_fail("Resize: unknown nearest_mode '" + nm + "'");
+      cfg.p.cubic_a = init.get_float("cubic_coeff_a", -0.75f);
+      cfg.p.exclude_outside = init.get_int("exclude_outside", 0) != 0;
+      cfg.p.extrapolation = init.get_float("extrapolation_value", 0.f);
+      cfg.p.antialias = init.get_int("antialias", 0) != 0;
+      cfg.axes = init.get_ints("axes", {});
+      cfg.aspect = init.get_string("keep_aspect_ratio_policy", "stretch");
+    }
+    return std::make_unique<LambdaKernel>([cfg](KernelContext& ctx) { run_resize(cfg, ctx); });
+  };
+}
+
+}  // namespace
+
+void register_resize(KernelRegistry& r) {
+  r.add("Resize", 10, kMaxOpset, resize_factory(false));
+  r.add("Upsample", 7, kMaxOpset, resize_factory(true));
+}
 
 }  // namespace onyx

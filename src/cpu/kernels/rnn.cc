@@ -1,7 +1,354 @@
+// Recurrent layers: RNN, GRU and LSTM (forward / reverse / bidirectional,
+// layout 0 and 1, activation lists with alpha/beta, clip, sequence_lens,
+// initial states, peepholes, input_forget, linear_before_reset).
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <type_traits>
+
 #include "cpu/cpu_provider.h"
+#include "kernels/dispatch.h"
 
 namespace onyx {
+namespace {
 
-void register_rnn(KernelRegistry& r) {}
+enum class Cell { RNN, GRU, LSTM };
+
+enum class ActKind { Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu,
+                     Softsign, Softplus };
+
+struct Act {
+  ActKind kind = ActKind::Tanh;
+  float alpha = 0, beta = 0;
+  template <class C>
+  C operator()(C x) const {
+    switch (kind) {
+      case ActKind::Relu: return x > C(0) ? x : C(0);
+      case ActKind::Tanh: return std::tanh(x);
+      case ActKind::Sigmoid: return C(1) / (C(1) + std::exp(-x));
+      case ActKind::Affine: return C(alpha) * x + C(beta);
+      case ActKind::LeakyRelu: return x >= C(0) ? x : C(alpha) * x;
+      case ActKind::ThresholdedRelu: return x > C(alpha) ? x : C(0);
+      case ActKind::ScaledTanh: return C(alpha) * std::tanh(C(beta) * x);
+      case ActKind::HardSigmoid: return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+      case ActKind::Elu: return x >= C(0) ? x : C(alpha) * (std::exp(x) - C(1));
+      case ActKind::Softsign: return x / (C(1) + std::abs(x));
+      case ActKind::Softplus: return std::log1p(std::exp(x));
+    }
+    return x;
+  }
+};
+
+std::vector<Act> parse_activations(const std::vector<std::string>& names, const std::vector<float>& alphas,
+                                   const std::vector<float>& betas) {
+  std::vector<Act> out;
+  size_t ai = 0, bi = 0;
+  for (const auto& n : names) {
+    std::string l = n;
+    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+    Act a;
+    bool needs_alpha = false, needs_beta = false;
+    if (l == "relu") a.kind = ActKind::Relu;
+    else if (l == "tanh") a.kind = ActKind::Tanh;
+    else if (l == "sigmoid") a.kind = ActKind::Sigmoid;
+    else if (l == "affine") { a.kind = ActKind::Affine; a.alpha = 1; a.beta = 0; needs_alpha = needs_beta = true; }
+    else if (l == "leakyrelu") { a.kind = ActKind::LeakyRelu; a.alpha = 0.01f; needs_alpha = true; }
+    else if (l == "thresholdedrelu") { a.kind = ActKind::ThresholdedRelu; a.alpha = 1; needs_alpha = true; }
+    else if (l == "scaledtanh") { a.kind = ActKind::ScaledTanh; a.alpha = 1; a.beta = 1; needs_alpha = needs_beta = true; }
+    else if (l == "hardsigmoid") { a.kind = ActKind::HardSigmoid; a.alpha = 0.2f; a.beta = 0.5f; needs_alpha = needs_beta = true; }
+    else if (l == "elu") { a.kind = ActKind::Elu; a.alpha = 1; needs_alpha = true; }
+    else if (l == "softsign") a.kind = ActKind::Softsign;
+    else if (l == "softplus") a.kind = ActKind::Softplus;
+    else kernel_fail("unsupported recurrent activation '" + n + "'");
+    if (needs_alpha && ai < alphas.size()) a.alpha = alphas[ai++];
+    if (needs_beta && bi < betas.size()) a.beta = betas[bi++];
+    out.push_back(a);
+  }
+  return out;
+}
+
+struct RnnConfig {
+  Cell cell = Cell::RNN;
+  int64_t hidden = 0;
+  int num_dir = 1;
+  bool reverse_only = false;
+  int layout = 0;
+  float clip = 0;  // 0: none
+  bool linear_before_reset = false;
+  bool input_forget = false;
+  std::vector<Act> acts;  // per direction: acts_per_dir entries
+  int acts_per_dir = 1;
+  const char* name = "RNN";
+};
+
+int num_gates(Cell c) { return c == Cell::RNN ? 1 : c == Cell::GRU ? 3 : 4; }
+
+// out[m, n] = sum_k a[m, k] * w[n, k]   (w row-major [N, K])
+template <class C>
+void matmul_bt(const C* a, const C* w, C* out, int64_t M, int64_t N, int64_t K, bool accumulate) {
+  for (int64_t m = 0; m < M; ++m) {
+    const C* ar = a + m * K;
+    C* orow = out + m * N;
+    for (int64_t n = 0; n < N; ++n) {
+      const C* wr = w + n * K;
+      C s = 0;
+      for (int64_t k = 0; k < K; ++k) s += ar[k] * wr[k];
+      orow[n] = accumulate ? orow[n] + s : s;
+    }
+  }
+}
+
+template <class T>
+using CalcT = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+template <class T, class C = CalcT<T>>
+std::vector<C> to_calc(const Tensor& t) {
+  std::vector<C> v(static_cast<size_t>(t.numel()));
+  const T* p = t.data<T>();
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = static_cast<C>(p[i]);
+  return v;
+}
+
+template <class T>
+void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx) {
+  using C = CalcT<T>;
+  const char* op = cfg.name;
+  const Tensor& X = ctx.input(0);
+  const Tensor& W = ctx.input(1);
+  const Tensor& R = ctx.input(2);
+  const int G = num_gates(cfg.cell);
+  ONYX_KERNEL_CHECK(X.rank() == 3, std::string(op) + ": X must be 3-D, got shape " + shape_to_string(X.shape()));
+  const int64_t seq = cfg.layout == 0 ? X.dim(0) : X.dim(1);
+  const int64_t batch = cfg.layout == 0 ? X.dim(1) : X.dim(0);
+  const int64_t in = X.dim(2);
+  const int D = cfg.num_dir;
+  const int64_t H = cfg.hidden > 0 ? cfg.hidden : (R.rank() == 3 ? R.dim(2) : 0);
+  ONYX_KERNEL_CHECK(W.shape() == (Shape{D, G * H, in}),
+                    std::string(op) + ": W has shape " + shape_to_string(W.shape()) + ", expected " +
+                        shape_to_string(Shape{D, G * H, in}));
+  ONYX_KERNEL_CHECK(R.shape() == (Shape{D, G * H, H}),
+                    std::string(op) + ": R has shape " + shape_to_string(R.shape()) + ", expected " +
+                        shape_to_string(Shape{D, G * H, H}));
+  std::vector<C> x = to_calc<T>(X), w = to_calc<T>(W), r = to_calc<T>(R);
+  std::vector<C> b(static_cast<size_t>(D * 2 * G * H), C(0));
+  if (ctx.has_input(3)) {
+    const Tensor& B = ctx.input(3);
+    ONYX_KERNEL_CHECK(B.shape() == (Shape{D, 2 * G * H}), std::string(op) + ": B has shape " +
+                                                              shape_to_string(B.shape()) + ", expected " +
+                                                              shape_to_string(Shape{D, 2 * G * H}));
+    b = to_calc<T>(B);
+  }
+  std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
+  if (ctx.has_input(4)) {
+    const Tensor& L = ctx.input(4);
+    ONYX_KERNEL_CHECK(L.numel() == batch, std::string(op) + ": sequence_lens has shape " +
+                                              shape_to_string(L.shape()) + ", expected [" +
+                                              std::to_string(batch) + "]");
+    for (int64_t i = 0; i < batch; ++i) {
+      lens[i] = L.int_at(i);
+      ONYX_KERNEL_CHECK(lens[i] >= 0 && lens[i] <= seq, std::string(op) + ": sequence_lens[" + std::to_string(i) +
+                                                            "]=" + std::to_string(lens[i]) +
+                                                            " is outside [0, " + std::to_string(seq) + "]");
+    }
+  }
+  const Shape state_shape = cfg.layout == 0 ? Shape{D, batch, H} : Shape{batch, D, H};
+  auto state_index = [&](int d, int64_t bb) {
+    return cfg.layout == 0 ? (d * batch + bb) * H : (bb * D + d) * H;
+  };
+  std::vector<C> h0(static_cast<size_t>(D * batch * H), C(0)), c0 = h0;
+  if (ctx.has_input(5)) {
+    const Tensor& I = ctx.input(5);
+    ONYX_KERNEL_CHECK(I.shape() == state_shape, std::string(op) + ": initial_h has shape " +
+                                                    shape_to_string(I.shape()) + ", expected " +
+                                                    shape_to_string(state_shape));
+    h0 = to_calc<T>(I);
+  }
+  std::vector<C> p;
+  if (cfg.cell == Cell::LSTM) {
+    if (ctx.has_input(6)) {
+      const Tensor& I = ctx.input(6);
+      ONYX_KERNEL_CHECK(I.shape() == state_shape, std::string(op) + ": initial_c has shape " +
+                                                      shape_to_string(I.shape()) + ", expected " +
+                                                      shape_to_string(state_shape));
+      c0 = to_calc<T>(I);
+    }
+    if (ctx.has_input(7)) {
+      const Tensor& P = ctx.input(7);
+      ONYX_KERNEL_CHECK(P.shape() == (Shape{D, 3 * H}), std::string(op) + ": P has shape " +
+                                                            shape_to_string(P.shape()) + ", expected " +
+                                                            shape_to_string(Shape{D, 3 * H}));
+      p = to_calc<T>(P);
+    }
+  }
+  const Shape y_shape = cfg.layout == 0 ? Shape{seq, D, batch, H} : Shape{batch, seq, D, H};
+  std::vector<C> y(static_cast<size_t>(seq * D * batch * H), C(0));
+  std::vector<C> yh(static_cast<size_t>(D * batch * H), C(0)), yc = yh;
+  auto y_index = [&](int64_t t, int d, int64_t bb) {
+    return cfg.layout == 0 ? ((t * D + d) * batch + bb) * H : ((bb * seq + t) * D + d) * H;
+  };
+  const C clip = static_cast<C>(cfg.clip);
+  auto clipv = [&](C v) { return clip > 0 ? std::max(-clip, std::min(clip, v)) : v; };
+
+  const int64_t GH = G * H;
+  // X in [seq, batch, in] order
+  std::vector<C> xs(static_cast<size_t>(seq * batch * in));
+  for (int64_t t = 0; t < seq; ++t)
+    for (int64_t bb = 0; bb < batch; ++bb) {
+      const C* src = x.data() + (cfg.layout == 0 ? (t * batch + bb) * in : (bb * seq + t) * in);
+      std::copy(src, src + in, xs.data() + (t * batch + bb) * in);
+    }
+  std::vector<C> xw(static_cast<size_t>(seq * batch * GH));
+  std::vector<C> hr(static_cast<size_t>(GH)), tmp(static_cast<size_t>(H));
+  for (int d = 0; d < D; ++d) {
+    const bool rev = cfg.reverse_only || d == 1;
+    const C* wd = w.data() + d * GH * in;
+    const C* rd = r.data() + d * GH * H;
+    const C* wb = b.data() + d * 2 * GH;
+    const C* rb = wb + GH;
+    const C* pd = p.empty() ? nullptr : p.data() + d * 3 * H;
+    const Act* act = cfg.acts.data() + d * cfg.acts_per_dir;
+    // input projection for all steps, with the input bias (and the recurrent bias
+    // wherever it is simply added)
+    matmul_bt(xs.data(), wd, xw.data(), seq * batch, GH, in, false);
+    for (int64_t row = 0; row < seq * batch; ++row) {
+      C* xr = xw.data() + row * GH;
+      for (int64_t g = 0; g < GH; ++g) {
+        bool rbias_here = !(cfg.cell == Cell::GRU && g >= 2 * H);
+        xr[g] += wb[g] + (rbias_here ? rb[g] : C(0));
+      }
+    }
+    for (int64_t bb = 0; bb < batch; ++bb) {
+      std::vector<C> h(h0.begin() + state_index(d, bb), h0.begin() + state_index(d, bb) + H);
+      std::vector<C> c(c0.begin() + state_index(d, bb), c0.begin() + state_index(d, bb) + H);
+      const int64_t L = lens[bb];
+      for (int64_t s = 0; s < L; ++s) {
+        const int64_t t = rev ? L - 1 - s : s;
+        const C* xg = xw.data() + (t * batch + bb) * GH;
+        C* yo = y.data() + y_index(t, d, bb);
+        switch (cfg.cell) {
+          case Cell::RNN: {
+            matmul_bt(h.data(), rd, hr.data(), 1, H, H, false);
+            for (int64_t j = 0; j < H; ++j) h[j] = act[0](clipv(xg[j] + hr[j]));
+            break;
+          }
+          case Cell::GRU: {
+            // z, r gates
+            matmul_bt(h.data(), rd, hr.data(), 1, 2 * H, H, false);
+            std::vector<C> z(H), rg(H);
+            for (int64_t j = 0; j < H; ++j) {
+              z[j] = act[0](clipv(xg[j] + hr[j]));
+              rg[j] = act[0](clipv(xg[H + j] + hr[H + j]));
+            }
+            const C* rh = rd + 2 * H * H;
+            const C* rbh = rb + 2 * H;
+            if (cfg.linear_before_reset) {
+              matmul_bt(h.data(), rh, tmp.data(), 1, H, H, false);
+              for (int64_t j = 0; j < H; ++j) tmp[j] = rg[j] * (tmp[j] + rbh[j]);
+            } else {
+              std::vector<C> rhp(H);
+              for (int64_t j = 0; j < H; ++j) rhp[j] = rg[j] * h[j];
+              matmul_bt(rhp.data(), rh, tmp.data(), 1, H, H, false);
+              for (int64_t j = 0; j < H; ++j) tmp[j] += rbh[j];
+            }
+            for (int64_t j = 0; j < H; ++j) {
+              C hh = act[1](clipv(xg[2 * H + j] + tmp[j]));
+              h[j] = (C(1) - z[j]) * hh + z[j] * h[j];
+            }
+            break;
+          }
+          case Cell::LSTM: {
+            matmul_bt(h.data(), rd, hr.data(), 1, GH, H, false);
+            for (int64_t j = 0; j < H; ++j) {
+              C gi = xg[j] + hr[j];
+              C go = xg[H + j] + hr[H + j];
+              C gf = xg[2 * H + j] + hr[2 * H + j];
+              C gc = xg[3 * H + j] + hr[3 * H + j];
+              if (pd) {
+                gi += pd[j] * c[j];
+                gf += pd[2 * H + j] * c[j];
+              }
+              C i_ = act[0](clipv(gi));
+              C f_ = cfg.input_forget ? C(1) - i_ : act[0](clipv(gf));
+              C c_ = act[1](clipv(gc));
+              c[j] = f_ * c[j] + i_ * c_;
+              if (pd) go += pd[H + j] * c[j];
+              C o_ = act[0](clipv(go));
+              h[j] = o_ * act[2](c[j]);
+            }
+            break;
+          }
+        }
+        std::copy(h.begin(), h.end(), yo);
+      }
+      std::copy(h.begin(), h.end(), yh.begin() + state_index(d, bb));
+      std::copy(c.begin(), c.end(), yc.begin() + state_index(d, bb));
+    }
+  }
+  auto emit = [&](size_t idx, const Shape& shape, const std::vector<C>& v) {
+    if (idx >= ctx.num_outputs() || !ctx.wants_output(idx)) return;
+    Tensor& o = ctx.allocate_output(idx, X.dtype(), shape);
+    T* dst = o.data<T>();
+    for (size_t i = 0; i < v.size(); ++i) dst[i] = static_cast<T>(v[i]);
+  };
+  emit(0, y_shape, y);
+  emit(1, state_shape, yh);
+  if (cfg.cell == Cell::LSTM) emit(2, state_shape, yc);
+}
+
+KernelFactory rnn_factory(Cell cell) {
+  return [cell](const KernelInitContext& init) -> std::unique_ptr<Kernel> {
+    RnnConfig cfg;
+    cfg.cell = cell;
+    cfg.name = cell == Cell::RNN ? "RNN" : cell == Cell::GRU ? "GRU" : "LSTM";
+    cfg.hidden = init.get_int("hidden_size", 0);
+    std::string dir = init.get_string("direction", "forward");
+    if (dir == "forward") {
+      cfg.num_dir = 1;
+    } else if (dir == "reverse") {
+      cfg.num_dir = 1;
+      cfg.reverse_only = true;
+    } else if (dir == "bidirectional") {
+      cfg.num_dir = 2;
+    } else {
+      kernel_fail(std::string(cfg.name) + ": unknown direction '" + dir + "'");
+    }
+    cfg.layout = static_cast<int>(init.get_int("layout", 0));
+    ONYX_KERNEL_CHECK(cfg.layout == 0 || cfg.layout == 1, std::string(cfg.name) + ": layout must be 0 or 1");
+    cfg.clip = init.has("clip") ? init.get_float("clip", 0.f) : 0.f;
+    cfg.linear_before_reset = init.get_int("linear_before_reset", 0) != 0;
+    cfg.input_forget = init.get_int("input_forget", 0) != 0;
+    std::vector<std::string> defaults;
+    if (cell == Cell::RNN) defaults = {"Tanh"};
+    else if (cell == Cell::GRU) defaults = {"Sigmoid", "Tanh"};
+    else defaults = {"Sigmoid", "Tanh", "Tanh"};
+    cfg.acts_per_dir = static_cast<int>(defaults.size());
+    std::vector<std::string> names = init.get_strings("activations", {});
+    if (names.empty()) {
+      for (int d = 0; d < cfg.num_dir; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+    } else if (names.size() == defaults.size() && cfg.num_dir == 2) {
+      std::vector<std::string> twice = names;
+      twice.insert(twice.end(), names.begin(), names.end());
+      names = twice;
+    }
+    ONYX_KERNEL_CHECK(names.size() == defaults.size() * cfg.num_dir,
+                      std::string(cfg.name) + ": expected " + std::to_string(defaults.size() * cfg.num_dir) +
+                          " activations, got " + std::to_string(names.size()));
+    cfg.acts = parse_activations(names, init.get_floats("activation_alpha", {}), init.get_floats("activation_beta", {}));
+    return std::make_unique<LambdaKernel>([cfg](KernelContext& ctx) {
+      dispatch_float(ctx.input(0).dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        run_rnn_typed<T>(cfg, ctx);
+      });
+    });
+  };
+}
+
+}  // namespace
+
+void register_rnn(KernelRegistry& r) {
+  r.add("RNN", 1, kMaxOpset, rnn_factory(Cell::RNN));
+  r.add("GRU", 1, kMaxOpset, rnn_factory(Cell::GRU));
+  r.add("LSTM", 1, kMaxOpset, rnn_factory(Cell::LSTM));
+}
 
 }  // namespace onyx

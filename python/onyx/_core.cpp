@@ -1,0 +1,616 @@
+// The compiled half of the `onyx` Python package: sessions, values and the
+// numpy bridge. The onnxruntime-shaped API on top lives in onyx/__init__.py
+// and its helpers.
+//
+// Speed notes: contiguous numpy inputs are wrapped in place (the Tensor holds
+// a reference on the array), outputs become numpy arrays over the output
+// tensor's own memory (a capsule owns the Tensor), and run() releases the GIL.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "onyx/session.h"
+
+namespace py = pybind11;
+
+namespace {
+
+using onyx::DataType;
+using onyx::ErrorCode;
+using onyx::Shape;
+using onyx::Tensor;
+using onyx::TypeInfo;
+using onyx::Value;
+
+// ---------------------------------------------------------------- errors
+
+// Exception classes named as onnxruntime names them; their module is
+// onyx.capi.onnxruntime_pybind11_state (re-exported there from Python).
+struct ErrorClass {
+  ErrorCode code;
+  const char* py_name;
+  int ort_code;  // onnxruntime's StatusCode number, kept so messages read the same
+  const char* ort_name;
+};
+constexpr ErrorClass kErrorClasses[] = {
+    {ErrorCode::Fail, "Fail", 1, "FAIL"},
+    {ErrorCode::InvalidArgument, "InvalidArgument", 2, "INVALID_ARGUMENT"},
+    {ErrorCode::NoSuchFile, "NoSuchFile", 3, "NO_SUCHFILE"},
+    {ErrorCode::NoModel, "NoModel", 4, "NO_MODEL"},
+    {ErrorCode::RuntimeException, "RuntimeException", 6, "RUNTIME_EXCEPTION"},
+    {ErrorCode::InvalidProtobuf, "InvalidProtobuf", 7, "INVALID_PROTOBUF"},
+    {ErrorCode::NotImplemented, "NotImplemented", 9, "NOT_IMPLEMENTED"},
+    {ErrorCode::InvalidGraph, "InvalidGraph", 10, "INVALID_GRAPH"},
+};
+constexpr size_t kNumErrorClasses = sizeof(kErrorClasses) / sizeof(kErrorClasses[0]);
+PyObject* g_error_types[kNumErrorClasses] = {};
+// Classes onnxruntime also defines; Onyx never raises them but code may catch them.
+const char* const kExtraErrorNames[] = {"EngineError", "ModelLoaded", "EPFail", "NotFound",
+                                        "ModelLoadCanceled", "ModelRequiresCompilation", "DeviceReset"};
+
+void set_onyx_error(ErrorCode code, const std::string& msg) {
+  for (size_t i = 0; i < kNumErrorClasses; ++i) {
+    if (kErrorClasses[i].code == code) {
+      std::string text = "[ONNXRuntimeError] : " + std::to_string(kErrorClasses[i].ort_code) + " : " +
+                         kErrorClasses[i].ort_name + " : " + msg;
+      PyErr_SetString(g_error_types[i], text.c_str());
+      return;
+    }
+  }
+  PyErr_SetString(g_error_types[0], msg.c_str());
+}
+
+[[noreturn]] void raise_onyx(ErrorCode code, const std::string& msg) {
+  set_onyx_error(code, msg);
+  throw py::error_already_set();
+}
+
+// ---------------------------------------------------------------- dtypes
+
+DataType dtype_from_numpy(const py::dtype& dt) {
+  const char kind = dt.kind();
+  const size_t size = static_cast<size_t>(dt.itemsize());
+  switch (kind) {
+    case 'b': return DataType::Bool;
+    case 'f':
+      if (size == 2) return DataType::Float16;
+      if (size == 4) return DataType::Float;
+      if (size == 8) return DataType::Double;
+      break;
+    case 'i':
+      if (size == 1) return DataType::Int8;
+      if (size == 2) return DataType::Int16;
+      if (size == 4) return DataType::Int32;
+      if (size == 8) return DataType::Int64;
+      break;
+    case 'u':
+      if (size == 1) return DataType::UInt8;
+      if (size == 2) return DataType::UInt16;
+      if (size == 4) return DataType::UInt32;
+      if (size == 8) return DataType::UInt64;
+      break;
+    case 'c':
+      if (size == 8) return DataType::Complex64;
+      if (size == 16) return DataType::Complex128;
+      break;
+    case 'U': case 'S': case 'O': return DataType::String;
+    case 'V': {
+      // ml_dtypes' types are void-kind dtypes with their own names.
+      std::string name = py::str(dt.attr("name"));
+      if (name == "bfloat16") return DataType::BFloat16;
+      if (name == "float8_e4m3fn") return DataType::Float8E4M3FN;
+      if (name == "float8_e4m3fnuz") return DataType::Float8E4M3FNUZ;
+      if (name == "float8_e5m2") return DataType::Float8E5M2;
+      if (name == "float8_e5m2fnuz") return DataType::Float8E5M2FNUZ;
+      break;
+    }
+    default: break;
+  }
+  raise_onyx(ErrorCode::InvalidArgument,
+             "numpy dtype '" + std::string(py::str(dt)) + "' has no ONNX element type");
+}
+
+// numpy dtypes per DataType, made once (py::dtype("float32") parses a string).
+std::vector<py::object>* g_np_dtypes = nullptr;
+
+py::dtype numpy_dtype(DataType t) {
+  auto idx = static_cast<size_t>(t);
+  if (g_np_dtypes && idx < g_np_dtypes->size() && (*g_np_dtypes)[idx])
+    return py::reinterpret_borrow<py::dtype>((*g_np_dtypes)[idx]);
+  py::dtype dt;
+  switch (t) {
+    case DataType::Float: dt = py::dtype("float32"); break;
+    case DataType::Double: dt = py::dtype("float64"); break;
+    case DataType::Float16: dt = py::dtype("float16"); break;
+    case DataType::Int8: dt = py::dtype("int8"); break;
+    case DataType::Int16: dt = py::dtype("int16"); break;
+    case DataType::Int32: dt = py::dtype("int32"); break;
+    case DataType::Int64: dt = py::dtype("int64"); break;
+    case DataType::UInt8: dt = py::dtype("uint8"); break;
+    case DataType::UInt16: dt = py::dtype("uint16"); break;
+    case DataType::UInt32: dt = py::dtype("uint32"); break;
+    case DataType::UInt64: dt = py::dtype("uint64"); break;
+    case DataType::Bool: dt = py::dtype("bool"); break;
+    case DataType::Complex64: dt = py::dtype("complex64"); break;
+    case DataType::Complex128: dt = py::dtype("complex128"); break;
+    case DataType::String: dt = py::dtype("object"); break;
+    case DataType::BFloat16:
+    case DataType::Float8E4M3FN:
+    case DataType::Float8E4M3FNUZ:
+    case DataType::Float8E5M2:
+    case DataType::Float8E5M2FNUZ:
+      // With ml_dtypes installed these get their own numpy types; without
+      // it the raw bits come back as unsigned integers.
+      try {
+        py::module_ ml = py::module_::import("ml_dtypes");
+        dt = py::dtype::from_args(ml.attr(onyx::dtype_name(t).c_str()));
+      } catch (py::error_already_set&) {
+        dt = py::dtype(onyx::dtype_size(t) == 2 ? "uint16" : "uint8");
+      }
+      break;
+    default:
+      raise_onyx(ErrorCode::NotImplemented,
+                 "element type " + onyx::dtype_name(t) + " cannot be converted to numpy");
+  }
+  if (g_np_dtypes && idx < g_np_dtypes->size()) (*g_np_dtypes)[idx] = dt;
+  return dt;
+}
+
+DataType dtype_from_py(py::handle element_type) {
+  // An ONNX element type number, or anything np.dtype() accepts (np.float32, 'float32', ...).
+  if (PyLong_Check(element_type.ptr()) && !PyBool_Check(element_type.ptr())) {
+    long v = PyLong_AsLong(element_type.ptr());
+    if (v <= 0 || v > static_cast<long>(DataType::Int4))
+      raise_onyx(ErrorCode::InvalidArgument, "unknown ONNX element type " + std::to_string(v));
+    return static_cast<DataType>(v);
+  }
+  return dtype_from_numpy(py::dtype::from_args(py::reinterpret_borrow<py::object>(element_type)));
+}
+
+// ---------------------------------------------------------------- numpy <-> Tensor
+
+// A Tensor holder for memory owned by a Python object: holds a reference and
+// gives it back under the GIL, whichever thread drops the last copy.
+std::shared_ptr<void> py_owner(py::handle obj) {
+  obj.inc_ref();
+  return std::shared_ptr<void>(obj.ptr(), [](void* p) {
+    py::gil_scoped_acquire gil;
+    Py_DECREF(static_cast<PyObject*>(p));
+  });
+}
+
+Shape shape_of(const py::array& arr) {
+  Shape s(static_cast<size_t>(arr.ndim()));
+  for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<int64_t>(arr.shape(static_cast<py::ssize_t>(i)));
+  return s;
+}
+
+std::vector<py::ssize_t> np_shape(const Shape& s) { return std::vector<py::ssize_t>(s.begin(), s.end()); }
+
+Tensor strings_from_array(const py::array& arr) {
+  Tensor t(DataType::String, shape_of(arr));
+  py::list items = arr.attr("ravel")().attr("tolist")();
+  std::string* out = t.data<std::string>();
+  const size_t n = static_cast<size_t>(t.numel());
+  for (size_t i = 0; i < n; ++i) {
+    PyObject* item = PyList_GET_ITEM(items.ptr(), static_cast<Py_ssize_t>(i));
+    if (PyUnicode_Check(item)) {
+      Py_ssize_t len = 0;
+      const char* s = PyUnicode_AsUTF8AndSize(item, &len);
+      if (!s) throw py::error_already_set();
+      out[i].assign(s, static_cast<size_t>(len));
+    } else if (PyBytes_Check(item)) {
+      out[i].assign(PyBytes_AS_STRING(item), static_cast<size_t>(PyBytes_GET_SIZE(item)));
+    } else {
+      out[i] = std::string(py::str(item));
+    }
+  }
+  return t;
+}
+
+// A numpy array (or anything np.asarray takes) as a Tensor: contiguous
+// numeric arrays are wrapped in place, everything else is copied once.
+// `copy` forces a private copy (OrtValue.ortvalue_from_numpy does not).
+Tensor tensor_from_py(py::handle obj, bool copy = false) {
+  py::array arr = py::array::ensure(obj, py::array::c_style);
+  if (!arr) {
+    // ensure() refuses some inputs (e.g. ragged lists); let numpy explain.
+    throw py::error_already_set();
+  }
+  py::dtype dt = arr.dtype();
+  DataType type = dtype_from_numpy(dt);
+  if (type == DataType::String) return strings_from_array(arr);
+  const char order = dt.byteorder();
+  if (order == '>') {  // big-endian data: convert to native order
+    arr = py::array::ensure(arr.attr("astype")(dt.attr("newbyteorder")("=")), py::array::c_style);
+  }
+  if (copy) {
+    Tensor t(type, shape_of(arr));
+    if (t.nbytes()) std::memcpy(t.raw(), arr.data(), t.nbytes());
+    return t;
+  }
+  return Tensor::wrap(type, shape_of(arr), const_cast<void*>(arr.data()), py_owner(arr));
+}
+
+py::object strings_to_numpy(const Tensor& t) {
+  py::array out(py::dtype("object"), np_shape(t.shape()));
+  const std::string* s = t.data<std::string>();
+  const size_t n = static_cast<size_t>(t.numel());
+  auto** slots = reinterpret_cast<PyObject**>(out.mutable_data());
+  for (size_t i = 0; i < n; ++i) {
+    PyObject* u = PyUnicode_DecodeUTF8(s[i].data(), static_cast<Py_ssize_t>(s[i].size()), "surrogateescape");
+    if (!u) throw py::error_already_set();
+    Py_XDECREF(slots[i]);
+    slots[i] = u;
+  }
+  return out;
+}
+
+// A Tensor as a numpy array over the same memory; the capsule keeps a Tensor
+// (and so its storage) alive as long as the array. `copy` makes a private copy
+// instead, for tensors whose memory is shared with something else.
+py::object tensor_to_numpy(const Tensor& t, bool copy) {
+  if (t.dtype() == DataType::String) return strings_to_numpy(t);
+  py::dtype dt = numpy_dtype(t.dtype());
+  if (copy || t.numel() == 0 || !t.raw()) {
+    py::array out(dt, np_shape(t.shape()));
+    if (t.nbytes()) std::memcpy(out.mutable_data(), t.raw(), t.nbytes());
+    return out;
+  }
+  auto* keep = new Tensor(t);
+  py::capsule base(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+  return py::array(dt, np_shape(t.shape()), {}, const_cast<void*>(t.raw()), base);
+}
+
+// Whether an output tensor's memory is shared with something that outlives
+// the call (an initializer, a feed, another output): those are copied, so
+// every returned array is the caller's own, as in onnxruntime.
+bool shared_storage(const Tensor& t) { return t.holder().use_count() > 1; }
+
+py::object value_to_py(const Value& v, bool private_copy) {
+  if (v.is_tensor()) return tensor_to_numpy(v.tensor(), private_copy && shared_storage(v.tensor()));
+  if (v.is_sequence()) {
+    py::list out;
+    for (auto& item : v.sequence().items) out.append(tensor_to_numpy(item, private_copy && shared_storage(item)));
+    return out;
+  }
+  if (v.is_optional()) {
+    auto& c = v.optional().content;
+    if (!c) return py::none();
+    return value_to_py(*c, private_copy);
+  }
+  return py::none();
+}
+
+// ---------------------------------------------------------------- OrtValue
+
+struct PyValue {
+  Value value;
+
+  const Tensor& tensor() const {
+    if (!value.is_tensor()) raise_onyx(ErrorCode::InvalidArgument, "the OrtValue holds a " + value.kind_name() + ", not a tensor");
+    return value.tensor();
+  }
+};
+
+void check_cpu(const std::string& device_type) {
+  std::string d;
+  for (char c : device_type) d += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (d != "cpu")
+    raise_onyx(ErrorCode::InvalidArgument,
+               "device '" + device_type + "' is not available in this build of Onyx (only 'cpu')");
+}
+
+std::string type_string(const Value& v) {
+  if (v.is_tensor()) return "tensor(" + onyx::dtype_name(v.tensor().dtype()) + ")";
+  if (v.is_sequence()) return "seq(tensor(" + onyx::dtype_name(v.sequence().elem_type) + "))";
+  if (v.is_optional()) return "optional(" + v.optional().type.to_string() + ")";
+  return "";
+}
+
+// A Python object as the Value an input of type `type` wants (type may be null).
+Value value_from_py(py::handle obj, const TypeInfo* type) {
+  if (py::isinstance<PyValue>(obj)) return obj.cast<const PyValue&>().value;
+  if (type && type->kind == TypeInfo::Kind::Optional) {
+    onyx::Optional o;
+    if (type->inner) o.type = *type->inner;
+    if (!obj.is_none()) o.content = std::make_shared<Value>(value_from_py(obj, type->inner.get()));
+    return Value(std::move(o));
+  }
+  if (type && type->kind == TypeInfo::Kind::Sequence && (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()))) {
+    onyx::Sequence s;
+    if (type->inner) s.elem_type = type->inner->elem_type;
+    for (auto item : obj) s.items.push_back(tensor_from_py(item));
+    if (s.elem_type == DataType::Undefined && !s.items.empty()) s.elem_type = s.items[0].dtype();
+    return Value(std::move(s));
+  }
+  return Value(tensor_from_py(obj));
+}
+
+// ---------------------------------------------------------------- Session
+
+// As onnxruntime: a list of ints, symbolic names (str) and None (unknown);
+// an empty list when the shape is not known at all.
+py::list dims_to_py(const TypeInfo& t) {
+  py::list shape;
+  if (!t.has_shape) return shape;
+  for (auto& d : t.shape) {
+    if (d.value >= 0) shape.append(d.value);
+    else if (!d.symbol.empty()) shape.append(d.symbol);
+    else shape.append(py::none());
+  }
+  return shape;
+}
+
+py::list metas_to_py(const std::vector<onyx::ValueMeta>& metas) {
+  py::list out;
+  for (auto& m : metas) out.append(py::make_tuple(m.name, m.type.to_string(), dims_to_py(m.type)));
+  return out;
+}
+
+class PySession {
+ public:
+  PySession(py::object model, int opt_level, int intra, int inter, int exec_mode, int log_level,
+            std::vector<std::string> providers, std::map<std::string, std::string> config,
+            bool initializers_as_constants) {
+    onyx::SessionOptions o;
+    o.optimization_level = static_cast<onyx::OptimizationLevel>(opt_level);
+    o.intra_op_num_threads = intra;
+    o.inter_op_num_threads = inter;
+    o.execution_mode = exec_mode == 1 ? onyx::ExecutionMode::Parallel : onyx::ExecutionMode::Sequential;
+    o.log_severity_level = static_cast<onyx::LogLevel>(log_level < 0 ? 2 : (log_level > 4 ? 4 : log_level));
+    o.providers = std::move(providers);
+    o.config = std::move(config);
+    o.initializers_as_constants = initializers_as_constants;
+    if (PyBytes_Check(model.ptr())) {
+      char* data = nullptr;
+      Py_ssize_t size = 0;
+      PyBytes_AsStringAndSize(model.ptr(), &data, &size);
+      py::gil_scoped_release nogil;
+      session_ = onyx::Session::from_bytes(data, static_cast<size_t>(size), o);
+    } else {
+      std::string path = py::str(model);
+      py::gil_scoped_release nogil;
+      session_ = onyx::Session::from_file(path, o);
+    }
+    const auto& ins = session_->inputs();
+    for (size_t i = 0; i < ins.size(); ++i) feed_info_[ins[i].name] = {&ins[i].type, true};
+    for (auto& m : session_->overridable_initializers()) feed_info_[m.name] = {&m.type, false};
+  }
+
+  // run(output_names, input_feed) -> list of numpy arrays (or lists / None
+  // for sequence and optional outputs).
+  py::list run(py::object output_names, py::object feeds) {
+    onyx::Feeds values;  // kept until the outputs are converted (see shared_storage)
+    std::vector<Value> outs = run_values(output_names, feeds, values);
+    py::list result(outs.size());
+    for (size_t i = 0; i < outs.size(); ++i) result[i] = value_to_py(outs[i], true);
+    return result;
+  }
+
+  // The same with OrtValues out (run_with_ort_values, IOBinding).
+  py::list run_ort(py::object output_names, py::object feeds) {
+    onyx::Feeds values;
+    std::vector<Value> outs = run_values(output_names, feeds, values);
+    py::list result(outs.size());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      Value& v = outs[i];
+      if (v.is_tensor() && shared_storage(v.tensor())) v = Value(v.tensor().clone());
+      result[i] = py::cast(PyValue{std::move(v)});
+    }
+    return result;
+  }
+
+  py::list inputs() const { return metas_to_py(session_->inputs()); }
+  py::list outputs() const { return metas_to_py(session_->outputs()); }
+  py::list overridable_initializers() const { return metas_to_py(session_->overridable_initializers()); }
+  std::string model_name() const { return session_->model_name(); }
+
+ private:
+  struct FeedInfo {
+    const TypeInfo* type;
+    bool required;
+  };
+
+  // Converts the feeds into `values` (which the caller keeps until it has
+  // looked at the outputs: an output that is a feed then shows as shared).
+  std::vector<Value> run_values(py::object output_names, py::object feed_obj, onyx::Feeds& values) {
+    // input_feed: a dict (the fast path) or any other mapping.
+    py::dict feeds;
+    if (PyDict_Check(feed_obj.ptr())) {
+      feeds = py::reinterpret_borrow<py::dict>(feed_obj);
+    } else if (py::hasattr(feed_obj, "keys")) {
+      feeds = py::dict(feed_obj);
+    } else {
+      throw py::type_error("input_feed must be a dict of input name -> value, got " +
+                           std::string(py::str(py::type::of(feed_obj).attr("__name__"))));
+    }
+    values.reserve(feeds.size());
+    size_t required_seen = 0;
+    for (auto item : feeds) {
+      std::string name = py::cast<std::string>(item.first);
+      auto it = feed_info_.find(name);
+      const TypeInfo* type = nullptr;
+      if (it != feed_info_.end()) {
+        type = it->second.type;
+        if (it->second.required) ++required_seen;
+      }
+      values.emplace_back(std::move(name), value_from_py(item.second, type));
+    }
+    if (required_seen < session_->inputs().size()) missing_inputs(feeds);
+    std::vector<std::string> names;
+    if (!output_names.is_none()) {
+      names.reserve(py::len(output_names));
+      for (auto n : output_names) names.push_back(py::cast<std::string>(n));
+    }
+    std::vector<Value> outs;
+    {
+      py::gil_scoped_release nogil;
+      outs = session_->run(values, names);
+    }
+    return outs;
+  }
+
+  [[noreturn]] void missing_inputs(const py::dict& feeds) const {
+    // As onnxruntime: a ValueError naming the missing required inputs.
+    py::list missing, given;
+    for (auto& m : session_->inputs())
+      if (!feeds.contains(py::str(m.name))) missing.append(m.name);
+    for (auto item : feeds) given.append(item.first);
+    std::string msg = "Required inputs (" + std::string(py::repr(missing)) + ") are missing from input feed (" +
+                      std::string(py::repr(given)) + ").";
+    throw py::value_error(msg);
+  }
+
+  std::unique_ptr<onyx::Session> session_;
+  std::unordered_map<std::string, FeedInfo> feed_info_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "Onyx native module (sessions, values, numpy bridge)";
+
+  // Exceptions: created here so the translator can raise them; Python
+  // re-exports them from onyx.capi.onnxruntime_pybind11_state.
+  const std::string exc_module = "onyx.capi.onnxruntime_pybind11_state.";
+  for (size_t i = 0; i < kNumErrorClasses; ++i) {
+    std::string qual = exc_module + kErrorClasses[i].py_name;
+    g_error_types[i] = PyErr_NewException(qual.c_str(), PyExc_Exception, nullptr);
+    m.attr(kErrorClasses[i].py_name) = py::handle(g_error_types[i]);
+  }
+  for (const char* name : kExtraErrorNames) {
+    std::string qual = exc_module + name;
+    m.attr(name) = py::reinterpret_steal<py::object>(PyErr_NewException(qual.c_str(), PyExc_Exception, nullptr));
+  }
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const onyx::Error& e) {
+      set_onyx_error(e.code(), e.what());
+    }
+  });
+
+  g_np_dtypes = new std::vector<py::object>(32);  // leaked on purpose: lives as long as the process
+
+  py::class_<PyValue>(m, "OrtValue", "A tensor (or sequence / optional) held by Onyx, on the CPU.")
+      .def_static(
+          "ortvalue_from_numpy",
+          [](py::object arr, const std::string& device_type, int device_id, int vendor_id) {
+            check_cpu(device_type);
+            return PyValue{Value(tensor_from_py(arr))};
+          },
+          py::arg("numpy_obj"), py::arg("device_type") = "cpu", py::arg("device_id") = 0, py::arg("vendor_id") = -1,
+          "Wraps a numpy array (in place when it is C-contiguous; the OrtValue keeps it alive).")
+      .def_static(
+          "ortvalue_from_shape_and_type",
+          [](std::vector<int64_t> shape, py::object element_type, const std::string& device_type, int device_id,
+             int vendor_id) {
+            check_cpu(device_type);
+            for (auto d : shape)
+              if (d < 0) raise_onyx(ErrorCode::InvalidArgument, "shape dimensions must be >= 0");
+            return PyValue{Value(Tensor::zeros(dtype_from_py(element_type), Shape(shape.begin(), shape.end())))};
+          },
+          py::arg("shape"), py::arg("element_type"), py::arg("device_type") = "cpu", py::arg("device_id") = 0,
+          py::arg("vendor_id") = -1)
+      .def_static(
+          "_from_pointer",
+          [](std::uintptr_t ptr, std::vector<int64_t> shape, py::object element_type) {
+            // Memory owned by the caller (IOBinding.bind_input / bind_output with buffer_ptr).
+            return PyValue{Value(Tensor::wrap(dtype_from_py(element_type), Shape(shape.begin(), shape.end()),
+                                              reinterpret_cast<void*>(ptr), nullptr))};
+          },
+          py::arg("ptr"), py::arg("shape"), py::arg("element_type"))
+      .def_static(
+          "_from_list",
+          [](py::list items) {
+            // A sequence value from a list of arrays (tensor sequences).
+            onyx::Sequence s;
+            for (auto item : items) s.items.push_back(tensor_from_py(item, true));
+            if (!s.items.empty()) s.elem_type = s.items[0].dtype();
+            return PyValue{Value(std::move(s))};
+          })
+      .def(
+          "numpy", [](const PyValue& v) { return value_to_py(v.value, false); },
+          "The value as a numpy array over the same memory (a list for a sequence, None for an empty optional).")
+      .def("shape",
+           [](const PyValue& v) {
+             const Shape& s = v.tensor().shape();
+             return std::vector<int64_t>(s.begin(), s.end());
+           })
+      .def("data_type", [](const PyValue& v) { return type_string(v.value); })
+      .def("element_type", [](const PyValue& v) { return static_cast<int>(v.tensor().dtype()); })
+      .def("device_name", [](const PyValue&) { return std::string("cpu"); })
+      .def("data_ptr", [](const PyValue& v) { return reinterpret_cast<std::uintptr_t>(v.tensor().raw()); })
+      .def("tensor_size_in_bytes", [](const PyValue& v) { return v.tensor().nbytes(); })
+      .def("has_value", [](const PyValue& v) {
+        if (v.value.is_optional()) return static_cast<bool>(v.value.optional().content);
+        return !v.value.is_none();
+      })
+      .def("is_tensor", [](const PyValue& v) { return v.value.is_tensor(); })
+      .def("is_tensor_sequence", [](const PyValue& v) { return v.value.is_sequence(); })
+      .def("is_sparse_tensor", [](const PyValue&) { return false; })
+      .def(
+          "update_inplace",
+          [](PyValue& v, py::object arr) {
+            Tensor& t = const_cast<Tensor&>(v.tensor());
+            Tensor src = tensor_from_py(arr);
+            if (src.dtype() != t.dtype() || src.numel() != t.numel())
+              raise_onyx(ErrorCode::InvalidArgument, "update_inplace: the array (" + onyx::dtype_name(src.dtype()) +
+                                                         " " + onyx::shape_to_string(src.shape()) +
+                                                         ") does not match the OrtValue (" +
+                                                         onyx::dtype_name(t.dtype()) + " " +
+                                                         onyx::shape_to_string(t.shape()) + ")");
+            if (t.dtype() == DataType::String) {
+              for (int64_t i = 0; i < t.numel(); ++i) t.data<std::string>()[i] = src.data<std::string>()[i];
+            } else if (t.nbytes() && t.raw() != src.raw()) {
+              std::memcpy(t.raw(), src.raw(), t.nbytes());
+            }
+          },
+          py::arg("np_arr"), "Copies a numpy array of the same type and size into this value's memory.")
+      .def("_copy_from",
+           [](PyValue& dst, const PyValue& src) {
+             // Writes src into dst's memory (outputs bound to preallocated buffers).
+             Tensor& t = const_cast<Tensor&>(dst.tensor());
+             const Tensor& s = src.tensor();
+             if (s.dtype() != t.dtype() || s.shape() != t.shape())
+               raise_onyx(ErrorCode::InvalidArgument,
+                          "bound output buffer is " + onyx::dtype_name(t.dtype()) + " " + onyx::shape_to_string(t.shape()) +
+                              " but the output is " + onyx::dtype_name(s.dtype()) + " " + onyx::shape_to_string(s.shape()));
+             if (t.dtype() == DataType::String) {
+               for (int64_t i = 0; i < t.numel(); ++i) t.data<std::string>()[i] = s.data<std::string>()[i];
+             } else if (t.nbytes() && t.raw() != s.raw()) {
+               std::memcpy(t.raw(), s.raw(), t.nbytes());
+             }
+           })
+      .def_property_readonly("_ortvalue", [](py::object self) { return self; })
+      .def("__repr__", [](const PyValue& v) {
+        if (v.value.is_tensor())
+          return "<onyx.OrtValue " + type_string(v.value) + " " + onyx::shape_to_string(v.value.tensor().shape()) + ">";
+        return "<onyx.OrtValue " + type_string(v.value) + ">";
+      });
+
+  py::class_<PySession>(m, "Session")
+      .def(py::init<py::object, int, int, int, int, int, std::vector<std::string>, std::map<std::string, std::string>,
+                    bool>(),
+           py::arg("model"), py::arg("opt_level"), py::arg("intra_op_num_threads"), py::arg("inter_op_num_threads"),
+           py::arg("execution_mode"), py::arg("log_severity_level"), py::arg("providers"), py::arg("config"),
+           py::arg("initializers_as_constants") = false)
+      .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"))
+      .def("run_ort", &PySession::run_ort, py::arg("output_names"), py::arg("feeds"))
+      .def("inputs", &PySession::inputs)
+      .def("outputs", &PySession::outputs)
+      .def("overridable_initializers", &PySession::overridable_initializers)
+      .def("model_name", &PySession::model_name);
+
+  m.def("available_providers", []() { return std::vector<std::string>{"CPUExecutionProvider"}; });
+}

@@ -1,0 +1,1 @@
+"""Mirrors onnxruntime.capi so code importing from it keeps working."""

@@ -1,0 +1,385 @@
+"""InferenceSession, IOBinding and friends: onnxruntime's Python API over
+Onyx's C++ session (onyx._core)."""
+
+from __future__ import annotations
+
+import collections.abc
+import json
+import os
+import threading
+import time
+import warnings
+from typing import Any, Sequence
+
+from onyx import _core
+from onyx._modelmeta import read_model_metadata
+from onyx.capi.onnxruntime_pybind11_state import (
+    _AVAILABLE_PROVIDERS,
+    _OPT_LEVEL_TO_ONYX,
+    _PROVIDER_TO_ONYX,
+    Fail,
+    InvalidArgument,
+    ModelMetadata,
+    NodeArg,
+    OrtValue,
+    RunOptions,
+    SessionOptions,
+)
+
+
+def check_and_normalize_provider_args(
+    providers: Sequence[str | tuple[str, dict[Any, Any]]] | None,
+    provider_options: Sequence[dict[Any, Any]] | None,
+    available_provider_names: Sequence[str],
+):
+    """Validates 'providers' and 'provider_options' as onnxruntime does and
+    returns (provider names, options dicts with str keys and values)."""
+    if providers is None:
+        return [], []
+
+    provider_name_to_options: dict[str, dict[str, str]] = {}
+
+    def set_provider_options(name, options):
+        if name not in available_provider_names:
+            warnings.warn(
+                "Specified provider '{}' is not in available provider names.Available providers: '{}'".format(
+                    name, ", ".join(available_provider_names)
+                )
+            )
+        if name in provider_name_to_options:
+            warnings.warn(f"Duplicate provider '{name}' encountered, ignoring.")
+            return
+        provider_name_to_options[name] = {str(k): str(v) for k, v in options.items()}
+
+    if not isinstance(providers, collections.abc.Sequence) or isinstance(providers, str):
+        raise ValueError("'providers' should be a sequence.")
+
+    if provider_options is not None:
+        if not isinstance(provider_options, collections.abc.Sequence):
+            raise ValueError("'provider_options' should be a sequence.")
+        if len(providers) != len(provider_options):
+            raise ValueError("'providers' and 'provider_options' should be the same length if both are given.")
+        if not all(isinstance(p, str) for p in providers):
+            raise ValueError("Only string values for 'providers' are supported if 'provider_options' is given.")
+        if not all(isinstance(o, dict) for o in provider_options):
+            raise ValueError("'provider_options' values must be dicts.")
+        for name, options in zip(providers, provider_options):
+            set_provider_options(name, options)
+    else:
+        for provider in providers:
+            if isinstance(provider, str):
+                set_provider_options(provider, {})
+            elif (
+                isinstance(provider, tuple)
+                and len(provider) == 2
+                and isinstance(provider[0], str)
+                and isinstance(provider[1], dict)
+            ):
+                set_provider_options(provider[0], provider[1])
+            else:
+                raise ValueError("'providers' values must be either strings or (string, dict) tuples.")
+
+    return list(provider_name_to_options.keys()), list(provider_name_to_options.values())
+
+
+class _Profiler:
+    """Session-level Chrome trace in onnxruntime's profile format (events
+    'model_loading', 'session_initialization' and one 'model_run' per call).
+    Per-node events need a profiler hook in the C++ session."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self.start_ns = time.time_ns()
+        self._t0 = time.perf_counter_ns()
+        self.events: list[dict] = []
+        self.lock = threading.Lock()
+        self.pid = os.getpid()
+
+    def now_us(self) -> int:
+        return (time.perf_counter_ns() - self._t0) // 1000
+
+    def add(self, cat: str, name: str, start_us: int, dur_us: int, args=None) -> None:
+        ev = {
+            "cat": cat,
+            "pid": self.pid,
+            "tid": threading.get_ident() & 0xFFFFFFFF,
+            "dur": int(dur_us),
+            "ts": int(start_us),
+            "ph": "X",
+            "name": name,
+            "args": args or {},
+        }
+        with self.lock:
+            self.events.append(ev)
+
+    def write(self) -> str:
+        stamp = time.strftime("%Y-%m-%d_%H-%M-%S", time.localtime(self.start_ns / 1e9))
+        path = f"{self.prefix}{stamp}.json"
+        with self.lock:
+            events = list(self.events)
+        with open(path, "w") as f:
+            json.dump(events, f, indent=0)
+        return path
+
+
+class Session:
+    """Base of InferenceSession (as in onnxruntime)."""
+
+    def __init__(self):
+        self._sess = None
+        self._enable_fallback = True
+        self._profiler: _Profiler | None = None
+
+    # -- metadata
+    def get_session_options(self) -> SessionOptions:
+        return self._sess_options
+
+    def get_inputs(self) -> list[NodeArg]:
+        return self._inputs_meta
+
+    def get_outputs(self) -> list[NodeArg]:
+        return self._outputs_meta
+
+    def get_overridable_initializers(self) -> list[NodeArg]:
+        return self._overridable_initializers
+
+    def get_modelmeta(self) -> ModelMetadata:
+        if self._model_meta is None:
+            self._model_meta = ModelMetadata(read_model_metadata(self._model_source))
+        return self._model_meta
+
+    def get_providers(self) -> list[str]:
+        return list(self._providers)
+
+    def get_provider_options(self) -> dict[str, dict[str, str]]:
+        return {name: dict(opts) for name, opts in zip(self._providers, self._provider_options)}
+
+    def set_providers(self, providers=None, provider_options=None) -> None:
+        """Re-creates the session with other providers (as onnxruntime)."""
+        if not providers:
+            raise ValueError("Invalid providers list. Please provide a list of strings or (string, dict) tuples.")
+        self._create_inference_session(providers, provider_options)
+
+    def disable_fallback(self) -> None:
+        self._enable_fallback = False
+
+    def enable_fallback(self) -> None:
+        self._enable_fallback = True
+
+    # -- running
+    def run(self, output_names, input_feed, run_options=None):
+        """Computes the outputs named in `output_names` (None or [] for all)
+        from `input_feed` (a dict input name -> numpy array); returns a list
+        of numpy arrays."""
+        if run_options is None and self._profiler is None:
+            return self._sess.run(output_names, input_feed)
+        return self._run_with_options(self._sess.run, output_names, input_feed, run_options)
+
+    def _run_with_options(self, fn, output_names, input_feed, run_options):
+        if run_options is not None and run_options.terminate:
+            raise Fail("[ONNXRuntimeError] : 1 : FAIL : Exiting due to terminate flag being set to true.")
+        prof = self._profiler
+        if prof is None:
+            return fn(output_names, input_feed)
+        start = prof.now_us()
+        try:
+            return fn(output_names, input_feed)
+        finally:
+            prof.add("Session", "model_run", start, prof.now_us() - start)
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        """As run(), with OrtValues in and out."""
+        return self._run_with_options(self._sess.run_ort, output_names, input_dict_ort_values, run_options)
+
+    def run_with_ortvaluevector(self, run_options, feed_names, feeds, fetch_names, fetches, fetch_devices):
+        results = self.run_with_ort_values(fetch_names, dict(zip(feed_names, feeds)), run_options)
+        fetches.clear()
+        fetches.extend(results)
+
+    def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
+        """Runs on a separate thread and calls callback(outputs, user_data, error_message)."""
+
+        def work():
+            try:
+                outs = self.run(output_names, input_feed, run_options)
+            except Exception as e:  # reported through the callback, as onnxruntime
+                callback([], user_data, str(e))
+            else:
+                callback(outs, user_data, "")
+
+        threading.Thread(target=work, daemon=True).start()
+
+    def io_binding(self) -> "IOBinding":
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding: "IOBinding", run_options=None) -> None:
+        iobinding._run(run_options)
+
+    # -- profiling
+    def end_profiling(self) -> str:
+        if self._profiler is None:
+            return ""
+        path = self._profiler.write()
+        self._profiler = None
+        return path
+
+    def get_profiling_start_time_ns(self) -> int:
+        return self._profiler.start_ns if self._profiler is not None else 0
+
+
+class InferenceSession(Session):
+    """onnxruntime.InferenceSession on Onyx."""
+
+    def __init__(
+        self,
+        path_or_bytes: str | bytes | os.PathLike,
+        sess_options: SessionOptions | None = None,
+        providers: Sequence[str | tuple[str, dict[Any, Any]]] | None = None,
+        provider_options: Sequence[dict[Any, Any]] | None = None,
+        **kwargs,
+    ) -> None:
+        super().__init__()
+        if isinstance(path_or_bytes, (str, os.PathLike)):
+            self._model_path = os.fspath(path_or_bytes)
+            self._model_bytes = None
+            self._model_source = self._model_path
+        elif isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            self._model_path = None
+            self._model_bytes = bytes(path_or_bytes)
+            self._model_source = self._model_bytes
+        else:
+            raise TypeError(f"Unable to load from type '{type(path_or_bytes)}'")
+        self._sess_options = sess_options if sess_options is not None else SessionOptions()
+        self._read_config_from_model = os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") == "1"
+        self._model_meta = None
+        self._create_inference_session(providers, provider_options)
+
+    def _create_inference_session(self, providers, provider_options):
+        available = _AVAILABLE_PROVIDERS
+        names, options = check_and_normalize_provider_args(providers, provider_options, available)
+        # Providers this build does not have are dropped (after the warning
+        # above); the CPU provider is always the last resort, as in onnxruntime.
+        chosen = [(n, o) for n, o in zip(names, options) if n in available]
+        if not any(n == "CPUExecutionProvider" for n, _ in chosen):
+            chosen.append(("CPUExecutionProvider", {}))
+        so = self._sess_options
+        opt_level = _OPT_LEVEL_TO_ONYX.get(int(so.graph_optimization_level), 99)
+        prof = _Profiler(so.profile_file_prefix) if so.enable_profiling else None
+        t0 = prof.now_us() if prof else 0
+        self._sess = _core.Session(
+            self._model_path if self._model_bytes is None else self._model_bytes,
+            opt_level,
+            int(so.intra_op_num_threads),
+            int(so.inter_op_num_threads),
+            int(so.execution_mode),
+            so._onyx_log_level(),
+            [_PROVIDER_TO_ONYX[n] for n, _ in chosen],
+            dict(so._config),
+        )
+        if prof:
+            prof.add("Session", "session_initialization", t0, prof.now_us() - t0)
+        self._profiler = prof
+        self._providers = [n for n, _ in chosen]
+        # The CPU provider takes no options and reports none (as onnxruntime).
+        self._provider_options = [{} if n == "CPUExecutionProvider" else o for n, o in chosen]
+        self._inputs_meta = [NodeArg(*m) for m in self._sess.inputs()]
+        self._outputs_meta = [NodeArg(*m) for m in self._sess.outputs()]
+        self._overridable_initializers = [NodeArg(*m) for m in self._sess.overridable_initializers()]
+        if so.optimized_model_filepath:
+            self._save_optimized_model(so.optimized_model_filepath)
+
+    def _save_optimized_model(self, path: str) -> None:
+        # The C++ session cannot write its optimized graph yet; write the model
+        # as loaded so that workflows which reload this file keep working.
+        warnings.warn(
+            "onyx: optimized_model_filepath writes the model as loaded (graph optimizations are applied at load time)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        data = self._model_bytes
+        if data is None:
+            with open(self._model_path, "rb") as f:
+                data = f.read()
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+class IOBinding:
+    """Binds inputs and outputs of a session to values (onnxruntime.IOBinding).
+    Onyx runs on the CPU, so synchronization is a no-op."""
+
+    def __init__(self, session: Session):
+        self._session = session
+        self._inputs: dict[str, OrtValue] = {}
+        self._outputs: dict[str, OrtValue | None] = {}
+        self._results: list[OrtValue] = []
+
+    @staticmethod
+    def _check_device(device_type) -> None:
+        name = getattr(device_type, "device_type", device_type)
+        if callable(name):
+            name = name()
+        if isinstance(name, str) and name.lower() != "cpu":
+            raise InvalidArgument(
+                f"[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : device '{name}' is not available in this build of Onyx"
+            )
+
+    def bind_cpu_input(self, name: str, arr_on_cpu) -> None:
+        self._inputs[name] = OrtValue.ortvalue_from_numpy(arr_on_cpu)
+
+    def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr) -> None:
+        self._check_device(device_type)
+        self._inputs[name] = OrtValue._from_pointer(int(buffer_ptr), [int(d) for d in shape], element_type)
+
+    def bind_ortvalue_input(self, name: str, ortvalue: OrtValue) -> None:
+        self._inputs[name] = ortvalue._ortvalue
+
+    def synchronize_inputs(self) -> None:
+        pass
+
+    def bind_output(self, name, device_type="cpu", device_id=0, element_type=None, shape=None, buffer_ptr=None) -> None:
+        self._check_device(device_type)
+        if buffer_ptr is None:
+            self._outputs[name] = None
+            return
+        if element_type is None or shape is None:
+            raise ValueError("bind_output: 'element_type' and 'shape' are required with 'buffer_ptr'")
+        self._outputs[name] = OrtValue._from_pointer(int(buffer_ptr), [int(d) for d in shape], element_type)
+
+    def bind_ortvalue_output(self, name: str, ortvalue: OrtValue) -> None:
+        self._outputs[name] = ortvalue._ortvalue
+
+    def synchronize_outputs(self) -> None:
+        pass
+
+    def get_outputs(self) -> list[OrtValue]:
+        return list(self._results)
+
+    def get_outputs_as_ortvaluevector(self) -> list[OrtValue]:
+        return list(self._results)
+
+    def copy_outputs_to_cpu(self) -> list:
+        out = []
+        for v in self._results:
+            a = v.numpy()
+            out.append([x.copy() for x in a] if isinstance(a, list) else (a.copy() if a is not None else None))
+        return out
+
+    def clear_binding_inputs(self) -> None:
+        self._inputs.clear()
+
+    def clear_binding_outputs(self) -> None:
+        self._outputs.clear()
+        self._results = []
+
+    def _run(self, run_options) -> None:
+        if not self._outputs:
+            raise RuntimeError("Error in execution: At least one output should be requested.")
+        names = list(self._outputs)
+        results = self._session.run_with_ort_values(names, self._inputs, run_options)
+        for i, name in enumerate(names):
+            bound = self._outputs[name]
+            if bound is not None:
+                bound._copy_from(results[i])  # the caller's buffer gets the result
+                results[i] = bound
+        self._results = results

@@ -1,0 +1,112 @@
+// Spatial geometry shared by the Conv and pooling kernels: output sizes and
+// pads from kernel_shape / strides / dilations / pads / auto_pad / ceil_mode.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+
+namespace onyx {
+
+struct SpatialAttrs {
+  std::string auto_pad = "NOTSET";
+  std::vector<int64_t> kernel, strides, dilations, pads;  // pads: [b1..bn, e1..en]
+  bool ceil_mode = false;
+
+  static SpatialAttrs read(const AttributeReader& a) {
+    SpatialAttrs s;
+    s.auto_pad = a.get_string("auto_pad", "NOTSET");
+    s.kernel = a.get_ints("kernel_shape");
+    s.strides = a.get_ints("strides");
+    s.dilations = a.get_ints("dilations");
+    s.pads = a.get_ints("pads");
+    s.ceil_mode = a.get_int("ceil_mode", 0) != 0;
+    return s;
+  }
+};
+
+struct SpatialGeometry {
+  int nd = 0;
+  std::vector<int64_t> in, kernel, strides, dilations, pad_begin, pad_end, out;
+  int64_t in_size() const { int64_t n = 1; for (auto v : in) n *= v; return n; }
+  int64_t out_size() const { int64_t n = 1; for (auto v : out) n *= v; return n; }
+  int64_t kernel_size() const { int64_t n = 1; for (auto v : kernel) n *= v; return n; }
+};
+
+// `kernel` must already be filled (from the attribute or the weights).
+inline SpatialGeometry compute_geometry(const std::vector<int64_t>& in, const SpatialAttrs& a,
+                                        const std::vector<int64_t>& kernel) {
+  SpatialGeometry g;
+  g.nd = static_cast<int>(in.size());
+  g.in = in;
+  g.kernel = kernel;
+  if (static_cast<int>(kernel.size()) != g.nd)
+    kernel_fail("kernel_shape has " + std::to_string(kernel.size()) + " dims but the input has " +
+                std::to_string(g.nd) + " spatial dims");
+  auto fill = [&](const std::vector<int64_t>& v, const char* name, int64_t def) {
+    if (v.empty()) return std::vector<int64_t>(g.nd, def);
+    if (static_cast<int>(v.size()) != g.nd)
+      kernel_fail(std::string(name) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(g.nd));
+    return v;
+  };
+  g.strides = fill(a.strides, "strides", 1);
+  g.dilations = fill(a.dilations, "dilations", 1);
+  g.pad_begin.assign(g.nd, 0);
+  g.pad_end.assign(g.nd, 0);
+  g.out.assign(g.nd, 0);
+  bool explicit_pads = a.auto_pad == "NOTSET" || a.auto_pad.empty();
+  if (explicit_pads && !a.pads.empty()) {
+    if (static_cast<int>(a.pads.size()) != 2 * g.nd)
+      kernel_fail("pads has " + std::to_string(a.pads.size()) + " values, expected " + std::to_string(2 * g.nd));
+    for (int i = 0; i < g.nd; ++i) {
+      g.pad_begin[i] = a.pads[i];
+      g.pad_end[i] = a.pads[i + g.nd];
+      if (g.pad_begin[i] < 0 || g.pad_end[i] < 0) kernel_fail("negative pads are not supported");
+    }
+  }
+  for (int i = 0; i < g.nd; ++i) {
+    if (g.kernel[i] <= 0) kernel_fail("kernel dims must be positive");
+    if (g.strides[i] <= 0) kernel_fail("strides must be positive");
+    if (g.dilations[i] <= 0) kernel_fail("dilations must be positive");
+    int64_t eff = (g.kernel[i] - 1) * g.dilations[i] + 1;
+    int64_t s = g.strides[i];
+    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+      int64_t o = (g.in[i] + s - 1) / s;
+      int64_t total = std::max<int64_t>(0, (o - 1) * s + eff - g.in[i]);
+      if (a.auto_pad == "SAME_UPPER") {
+        g.pad_begin[i] = total / 2;
+        g.pad_end[i] = total - total / 2;
+      } else {
+        g.pad_end[i] = total / 2;
+        g.pad_begin[i] = total - total / 2;
+      }
+      g.out[i] = o;
+    } else if (a.auto_pad == "VALID") {
+      int64_t span = g.in[i] - eff;
+      g.out[i] = span < 0 ? 0 : span / s + 1;
+    } else if (explicit_pads) {
+      int64_t span = g.in[i] + g.pad_begin[i] + g.pad_end[i] - eff;
+      if (span < 0) {
+        g.out[i] = 0;
+      } else if (a.ceil_mode) {
+        int64_t o = (span + s - 1) / s + 1;
+        // the last window must start inside the input or the left padding
+        if ((o - 1) * s >= g.in[i] + g.pad_begin[i]) --o;
+        g.out[i] = o;
+      } else {
+        g.out[i] = span / s + 1;
+      }
+    } else {
+      kernel_fail("unknown auto_pad value '" + a.auto_pad + "'");
+    }
+    if (g.out[i] <= 0)
+      kernel_fail("spatial dim " + std::to_string(i) + " of size " + std::to_string(g.in[i]) +
+                  " is too small for a kernel of " + std::to_string(g.kernel[i]) + " (dilation " +
+                  std::to_string(g.dilations[i]) + ")");
+  }
+  return g;
+}
+
+}  // namespace onyx

@@ -1,0 +1,278 @@
+// Kernels of the fused ops the optimizer introduces (domain com.onyx, see
+// docs/fused_ops.md): FusedConv, FusedMatMul, Gelu, SkipLayerNormalization,
+// Attention.
+#include <cmath>
+
+#include "cpu/cpu_provider.h"
+#include "cpu/gemm.h"
+#include "kernels/broadcast.h"
+
+namespace onyx {
+
+namespace {
+
+const std::string kDomain = "com.onyx";
+
+// Applies an activation in place.
+void apply_activation(float* y, int64_t n, const std::string& act, const std::vector<float>& p) {
+  if (act.empty()) return;
+  if (act == "Relu") {
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0 ? y[i] : 0;
+  } else if (act == "LeakyRelu") {
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] >= 0 ? y[i] : y[i] * p[0];
+  } else if (act == "Clip") {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], p[0]), p[1]);
+  } else if (act == "Sigmoid") {
+    for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-y[i]));
+  } else if (act == "Tanh") {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(y[i]);
+  } else if (act == "HardSigmoid") {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::min(1.0f, std::max(0.0f, p[0] * y[i] + p[1]));
+  } else if (act == "HardSwish") {
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] * std::min(1.0f, std::max(0.0f, y[i] / 6.0f + 0.5f));
+  } else if (act == "Gelu") {
+    for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * y[i] * (1.0f + std::erf(y[i] * 0.70710678118654752f));
+  } else if (act == "GeluTanh") {
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = 0.5f * y[i] * (1.0f + std::tanh(0.7978845608028654f * (y[i] + 0.044715f * y[i] * y[i] * y[i])));
+  } else {
+    kernel_fail("unknown fused activation '" + act + "'");
+  }
+}
+
+// Forwards a fused node's inputs to an inner kernel and captures its output.
+class CaptureContext final : public KernelContext {
+ public:
+  CaptureContext(KernelContext& outer, const Node& inner) : outer_(outer), inner_(inner) {}
+  const Node& node() const override { return inner_; }
+  size_t num_inputs() const override { return inner_.inputs.size(); }
+  bool has_input(size_t i) const override { return i < inner_.inputs.size() && outer_.has_input(i); }
+  const Value& input_value(size_t i) const override { return outer_.input_value(i); }
+  size_t num_outputs() const override { return 1; }
+  bool wants_output(size_t i) const override { return i == 0; }
+  Tensor& allocate_output(size_t i, DataType dtype, const Shape& shape) override {
+    out_ = Value(Tensor(dtype, shape));
+    return out_.tensor();
+  }
+  void set_output(size_t i, Value v) override { out_ = std::move(v); }
+  ThreadPool* thread_pool() const override { return outer_.thread_pool(); }
+  std::vector<Value> run_subgraph(const CompiledGraph& g, std::vector<Value> in) const override {
+    return outer_.run_subgraph(g, std::move(in));
+  }
+  Value& output() { return out_; }
+
+ private:
+  KernelContext& outer_;
+  const Node& inner_;
+  Value out_;
+};
+
+// Conv (by the CPU Conv kernel) followed by an activation on its output.
+class FusedConvKernel final : public Kernel {
+ public:
+  explicit FusedConvKernel(const KernelInitContext& ctx) {
+    conv_node_ = ctx.node();
+    conv_node_.op_type = "Conv";
+    conv_node_.domain = "";
+    conv_node_.attributes.erase("activation");
+    conv_node_.attributes.erase("activation_params");
+    activation_ = ctx.get_string("activation", "");
+    params_ = ctx.get_floats("activation_params", {});
+    std::vector<const Tensor*> constants;
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) constants.push_back(ctx.constant_input(i));
+    KernelInitContext inner(conv_node_, 17, constants, nullptr);
+    const KernelDef* def = cpu_kernel_registry().find(conv_node_, 17);
+    if (!def) kernel_fail("no Conv kernel for FusedConv");
+    conv_ = def->factory(inner);
+  }
+  void run(KernelContext& ctx) const override {
+    CaptureContext inner(ctx, conv_node_);
+    conv_->run(inner);
+    Tensor& y = inner.output().tensor();
+    ONYX_KERNEL_CHECK(y.dtype() == DataType::Float, "FusedConv supports float only");
+    apply_activation(y.data<float>(), y.numel(), activation_, params_);
+    ctx.set_output(0, std::move(inner.output()));
+  }
+
+ private:
+  Node conv_node_;
+  std::unique_ptr<Kernel> conv_;
+  std::string activation_;
+  std::vector<float> params_;
+};
+
+// Y = act(A @ W + bias), W a constant 2-D float matrix, A of any rank >= 1.
+class FusedMatMulKernel final : public Kernel {
+ public:
+  explicit FusedMatMulKernel(const KernelInitContext& ctx) {
+    activation_ = ctx.get_string("activation", "");
+    if (activation_ == "Gelu" && ctx.get_string("approximate", "none") == "tanh") activation_ = "GeluTanh";
+  }
+  void run(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    ONYX_KERNEL_CHECK(a.dtype() == DataType::Float && w.dtype() == DataType::Float && w.rank() == 2,
+                      "FusedMatMul needs float A and a 2-D float W");
+    ONYX_KERNEL_CHECK(a.rank() >= 1 && a.dim(-1) == w.dim(0),
+                      "FusedMatMul: A " + shape_to_string(a.shape()) + " and W " + shape_to_string(w.shape()) +
+                          " do not multiply");
+    int64_t K = w.dim(0), N = w.dim(1), M = a.numel() / K;
+    Shape out_shape = a.shape();
+    out_shape.back() = N;
+    Tensor& y = ctx.allocate_output(0, DataType::Float, out_shape);
+    float* yp = y.data<float>();
+    if (ctx.has_input(2)) {
+      const Tensor& b = ctx.input(2);
+      ONYX_KERNEL_CHECK(b.numel() == N, "FusedMatMul bias has " + std::to_string(b.numel()) + " values, expected " +
+                                            std::to_string(N));
+      for (int64_t i = 0; i < M; ++i) std::copy(b.data<float>(), b.data<float>() + N, yp + i * N);
+    }
+    gemm_f32(false, false, M, N, K, 1.0f, a.data<float>(), K, w.data<float>(), N, ctx.has_input(2) ? 1.0f : 0.0f, yp,
+             N, ctx.thread_pool());
+    apply_activation(yp, y.numel(), activation_, {});
+  }
+
+ private:
+  std::string activation_;
+};
+
+class GeluKernel final : public Kernel {
+ public:
+  explicit GeluKernel(const KernelInitContext& ctx)
+      : activation_(ctx.get_string("approximate", "none") == "tanh" ? "GeluTanh" : "Gelu") {}
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    ONYX_KERNEL_CHECK(x.dtype() == DataType::Float, "Gelu supports float only");
+    Tensor& y = ctx.allocate_output(0, DataType::Float, x.shape());
+    std::copy(x.data<float>(), x.data<float>() + x.numel(), y.data<float>());
+    apply_activation(y.data<float>(), y.numel(), activation_, {});
+  }
+
+ private:
+  std::string activation_;
+};
+
+// y = LayerNorm(input + skip) * gamma + beta over the last axis.
+class SkipLayerNormKernel final : public Kernel {
+ public:
+  explicit SkipLayerNormKernel(const KernelInitContext& ctx) : eps_(ctx.get_float("epsilon", 1e-5f)) {}
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& s = ctx.input(1);
+    const Tensor& gamma = ctx.input(2);
+    const Tensor* beta = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    ONYX_KERNEL_CHECK(x.dtype() == DataType::Float && s.dtype() == DataType::Float, "SkipLayerNormalization: float only");
+    Shape shape = broadcast_shapes({x.shape(), s.shape()});
+    int64_t H = shape.back(), rows = shape_numel(shape) / H;
+    ONYX_KERNEL_CHECK(gamma.numel() == H && (!beta || beta->numel() == H), "SkipLayerNormalization: scale size mismatch");
+    std::vector<int64_t> xo = broadcast_offsets(x.shape(), shape), so = broadcast_offsets(s.shape(), shape);
+    Tensor& y = ctx.allocate_output(0, DataType::Float, shape);
+    const float *xp = x.data<float>(), *sp = s.data<float>(), *g = gamma.data<float>();
+    const float* b = beta ? beta->data<float>() : nullptr;
+    float* yp = y.data<float>();
+    parallel_for(ctx.thread_pool(), rows, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        float* row = yp + r * H;
+        double sum = 0;
+        for (int64_t h = 0; h < H; ++h) {
+          int64_t k = r * H + h;
+          row[h] = xp[xo[k]] + sp[so[k]];
+          sum += row[h];
+        }
+        float mean = static_cast<float>(sum / H);
+        double var = 0;
+        for (int64_t h = 0; h < H; ++h) var += (row[h] - mean) * (row[h] - mean);
+        float inv = 1.0f / std::sqrt(static_cast<float>(var / H) + eps_);
+        for (int64_t h = 0; h < H; ++h) row[h] = (row[h] - mean) * inv * g[h] + (b ? b[h] : 0.0f);
+      }
+    });
+  }
+
+ private:
+  float eps_;
+};
+
+// Self-attention with packed Q/K/V projection weights [hidden, 3*hidden].
+class AttentionKernel final : public Kernel {
+ public:
+  explicit AttentionKernel(const KernelInitContext& ctx)
+      : heads_(ctx.get_int("num_heads")), scale_(ctx.get_float("scale", 0.0f)) {
+    ONYX_KERNEL_CHECK(heads_ > 0, "Attention needs num_heads > 0");
+  }
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor& bias = ctx.input(2);
+    ONYX_KERNEL_CHECK(x.dtype() == DataType::Float && x.rank() == 3, "Attention needs a float [batch, seq, hidden] input");
+    int64_t B = x.dim(0), S = x.dim(1), hidden_in = x.dim(2), hidden = w.dim(1) / 3, D = hidden / heads_;
+    ONYX_KERNEL_CHECK(w.dim(0) == hidden_in && bias.numel() == 3 * hidden && D * heads_ == hidden,
+                      "Attention weights " + shape_to_string(w.shape()) + " do not fit the input " + shape_to_string(x.shape()));
+    float scale = scale_ != 0.0f ? scale_ : 1.0f / std::sqrt(static_cast<float>(D));
+    // QKV = x @ W + b  -> [B*S, 3*hidden]
+    Tensor qkv(DataType::Float, {B * S, 3 * hidden});
+    for (int64_t r = 0; r < B * S; ++r)
+      std::copy(bias.data<float>(), bias.data<float>() + 3 * hidden, qkv.data<float>() + r * 3 * hidden);
+    gemm_f32(false, false, B * S, 3 * hidden, hidden_in, 1.0f, x.data<float>(), hidden_in, w.data<float>(), 3 * hidden,
+             1.0f, qkv.data<float>(), 3 * hidden, ctx.thread_pool());
+    // The additive mask, broadcast to [B, heads, S, S].
+    const Tensor* mask = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    std::vector<int64_t> mask_strides;
+    if (mask) {
+      ONYX_KERNEL_CHECK(mask->dtype() == DataType::Float && mask->rank() <= 4, "Attention mask must be float, rank <= 4");
+      broadcast_shapes({mask->shape(), Shape{B, heads_, S, S}});
+      mask_strides = broadcast_strides(mask->shape(), Shape{B, heads_, S, S});
+    }
+    Tensor& out = ctx.allocate_output(0, DataType::Float, {B, S, hidden});
+    const float* q_all = qkv.data<float>();
+    int64_t ld = 3 * hidden;
+    parallel_for(ctx.thread_pool(), B * heads_, [&](int64_t t0, int64_t t1) {
+      std::vector<float> scores(S * S);
+      for (int64_t t = t0; t < t1; ++t) {
+        int64_t b = t / heads_, h = t % heads_;
+        const float* q = q_all + b * S * ld + h * D;
+        const float* k = q + hidden;
+        const float* v = q + 2 * hidden;
+        gemm_f32(false, true, S, S, D, scale, q, ld, k, ld, 0.0f, scores.data(), S, nullptr);
+        for (int64_t i = 0; i < S; ++i) {
+          float* row = scores.data() + i * S;
+          if (mask) {
+            const float* m = mask->data<float>() + b * mask_strides[0] + h * mask_strides[1] + i * mask_strides[2];
+            for (int64_t j = 0; j < S; ++j) row[j] += m[j * mask_strides[3]];
+          }
+          float mx = row[0];
+          for (int64_t j = 1; j < S; ++j) mx = std::max(mx, row[j]);
+          float sum = 0;
+          for (int64_t j = 0; j < S; ++j) {
+            row[j] = std::exp(row[j] - mx);
+            sum += row[j];
+          }
+          float inv = 1.0f / sum;
+          for (int64_t j = 0; j < S; ++j) row[j] *= inv;
+        }
+        float* o = out.data<float>() + b * S * hidden + h * D;
+        gemm_f32(false, false, S, D, S, 1.0f, scores.data(), S, v, ld, 0.0f, o, hidden, nullptr);
+      }
+    });
+  }
+
+ private:
+  int64_t heads_;
+  float scale_;
+};
+
+template <class K>
+KernelFactory make() {
+  return [](const KernelInitContext& ctx) -> std::unique_ptr<Kernel> { return std::make_unique<K>(ctx); };
+}
+
+}  // namespace
+
+void register_fused(KernelRegistry& r) {
+  r.add("FusedConv", 1, kMaxOpset, make<FusedConvKernel>(), kDomain);
+  r.add("FusedMatMul", 1, kMaxOpset, make<FusedMatMulKernel>(), kDomain);
+  r.add("Gelu", 1, kMaxOpset, make<GeluKernel>(), kDomain);
+  r.add("SkipLayerNormalization", 1, kMaxOpset, make<SkipLayerNormKernel>(), kDomain);
+  r.add("Attention", 1, kMaxOpset, make<AttentionKernel>(), kDomain);
+}
+
+}  // namespace onyx

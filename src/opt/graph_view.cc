@@ -1,0 +1,117 @@
+#include "opt/graph_view.h"
+
+#include <algorithm>
+
+namespace onyx {
+
+namespace {
+
+void collect_graph_reads(const Graph& g, std::unordered_set<std::string>& out);
+
+void collect_node_subgraph_reads(const Node& n, std::unordered_set<std::string>& out) {
+  for (auto& [k, a] : n.attributes) {
+    if (a.g) collect_graph_reads(*a.g, out);
+    for (auto& sg : a.graphs) collect_graph_reads(*sg, out);
+  }
+}
+
+// Every name a graph (and its subgraphs) reads: a superset of its free names.
+void collect_graph_reads(const Graph& g, std::unordered_set<std::string>& out) {
+  for (auto& n : g.nodes) {
+    for (auto& in : n.inputs) out.insert(in);
+    collect_node_subgraph_reads(n, out);
+  }
+  for (auto& o : g.outputs) out.insert(o.name);
+}
+
+}  // namespace
+
+GraphView::GraphView(const Graph& g) : g_(g) {
+  for (auto& o : g.outputs) graph_outputs_.insert(o.name);
+  for (auto& i : g.inputs) graph_inputs_.insert(i.name);
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+    const Node& n = g.nodes[i];
+    for (auto& o : n.outputs)
+      if (!o.empty()) producer_[o] = i;
+    std::unordered_set<std::string> reads(n.inputs.begin(), n.inputs.end());
+    collect_node_subgraph_reads(n, reads);
+    for (auto& r : reads)
+      if (!r.empty()) consumers_[r].push_back(i);
+  }
+}
+
+int GraphView::producer(const std::string& value) const {
+  auto it = producer_.find(value);
+  return it == producer_.end() ? -1 : it->second;
+}
+
+const std::vector<int>& GraphView::consumers(const std::string& value) const {
+  auto it = consumers_.find(value);
+  return it == consumers_.end() ? none_ : it->second;
+}
+
+const Tensor* GraphView::constant(const std::string& value) const {
+  if (graph_inputs_.count(value)) return nullptr;
+  auto it = g_.initializers.find(value);
+  return it == g_.initializers.end() ? nullptr : &it->second;
+}
+
+int GraphView::single_consumer(const std::string& value) const {
+  if (is_graph_output(value)) return -1;
+  const auto& c = consumers(value);
+  if (c.size() != 1) return -1;
+  // Read once by that node (not twice as two of its inputs).
+  int uses = 0;
+  for (auto& in : g_.nodes[c[0]].inputs) uses += in == value;
+  return uses == 1 ? c[0] : -1;
+}
+
+static void rename_in_graph(Graph& g, const std::string& from, const std::string& to) {
+  for (auto& n : g.nodes) {
+    for (auto& in : n.inputs)
+      if (in == from) in = to;
+    for (auto& [k, a] : n.attributes) {
+      // A subgraph that defines `from` itself shadows the outer value.
+      if (a.g) rename_in_graph(*a.g, from, to);
+      for (auto& sg : a.graphs) rename_in_graph(*sg, from, to);
+    }
+  }
+}
+
+void rename_uses(Graph& g, const std::string& from, const std::string& to) {
+  for (auto& n : g.nodes) {
+    for (auto& in : n.inputs)
+      if (in == from) in = to;
+    for (auto& [k, a] : n.attributes) {
+      if (a.g) {
+        a.g = std::make_shared<Graph>(*a.g);  // subgraphs may be shared with other copies of the model
+        rename_in_graph(*a.g, from, to);
+      }
+      for (auto& sg : a.graphs) {
+        sg = std::make_shared<Graph>(*sg);
+        rename_in_graph(*sg, from, to);
+      }
+    }
+  }
+}
+
+void erase_nodes(Graph& g, std::vector<int> indices) {
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  for (auto it = indices.rbegin(); it != indices.rend(); ++it) g.nodes.erase(g.nodes.begin() + *it);
+}
+
+std::string unique_name(const Graph& g, const std::string& base) {
+  std::unordered_set<std::string> used;
+  for (auto& n : g.nodes)
+    for (auto& o : n.outputs) used.insert(o);
+  for (auto& [k, v] : g.initializers) used.insert(k);
+  for (auto& i : g.inputs) used.insert(i.name);
+  if (!used.count(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string name = base + "_" + std::to_string(i);
+    if (!used.count(name)) return name;
+  }
+}
+
+}  // namespace onyx

@@ -1,0 +1,44 @@
+// Use-def information over a graph, rebuilt by passes when they need it:
+// who produces a value, who reads it, and which values must keep their names
+// (graph inputs and outputs, values read by subgraphs).
+#pragma once
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace onyx {
+
+class GraphView {
+ public:
+  explicit GraphView(const Graph& g);
+  // Index of the node producing `value`, or -1 (graph input, initializer, outer scope).
+  int producer(const std::string& value) const;
+  // Indices of the nodes reading `value` (explicitly or through a subgraph).
+  const std::vector<int>& consumers(const std::string& value) const;
+  bool is_graph_output(const std::string& value) const { return graph_outputs_.count(value) != 0; }
+  // A constant: an initializer that is not also a graph input.
+  const Tensor* constant(const std::string& value) const;
+  // The value's only reader when it has exactly one and is not a graph output.
+  int single_consumer(const std::string& value) const;
+
+ private:
+  const Graph& g_;
+  std::unordered_map<std::string, int> producer_;
+  std::unordered_map<std::string, std::vector<int>> consumers_;
+  std::unordered_set<std::string> graph_outputs_, graph_inputs_;
+  std::vector<int> none_;
+};
+
+// Replaces every read of `from` by `to` in the graph's nodes (and subgraphs).
+void rename_uses(Graph& g, const std::string& from, const std::string& to);
+
+// Removes the nodes at the given indices.
+void erase_nodes(Graph& g, std::vector<int> indices);
+
+// A fresh value name, unique in the graph.
+std::string unique_name(const Graph& g, const std::string& base);
+
+}  // namespace onyx

@@ -1,0 +1,88 @@
+// Conv + activation -> com.onyx FusedConv (the activation is applied by the
+// convolution kernel to its output while it is still in cache).
+#include "opt/passes/passes.h"
+#include "opt/rewrite.h"
+
+namespace onyx {
+
+namespace {
+
+// The activation's name and parameters when `act` is one FusedConv supports.
+std::optional<std::pair<std::string, std::vector<float>>> activation_of(const Node& act, const GraphView& view,
+                                                                        int64_t opset) {
+  auto f = [&](const char* name, float def) {
+    const Attribute* a = act.attr(name);
+    return a ? a->f : def;
+  };
+  const std::string& op = act.op_type;
+  if (!act.domain.empty()) return std::nullopt;
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") return {{op, {}}};
+  if (op == "LeakyRelu") return {{op, {f("alpha", 0.01f)}}};
+  if (op == "HardSigmoid") return {{op, {f("alpha", 0.2f), f("beta", 0.5f)}}};
+  if (op == "Clip") {
+    float lo = -3.402823466e38f, hi = 3.402823466e38f;
+    if (opset < 11) {
+      lo = f("min", lo);
+      hi = f("max", hi);
+    } else {
+      if (act.inputs.size() > 1 && !act.inputs[1].empty()) {
+        auto v = constant_scalar(view, act.inputs[1]);
+        if (!v) return std::nullopt;
+        lo = static_cast<float>(*v);
+      }
+      if (act.inputs.size() > 2 && !act.inputs[2].empty()) {
+        auto v = constant_scalar(view, act.inputs[2]);
+        if (!v) return std::nullopt;
+        hi = static_cast<float>(*v);
+      }
+    }
+    return {{op, {lo, hi}}};
+  }
+  return std::nullopt;
+}
+
+class ConvActivationFusion final : public GraphPass {
+ public:
+  std::string name() const override { return "conv_activation_fusion"; }
+  bool run(Graph& g, PassContext& ctx) override {
+    bool changed = false;
+    for (bool again = true; again;) {
+      again = false;
+      GraphView view(g);
+      for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+        const Node& conv = g.nodes[i];
+        if (conv.op_type != "Conv" || !conv.domain.empty()) continue;
+        const Tensor* w = view.constant(conv.inputs[1]);
+        if (!w || w->dtype() != DataType::Float) continue;
+        int ai = view.single_consumer(conv.outputs[0]);
+        if (ai < 0) continue;
+        auto act = activation_of(g.nodes[ai], view, ctx.opset());
+        if (!act) continue;
+        Node fused = conv;
+        fused.op_type = "FusedConv";
+        fused.domain = kOnyxDomain;
+        fused.outputs = {g.nodes[ai].outputs[0]};
+        fused.attributes["activation"] = string_attr(act->first);
+        Attribute params;
+        params.type = AttrType::Floats;
+        params.floats = act->second;
+        fused.attributes["activation_params"] = params;
+        if (ctx.can_run && !ctx.can_run(fused)) continue;
+        Patch p;
+        p.remove = {i, ai};
+        p.add = {fused};
+        p.fusion = "Conv+" + act->first;
+        apply_patch(g, std::move(p), ctx);
+        changed = again = true;
+        break;
+      }
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GraphPass> make_conv_activation_fusion() { return std::make_unique<ConvActivationFusion>(); }
+
+}  // namespace onyx

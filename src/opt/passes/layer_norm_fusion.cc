@@ -1,0 +1,107 @@
+// LayerNormalization from its decomposed form:
+//   m = ReduceMean(x); d = x - m; v = ReduceMean(d*d or d^2); n = d / Sqrt(v + eps)
+//   (or d * Reciprocal(Sqrt(v + eps))); y = n * gamma + beta
+// The mean and variance must reduce over the trailing axes.
+#include "opt/passes/passes.h"
+#include "opt/rewrite.h"
+
+namespace onyx {
+
+namespace {
+
+// The axes a ReduceMean reduces (attribute, or constant input at opset 18+).
+std::optional<std::vector<int64_t>> reduce_axes(const Node& n, const GraphView& view) {
+  if (const Attribute* a = n.attr("axes")) return a->ints;
+  if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
+    const Tensor* t = view.constant(n.inputs[1]);
+    if (!t) return std::nullopt;
+    return t->to_int64_vector();
+  }
+  return std::nullopt;
+}
+
+bool keeps_dims(const Node& n) {
+  const Attribute* k = n.attr("keepdims");
+  return !k || k->i != 0;
+}
+
+class LayerNormRule final : public RewriteRule {
+ public:
+  std::string op_type() const override { return "ReduceMean"; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext&) const override {
+    const Node& mean = g.nodes[i];
+    auto axes = reduce_axes(mean, view);
+    if (!axes || axes->empty() || !keeps_dims(mean)) return std::nullopt;
+    // Axes must be trailing and contiguous; only negative ones tell us that without the rank.
+    std::vector<int64_t> sorted = *axes;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.back() != -1) return std::nullopt;
+    for (size_t k = 1; k < sorted.size(); ++k)
+      if (sorted[k] != sorted[k - 1] + 1) return std::nullopt;
+    const std::string& x = mean.inputs[0];
+    // d = x - mean (read by the variance branch and the normalization)
+    int si = -1;
+    for (int c : view.consumers(mean.outputs[0]))
+      if (const Node* s = node_of_type(g, c, "Sub"); s && s->inputs[0] == x && s->inputs[1] == mean.outputs[0]) si = c;
+    if (si < 0 || view.consumers(mean.outputs[0]).size() != 1) return std::nullopt;
+    const std::string& d = g.nodes[si].outputs[0];
+    int sq = -1, div = -1;
+    for (int c : view.consumers(d)) {
+      const Node& n = g.nodes[c];
+      if (n.op_type == "Pow" && n.inputs[0] == d && is_constant_near(view, n.inputs[1], 2.0)) sq = c;
+      else if (n.op_type == "Mul" && n.inputs[0] == d && n.inputs[1] == d) sq = c;
+      else if ((n.op_type == "Div" && n.inputs[0] == d) || n.op_type == "Mul") div = c;
+    }
+    if (sq < 0 || div < 0 || view.consumers(d).size() != 2) return std::nullopt;
+    int vi = sole_consumer_of_type(g, view, g.nodes[sq].outputs[0], "ReduceMean");
+    if (vi < 0 || reduce_axes(g.nodes[vi], view) != axes || !keeps_dims(g.nodes[vi])) return std::nullopt;
+    int ai = sole_consumer_of_type(g, view, g.nodes[vi].outputs[0], "Add");
+    if (ai < 0) return std::nullopt;
+    auto eps = constant_scalar(view, other_input(g.nodes[ai], g.nodes[vi].outputs[0]));
+    if (!eps) return std::nullopt;
+    int qi = sole_consumer_of_type(g, view, g.nodes[ai].outputs[0], "Sqrt");
+    if (qi < 0) return std::nullopt;
+    std::vector<int> nodes = {i, si, sq, vi, ai, qi, div};
+    const Node& dn = g.nodes[div];
+    if (dn.op_type == "Div") {
+      if (dn.inputs[1] != g.nodes[qi].outputs[0]) return std::nullopt;
+    } else {  // d * Reciprocal(sqrt)
+      int ri = sole_consumer_of_type(g, view, g.nodes[qi].outputs[0], "Reciprocal");
+      if (ri < 0 || other_input(dn, d) != g.nodes[ri].outputs[0]) return std::nullopt;
+      nodes.push_back(ri);
+    }
+    std::string y = dn.outputs[0], gamma, beta;
+    int mi = sole_consumer_of_type(g, view, y, "Mul");
+    if (mi >= 0 && view.constant(other_input(g.nodes[mi], y))) {
+      gamma = other_input(g.nodes[mi], y);
+      y = g.nodes[mi].outputs[0];
+      nodes.push_back(mi);
+      int bi = sole_consumer_of_type(g, view, y, "Add");
+      if (bi >= 0 && view.constant(other_input(g.nodes[bi], y))) {
+        beta = other_input(g.nodes[bi], y);
+        y = g.nodes[bi].outputs[0];
+        nodes.push_back(bi);
+      }
+    }
+    Patch p;
+    if (gamma.empty()) return std::nullopt;  // the fused op needs the scale's shape
+    Node ln = make_node("LayerNormalization", mean.name + "_layernorm", {x, gamma}, {y});
+    if (!beta.empty()) ln.inputs.push_back(beta);
+    ln.attributes["axis"] = int_attr(sorted.front());
+    ln.attributes["epsilon"] = float_attr(static_cast<float>(*eps));
+    p.remove = nodes;
+    p.add = {ln};
+    p.fusion = "LayerNormalization";
+    return p;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GraphPass> make_layer_norm_fusion() {
+  std::vector<std::unique_ptr<RewriteRule>> rules;
+  rules.push_back(std::make_unique<LayerNormRule>());
+  return std::make_unique<RulePass>("layer_norm_fusion", std::move(rules));
+}
+
+}  // namespace onyx

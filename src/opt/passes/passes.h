@@ -1,0 +1,26 @@
+// Factories of every optimizer pass; pipeline.cc orders them per level.
+#pragma once
+#include <memory>
+
+#include "opt/graph_view.h"
+#include "opt/pass.h"
+
+namespace onyx {
+
+// basic
+std::unique_ptr<GraphPass> make_constant_folding();
+std::unique_ptr<GraphPass> make_dead_code_elimination();
+std::unique_ptr<GraphPass> make_identity_elimination();
+std::unique_ptr<GraphPass> make_redundant_node_elimination();
+std::unique_ptr<GraphPass> make_common_subexpression_elimination();
+// extended
+std::unique_ptr<GraphPass> make_conv_batchnorm_fusion();
+std::unique_ptr<GraphPass> make_conv_add_fusion();
+std::unique_ptr<GraphPass> make_conv_activation_fusion();
+std::unique_ptr<GraphPass> make_matmul_add_fusion();
+std::unique_ptr<GraphPass> make_gelu_fusion();
+std::unique_ptr<GraphPass> make_layer_norm_fusion();
+std::unique_ptr<GraphPass> make_skip_layer_norm_fusion();
+std::unique_ptr<GraphPass> make_attention_fusion();
+
+}  // namespace onyx

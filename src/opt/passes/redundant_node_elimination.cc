@@ -1,0 +1,128 @@
+// Removal of nodes that compute nothing: Identity, inference-mode Dropout,
+// Cast to the type a value already has, Transpose by the identity
+// permutation; and collapse of Reshape->Reshape and Transpose->Transpose chains.
+#include "opt/passes/passes.h"
+#include "opt/rewrite.h"
+
+namespace onyx {
+
+namespace {
+
+// Replaces the node's output by its first input, unless the output is a
+// graph output (its name must survive).
+std::optional<Patch> bypass(const GraphView& view, const Node& n, int index) {
+  if (n.inputs.empty() || n.inputs[0].empty() || view.is_graph_output(n.outputs[0])) return std::nullopt;
+  Patch p;
+  p.remove = {index};
+  p.rename = {{n.outputs[0], n.inputs[0]}};
+  return p;
+}
+
+class DropoutRule final : public RewriteRule {
+ public:
+  std::string op_type() const override { return "Dropout"; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext&) const override {
+    const Node& n = g.nodes[i];
+    if (n.outputs.size() > 1 && !n.outputs[1].empty() &&
+        (view.is_graph_output(n.outputs[1]) || !view.consumers(n.outputs[1]).empty()))
+      return std::nullopt;  // the mask is used
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      auto training = constant_scalar(view, n.inputs[2]);
+      if (!training || *training != 0) return std::nullopt;
+    }
+    return bypass(view, n, i);
+  }
+};
+
+class TransposeRule final : public RewriteRule {
+ public:
+  std::string op_type() const override { return "Transpose"; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext&) const override {
+    const Node& n = g.nodes[i];
+    const Attribute* perm = n.attr("perm");
+    if (!perm) return std::nullopt;
+    bool identity = true;
+    for (size_t k = 0; k < perm->ints.size(); ++k) identity &= perm->ints[k] == static_cast<int64_t>(k);
+    if (identity) return bypass(view, n, i);
+    // Transpose(Transpose(x, p1), p2) == Transpose(x, p1[p2[k]])
+    const Node* inner = node_of_type(g, view.producer(n.inputs[0]), "Transpose");
+    if (!inner || !inner->attr("perm") || inner->attr("perm")->ints.size() != perm->ints.size()) return std::nullopt;
+    const auto& p1 = inner->attr("perm")->ints;
+    std::vector<int64_t> composed;
+    for (int64_t k : perm->ints) composed.push_back(p1[k]);
+    Node t = n;
+    t.inputs[0] = inner->inputs[0];
+    t.attributes["perm"] = ints_attr(composed);
+    Patch p;
+    p.remove = {i};
+    p.add = {t};
+    p.fusion = "Transpose+Transpose";
+    return p;
+  }
+};
+
+class ReshapeRule final : public RewriteRule {
+ public:
+  std::string op_type() const override { return "Reshape"; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext&) const override {
+    const Node& n = g.nodes[i];
+    if (n.inputs.size() < 2) return std::nullopt;
+    const Tensor* shape = view.constant(n.inputs[1]);
+    if (!shape) return std::nullopt;
+    // A target with 0 copies a dim from the input, which changes when the input changes.
+    for (int64_t k = 0; k < shape->numel(); ++k)
+      if (shape->int_at(k) == 0) return std::nullopt;
+    int prod = view.producer(n.inputs[0]);
+    const Node* inner = node_of_type(g, prod, "Reshape");
+    if (!inner) inner = node_of_type(g, prod, "Flatten");
+    if (!inner) inner = node_of_type(g, prod, "Squeeze");
+    if (!inner) inner = node_of_type(g, prod, "Unsqueeze");
+    if (!inner || inner->inputs.empty()) return std::nullopt;
+    Node r = n;
+    r.inputs[0] = inner->inputs[0];
+    Patch p;
+    p.remove = {i};
+    p.add = {r};
+    p.fusion = "Reshape chain";
+    return p;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GraphPass> make_redundant_node_elimination() {
+  std::vector<std::unique_ptr<RewriteRule>> rules;
+  rules.push_back(std::make_unique<DropoutRule>());
+  rules.push_back(std::make_unique<TransposeRule>());
+  rules.push_back(std::make_unique<ReshapeRule>());
+  return std::make_unique<RulePass>("redundant_node_elimination", std::move(rules));
+}
+
+// Identity is common enough to get its own small pass (and name to disable).
+class IdentityElimination final : public GraphPass {
+ public:
+  std::string name() const override { return "identity_elimination"; }
+  bool run(Graph& g, PassContext& ctx) override {
+    bool changed = false;
+    for (bool again = true; again;) {
+      again = false;
+      GraphView view(g);
+      for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+        const Node& n = g.nodes[i];
+        if (n.op_type != "Identity" || !n.domain.empty()) continue;
+        if (n.inputs.empty() || n.inputs[0].empty() || view.is_graph_output(n.outputs[0])) continue;
+        Patch p;
+        p.remove = {i};
+        p.rename = {{n.outputs[0], n.inputs[0]}};
+        apply_patch(g, std::move(p), ctx);
+        changed = again = true;
+        break;
+      }
+    }
+    return changed;
+  }
+};
+
+std::unique_ptr<GraphPass> make_identity_elimination() { return std::make_unique<IdentityElimination>(); }
+
+}  // namespace onyx

@@ -1,0 +1,29 @@
+// The pass order of every optimization level: the one place it lives.
+#include "opt/passes/passes.h"
+
+namespace onyx {
+
+std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level) {
+  std::vector<std::unique_ptr<GraphPass>> p;
+  if (level == OptimizationLevel::Disable) return p;
+  p.push_back(make_identity_elimination());
+  p.push_back(make_constant_folding());
+  p.push_back(make_redundant_node_elimination());
+  p.push_back(make_common_subexpression_elimination());
+  p.push_back(make_dead_code_elimination());
+  if (level == OptimizationLevel::Basic) return p;
+  // Attention and layer norms first: they consume MatMul+Add pairs that the
+  // generic MatMul+Add fusion would otherwise take.
+  p.push_back(make_layer_norm_fusion());
+  p.push_back(make_attention_fusion());
+  p.push_back(make_skip_layer_norm_fusion());
+  p.push_back(make_gelu_fusion());
+  p.push_back(make_conv_batchnorm_fusion());
+  p.push_back(make_conv_add_fusion());
+  p.push_back(make_matmul_add_fusion());
+  p.push_back(make_conv_activation_fusion());
+  p.push_back(make_dead_code_elimination());
+  return p;
+}
+
+}  // namespace onyx

@@ -1,0 +1,67 @@
+// Local rewrites: a rule keyed by op type matches at one node (with early
+// returns) and returns a Patch; it never mutates while matching. A RulePass
+// applies the patches of its rules one at a time.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "opt/graph_view.h"
+#include "opt/pass.h"
+
+namespace onyx {
+
+struct Patch {
+  std::vector<int> remove;                                  // node indices
+  std::vector<Node> add;                                    // inserted where the last removed node was
+  std::vector<std::pair<std::string, std::string>> rename;  // reads of first become reads of second
+  std::vector<std::pair<std::string, Tensor>> initializers; // new constants
+  std::string fusion;                                       // counted in PassContext::fusion_counts when set
+};
+
+class RewriteRule {
+ public:
+  virtual ~RewriteRule() = default;
+  virtual std::string op_type() const = 0;  // the cheap filter: only nodes of this type are offered
+  virtual std::optional<Patch> match(const Graph& g, const GraphView& view, int node, PassContext& ctx) const = 0;
+};
+
+class RulePass : public GraphPass {
+ public:
+  RulePass(std::string name, std::vector<std::unique_ptr<RewriteRule>> rules)
+      : name_(std::move(name)), rules_(std::move(rules)) {}
+  std::string name() const override { return name_; }
+  bool run(Graph& g, PassContext& ctx) override;
+
+ private:
+  std::string name_;
+  std::vector<std::unique_ptr<RewriteRule>> rules_;
+};
+
+void apply_patch(Graph& g, Patch patch, PassContext& ctx);
+
+// Matching helpers.
+// The node at `index` if it has type `op` (domain ai.onnx), else null.
+const Node* node_of_type(const Graph& g, int index, const std::string& op);
+// The scalar value of a constant input, if it is a one-element constant.
+std::optional<double> constant_scalar(const GraphView& view, const std::string& value);
+Node make_node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
+               std::vector<std::string> outputs, const std::string& domain = "");
+Attribute int_attr(int64_t v);
+Attribute float_attr(float v);
+Attribute string_attr(const std::string& v);
+Attribute ints_attr(std::vector<int64_t> v);
+
+}  // namespace onyx
+
+namespace onyx {
+
+// For a two-input node reading `value`, the other input ("" if it reads it on neither side).
+std::string other_input(const Node& n, const std::string& value);
+// True when `value` is a one-element constant within `tol` of `expected`.
+bool is_constant_near(const GraphView& view, const std::string& value, double expected, double tol = 1e-3);
+// The node reading `value` when it is its only reader and has type `op`; -1 otherwise.
+int sole_consumer_of_type(const Graph& g, const GraphView& view, const std::string& value, const std::string& op);
+
+}  // namespace onyx

@@ -1,0 +1,65 @@
+#include <cmath>
+
+#include "op_test_util.h"
+
+namespace onyx::test {
+namespace {
+
+Tensor F(std::vector<float> v, Shape s) { return Tensor::from_vector<float>(v, s); }
+
+TEST(Activation, ReluSigmoidTanh) {
+  auto out = run_op(make_node("Relu", {"x"}, {"y"}), {F({-1, 0, 2}, {3})});
+  expect_near(out[0], {0, 0, 2});
+  out = run_op(make_node("Sigmoid", {"x"}, {"y"}), {F({0, 2, -2, -100}, {4})});
+  expect_near(out[0], {0.5f, 0.8807970779f, 0.1192029220f, 0});
+  out = run_op(make_node("Tanh", {"x"}, {"y"}), {F({0, 0.1f, -1, 20}, {4})});
+  expect_near(out[0], {0, 0.0996679946f, -0.7615941559f, 1});
+  out = run_op(make_node("Relu", {"x"}, {"y"}), {Tensor::from_vector<int32_t>({-3, 4}, {2})});
+  EXPECT_EQ(to_vector<int32_t>(out[0]), (std::vector<int32_t>{0, 4}));
+}
+
+TEST(Activation, ParametrizedOps) {
+  auto out = run_op(make_node("LeakyRelu", {"x"}, {"y"}, {{"alpha", attr_float(0.1f)}}), {F({-2, 3}, {2})});
+  expect_near(out[0], {-0.2f, 3});
+  out = run_op(make_node("Elu", {"x"}, {"y"}), {F({-1, 1}, {2})});
+  expect_near(out[0], {std::exp(-1.0f) - 1, 1});
+  out = run_op(make_node("HardSigmoid", {"x"}, {"y"}), {F({-5, 0, 1, 5}, {4})});
+  expect_near(out[0], {0, 0.5f, 0.7f, 1});
+  out = run_op(make_node("HardSwish", {"x"}, {"y"}), {F({-4, 1, 4}, {3})});
+  expect_near(out[0], {0, 1 * (1.0f / 6 + 0.5f), 4});
+  out = run_op(make_node("Shrink", {"x"}, {"y"}, {{"lambd", attr_float(1.5f)}, {"bias", attr_float(1.0f)}}),
+               {F({-2, -1, 0, 1, 2}, {5})});
+  expect_near(out[0], {-1, 0, 0, 0, 1});
+  out = run_op(make_node("Softplus", {"x"}, {"y"}), {F({0, 100}, {2})});
+  expect_near(out[0], {std::log(2.0f), 100});
+}
+
+TEST(Activation, ClipAttributesAndInputs) {
+  Node legacy = make_node("Clip", {"x"}, {"y"}, {{"min", attr_float(-1)}, {"max", attr_float(1)}});
+  auto out = run_op(legacy, {F({-3, 0.5f, 3}, {3})}, 6);
+  expect_near(out[0], {-1, 0.5f, 1});
+  out = run_op(make_node("Clip", {"x", "", "max"}, {"y"}), {F({-3, 0.5f, 3}, {3}), Tensor(), F({0}, {})});
+  expect_near(out[0], {-3, 0, 0});
+  out = run_op(make_node("Clip", {"x", "min"}, {"y"}),
+               {Tensor::from_vector<int8_t>({-100, 5}, {2}), Tensor::from_vector<int8_t>({-10}, {})});
+  EXPECT_EQ(to_vector<int8_t>(out[0]), (std::vector<int8_t>{-10, 5}));
+  EXPECT_THROW(run_op(make_node("Clip", {"x", "min"}, {"y"}), {F({1, 2}, {2}), F({0, 1}, {2})}), onyx::Error);
+}
+
+TEST(Activation, PReluBroadcast) {
+  auto out = run_op(make_node("PRelu", {"x", "s"}, {"y"}), {F({-1, -1, 2, -4}, {2, 2}), F({0.5f, 0.25f}, {2})});
+  expect_near(out[0], {-0.5f, -0.25f, 2, -1});
+  // slope must broadcast to X, not the other way round
+  EXPECT_THROW(run_op(make_node("PRelu", {"x", "s"}, {"y"}), {F({-1, 2}, {2}), F({1, 2, 3, 4}, {2, 2})}),
+               onyx::Error);
+}
+
+TEST(Activation, Gelu) {
+  auto out = run_op(make_node("Gelu", {"x"}, {"y"}), {F({-1, 0, 1, 2}, {4})});
+  expect_near(out[0], {-0.1586552539f, 0, 0.8413447461f, 1.9544997361f});
+  out = run_op(make_node("Gelu", {"x"}, {"y"}, {{"approximate", attr_string("tanh")}}), {F({1}, {1})});
+  expect_near(out[0], {0.8411919906f}, 1e-5f);
+}
+
+}  // namespace
+}  // namespace onyx::test

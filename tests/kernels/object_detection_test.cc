@@ -1,0 +1,99 @@
+#include <cmath>
+
+#include "op_test_util.h"
+
+namespace onyx::test {
+namespace {
+
+TEST(ObjectDetection, NonMaxSuppression) {
+  // three boxes (y1, x1, y2, x2): 0 and 1 overlap heavily, 2 is apart
+  Tensor boxes = Tensor::from_vector<float>({0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 10, 1, 11}, {1, 3, 4});
+  Tensor scores = Tensor::from_vector<float>({0.9f, 0.95f, 0.3f}, {1, 1, 3});
+  auto node = make_node("NonMaxSuppression", {"b", "s", "m", "i", "t"}, {"y"});
+  auto y = run_op(node, {boxes, scores, Tensor::scalar<int64_t>(10), Tensor::scalar<float>(0.5f), Tensor::scalar<float>(0.f)}, 11);
+  EXPECT_EQ(y[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(to_vector<int64_t>(y[0]), (std::vector<int64_t>{0, 0, 1, 0, 0, 2}));
+  // score threshold removes box 2; max 1 box per class
+  auto y2 = run_op(node, {boxes, scores, Tensor::scalar<int64_t>(1), Tensor::scalar<float>(0.5f), Tensor::scalar<float>(0.5f)}, 11);
+  EXPECT_EQ(to_vector<int64_t>(y2[0]), (std::vector<int64_t>{0, 0, 1}));
+  // no max_output_boxes_per_class: nothing selected
+  auto y3 = run_op(make_node("NonMaxSuppression", {"b", "s"}, {"y"}), {boxes, scores}, 11);
+  EXPECT_EQ(y3[0].shape(), (Shape{0, 3}));
+}
+
+TEST(ObjectDetection, RoiAlignAvgOnConstantAndRamp) {
+  // 1x1x4x4 ramp x[h][w] = w; bilinear sampling of a linear ramp is exact
+  Tensor x(DataType::Float, {1, 1, 4, 4});
+  for (int i = 0; i < 16; ++i) x.data<float>()[i] = static_cast<float>(i % 4);
+  Tensor rois = Tensor::from_vector<float>({0, 0, 2, 2}, {1, 4});
+  Tensor bi = Tensor::from_vector<int64_t>({0}, {1});
+  auto node = make_node("RoiAlign", {"x", "r", "b"}, {"y"},
+                        {{"output_height", attr_int(1)}, {"output_width", attr_int(2)}, {"sampling_ratio", attr_int(2)},
+                         {"coordinate_transformation_mode", attr_string("output_half_pixel")}});
+  auto y = run_op(node, {x, rois, bi}, 16);
+  EXPECT_EQ(y[0].shape(), (Shape{1, 1, 1, 2}));
+  // bins cover x in [0,1] and [1,2]; samples at 0.25,0.75 and 1.25,1.75
+  expect_near(y[0], {0.5f, 1.5f});
+  // half_pixel shifts the roi by -0.5: samples at -0.25 (clamped to 0), 0.25 / 0.75, 1.25
+  auto node2 = make_node("RoiAlign", {"x", "r", "b"}, {"y"},
+                         {{"output_height", attr_int(1)}, {"output_width", attr_int(2)}, {"sampling_ratio", attr_int(2)}});
+  auto y2 = run_op(node2, {x, rois, bi}, 16);
+  expect_near(y2[0], {0.125f, 1.0f});
+}
+
+TEST(ObjectDetection, GridSampleBilinearAndNearest) {
+  Tensor x = Tensor::from_vector<float>({0, 1, 2, 3}, {1, 1, 2, 2});
+  // grid points: the center, and the top-left corner
+  Tensor g = Tensor::from_vector<float>({0, 0, -1, -1}, {1, 1, 2, 2});
+  auto y = run_op(make_node("GridSample", {"x", "g"}, {"y"}, {{"align_corners", attr_int(1)}}), {x, g}, 16);
+  EXPECT_EQ(y[0].shape(), (Shape{1, 1, 1, 2}));
+  expect_near(y[0], {1.5f, 0.f});
+  // align_corners=0, zeros padding: the corner (-1,-1) maps to pixel (-0.5,-0.5): a quarter of x[0][0]
+  Tensor x2 = Tensor::from_vector<float>({4, 0, 0, 0}, {1, 1, 2, 2});
+  auto y2 = run_op(make_node("GridSample", {"x", "g"}, {"y"}), {x2, g}, 16);
+  expect_near(y2[0], {1.f, 1.f});
+  auto y3 = run_op(make_node("GridSample", {"x", "g"}, {"y"}, {{"padding_mode", attr_string("border")}}), {x2, g}, 16);
+  expect_near(y3[0], {1.f, 4.f});
+  auto y4 = run_op(make_node("GridSample", {"x", "g"}, {"y"}, {{"mode", attr_string("nearest")}}), {x, g}, 16);
+  // align_corners=0: the center maps to (0.5, 0.5), which rounds half to even to (0, 0)
+  expect_near(y4[0], {0.f, 0.f});
+  Tensor g2 = Tensor::from_vector<float>({0.6f, 0.6f}, {1, 1, 1, 2});
+  expect_near(run_op(make_node("GridSample", {"x", "g"}, {"y"}, {{"mode", attr_string("nearest")}}), {x, g2}, 16)[0], {3.f});
+}
+
+TEST(ObjectDetection, AffineGridIdentity) {
+  Tensor theta = Tensor::from_vector<float>({1, 0, 0, 0, 1, 0}, {1, 2, 3});
+  auto y = run_op(make_node("AffineGrid", {"t", "s"}, {"y"}, {{"align_corners", attr_int(1)}}),
+                  {theta, Tensor::from_vector<int64_t>({1, 1, 2, 3}, {4})}, 20);
+  EXPECT_EQ(y[0].shape(), (Shape{1, 2, 3, 2}));
+  expect_near(y[0], {-1, -1, 0, -1, 1, -1, -1, 1, 0, 1, 1, 1});
+}
+
+TEST(ObjectDetection, Col2ImSumsOverlaps) {
+  // 1-channel 1x3 image, block 1x2, stride 1 -> 2 blocks
+  Tensor x = Tensor::from_vector<float>({1, 2, 10, 20}, {1, 2, 2});
+  auto y = run_op(make_node("Col2Im", {"x", "i", "b"}, {"y"}),
+                  {x, Tensor::from_vector<int64_t>({1, 3}, {2}), Tensor::from_vector<int64_t>({1, 2}, {2})}, 18);
+  EXPECT_EQ(y[0].shape(), (Shape{1, 1, 1, 3}));
+  expect_near(y[0], {1, 12, 20});
+}
+
+TEST(ObjectDetection, CenterCropPad) {
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto y = run_op(make_node("CenterCropPad", {"x", "s"}, {"y"}), {x, Tensor::from_vector<int64_t>({4, 1}, {2})}, 18);
+  EXPECT_EQ(y[0].shape(), (Shape{4, 1}));
+  expect_near(y[0], {0, 2, 5, 0});
+}
+
+TEST(ObjectDetection, Errors) {
+  Tensor boxes = Tensor::from_vector<float>({0, 0, 1, 1}, {1, 1, 4});
+  EXPECT_THROW(run_op(make_node("NonMaxSuppression", {"b", "s"}, {"y"}), {boxes, Tensor::from_vector<float>({1, 2}, {1, 1, 2})}, 11),
+               Error);
+  Tensor x(DataType::Float, {1, 1, 2, 2});
+  EXPECT_THROW(run_op(make_node("RoiAlign", {"x", "r", "b"}, {"y"}),
+                      {x, Tensor::from_vector<float>({0, 0, 1, 1}, {1, 4}), Tensor::from_vector<int64_t>({3}, {1})}, 16),
+               Error);
+}
+
+}  // namespace
+}  // namespace onyx::test

@@ -1,0 +1,96 @@
+#include <cmath>
+#include <limits>
+
+#include "op_test_util.h"
+
+namespace onyx::test {
+namespace {
+
+Tensor t23() { return Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3}); }
+
+TEST(Reduction, SumAxesAttrAndInput) {
+  auto y = run_op(make_node("ReduceSum", {"x"}, {"y"}, {{"axes", attr_ints({1})}, {"keepdims", attr_int(0)}}),
+                  {t23()}, 11);
+  EXPECT_EQ(y[0].shape(), (Shape{2}));
+  expect_near(y[0], {6, 15});
+  auto y2 = run_op(make_node("ReduceSum", {"x", "a"}, {"y"}), {t23(), Tensor::from_vector<int64_t>({0}, {1})}, 13);
+  EXPECT_EQ(y2[0].shape(), (Shape{1, 3}));
+  expect_near(y2[0], {5, 7, 9});
+  // empty axes: all axes, or no-op
+  auto y3 = run_op(make_node("ReduceSum", {"x"}, {"y"}), {t23()}, 13);
+  expect_near(y3[0], {21});
+  auto y4 = run_op(make_node("ReduceSum", {"x", "a"}, {"y"}, {{"noop_with_empty_axes", attr_int(1)}}),
+                   {t23(), Tensor::from_vector<int64_t>({}, {0})}, 13);
+  EXPECT_EQ(y4[0].shape(), (Shape{2, 3}));
+  expect_near(y4[0], {1, 2, 3, 4, 5, 6});
+}
+
+TEST(Reduction, Kinds) {
+  auto run = [](const char* op, int64_t axis) {
+    return run_op(make_node(op, {"x"}, {"y"}, {{"axes", attr_ints({axis})}}), {t23()}, 13)[0];
+  };
+  expect_near(run("ReduceMean", -1), {2, 5});
+  expect_near(run("ReduceMax", 0), {4, 5, 6});
+  expect_near(run("ReduceMin", 1), {1, 4});
+  expect_near(run("ReduceProd", 1), {6, 120});
+  expect_near(run("ReduceL1", 0), {5, 7, 9});
+  expect_near(run("ReduceL2", 1), {std::sqrt(14.0f), std::sqrt(77.0f)});
+  expect_near(run("ReduceSumSquare", 1), {14, 77});
+  expect_near(run("ReduceLogSum", 1), {std::log(6.0f), std::log(15.0f)});
+  expect_near(run("ReduceLogSumExp", 1),
+              {std::log(std::exp(1.f) + std::exp(2.f) + std::exp(3.f)),
+               std::log(std::exp(4.f) + std::exp(5.f) + std::exp(6.f))});
+}
+
+TEST(Reduction, EmptyAndInts) {
+  Tensor e(DataType::Float, {2, 0});
+  auto mx = run_op(make_node("ReduceMax", {"x"}, {"y"}, {{"axes", attr_ints({1})}}), {e}, 13)[0];
+  ASSERT_EQ(mx.shape(), (Shape{2, 1}));
+  EXPECT_TRUE(std::isinf(mx.data<float>()[0]) && mx.data<float>()[0] < 0);
+  auto pr = run_op(make_node("ReduceProd", {"x"}, {"y"}, {{"axes", attr_ints({1})}}), {e}, 13)[0];
+  expect_near(pr, {1, 1});
+  auto xi = Tensor::from_vector<int32_t>({1, -7, 3, 4}, {4});
+  auto s = run_op(make_node("ReduceSum", {"x"}, {"y"}, {{"keepdims", attr_int(0)}}), {xi}, 13)[0];
+  EXPECT_EQ(s.dtype(), DataType::Int32);
+  EXPECT_EQ(s.data<int32_t>()[0], 1);
+  auto mn = run_op(make_node("ReduceMin", {"x"}, {"y"}), {xi}, 13)[0];
+  EXPECT_EQ(mn.data<int32_t>()[0], -7);
+}
+
+TEST(Reduction, BadAxis) {
+  EXPECT_THROW(run_op(make_node("ReduceMean", {"x"}, {"y"}, {{"axes", attr_ints({2})}}), {t23()}, 13),
+               onyx::Error);
+}
+
+TEST(ArgMax, SelectLastIndex) {
+  auto x = Tensor::from_vector<float>({2, 1, 2, 3, 3, 0}, {2, 3});
+  auto y = run_op(make_node("ArgMax", {"x"}, {"y"}, {{"axis", attr_int(1)}}), {x}, 13)[0];
+  EXPECT_EQ(y.shape(), (Shape{2, 1}));
+  EXPECT_EQ(to_vector<int64_t>(y), (std::vector<int64_t>{0, 0}));
+  auto y2 = run_op(make_node("ArgMax", {"x"}, {"y"},
+                             {{"axis", attr_int(1)}, {"select_last_index", attr_int(1)}, {"keepdims", attr_int(0)}}),
+                   {x}, 13)[0];
+  EXPECT_EQ(y2.shape(), (Shape{2}));
+  EXPECT_EQ(to_vector<int64_t>(y2), (std::vector<int64_t>{2, 1}));
+  auto y3 = run_op(make_node("ArgMin", {"x"}, {"y"}, {{"axis", attr_int(0)}}), {x}, 13)[0];
+  EXPECT_EQ(to_vector<int64_t>(y3), (std::vector<int64_t>{0, 0, 1}));
+}
+
+TEST(TopK, StableLargestSmallest) {
+  auto x = Tensor::from_vector<float>({1, 3, 3, 2, 5, 0}, {1, 6});
+  auto r = run_op(make_node("TopK", {"x", "k"}, {"v", "i"}), {x, Tensor::from_vector<int64_t>({3}, {1})}, 11);
+  EXPECT_EQ(r[0].shape(), (Shape{1, 3}));
+  expect_near(r[0], {5, 3, 3});
+  EXPECT_EQ(to_vector<int64_t>(r[1]), (std::vector<int64_t>{4, 1, 2}));
+  auto s = run_op(make_node("TopK", {"x", "k"}, {"v", "i"}, {{"largest", attr_int(0)}}),
+                  {x, Tensor::from_vector<int64_t>({2}, {1})}, 11);
+  expect_near(s[0], {0, 1});
+  EXPECT_EQ(to_vector<int64_t>(s[1]), (std::vector<int64_t>{5, 0}));
+  auto a = run_op(make_node("TopK", {"x"}, {"v", "i"}, {{"k", attr_int(1)}}), {x}, 1);
+  expect_near(a[0], {5});
+  EXPECT_THROW(run_op(make_node("TopK", {"x", "k"}, {"v", "i"}), {x, Tensor::from_vector<int64_t>({7}, {1})}, 11),
+               onyx::Error);
+}
+
+}  // namespace
+}  // namespace onyx::test

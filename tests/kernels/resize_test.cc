@@ -1,0 +1,63 @@
+#include "op_test_util.h"
+
+namespace onyx::test {
+namespace {
+
+Tensor f(std::vector<float> v, Shape s) { return Tensor::from_vector<float>(v, s); }
+
+TEST(Resize, NearestUpsampleAsymmetric) {
+  auto y = run_op(make_node("Resize", {"x", "", "s"}, {"y"},
+                            {{"mode", attr_string("nearest")},
+                             {"coordinate_transformation_mode", attr_string("asymmetric")}}),
+                  {f({1, 2, 3, 4}, {1, 1, 2, 2}), Tensor(), f({1, 1, 2, 2}, {4})}, 13)[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 4, 4}));
+  expect_near(y, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+}
+
+TEST(Resize, LinearHalfPixelAndAlignCorners) {
+  auto y = run_op(make_node("Resize", {"x", "", "s"}, {"y"}, {{"mode", attr_string("linear")}}),
+                  {f({1, 2, 3, 4}, {1, 4}), Tensor(), f({1, 2}, {2})}, 13)[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 8}));
+  expect_near(y, {1, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75, 4});
+  auto a = run_op(make_node("Resize", {"x", "", "", "sz"}, {"y"},
+                            {{"mode", attr_string("linear")},
+                             {"coordinate_transformation_mode", attr_string("align_corners")}}),
+                  {f({1, 2, 3, 4}, {1, 4}), Tensor(), Tensor(), Tensor::from_vector<int64_t>({1, 7}, {2})}, 13)[0];
+  expect_near(a, {1, 1.5, 2, 2.5, 3, 3.5, 4});
+}
+
+TEST(Resize, CropAndResizeExtrapolation) {
+  auto y = run_op(make_node("Resize", {"x", "roi", "", "sz"}, {"y"},
+                            {{"mode", attr_string("linear")},
+                             {"coordinate_transformation_mode", attr_string("tf_crop_and_resize")},
+                             {"extrapolation_value", attr_float(7)}}),
+                  {f({10, 20, 30, 40}, {1, 4}), f({0, 0.5f, 1, 1.5f}, {4}), Tensor(),
+                   Tensor::from_vector<int64_t>({1, 3}, {2})},
+                  13)[0];
+  expect_near(y, {25, 40, 7});
+}
+
+TEST(Resize, UpsampleOpset7And9) {
+  auto y = run_op(make_node("Upsample", {"x"}, {"y"}, {{"scales", attr_floats({1, 2})}}), {f({1, 2}, {1, 2})}, 7)[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 4}));
+  expect_near(y, {1, 1, 2, 2});
+  auto z = run_op(make_node("Upsample", {"x", "s"}, {"y"}, {{"mode", attr_string("linear")}}),
+                  {f({1, 3}, {1, 2}), f({1, 2}, {2})}, 9)[0];
+  expect_near(z, {1, 2, 3, 3});
+}
+
+TEST(Resize, IntegerNearest) {
+  auto x = Tensor::from_vector<uint8_t>({5, 9}, {1, 2});
+  auto y = run_op(make_node("Resize", {"x", "", "s"}, {"y"}), {x, Tensor(), f({1, 1.5f}, {2})}, 13)[0];
+  EXPECT_EQ(y.dtype(), DataType::UInt8);
+  // half_pixel: x_ori = -1/6, 0.5 (a tie, rounded down), 7/6
+  EXPECT_EQ(to_vector<uint8_t>(y), (std::vector<uint8_t>{5, 5, 9}));
+}
+
+TEST(Resize, BadScales) {
+  EXPECT_THROW(run_op(make_node("Resize", {"x", "", "s"}, {"y"}), {f({1, 2}, {1, 2}), Tensor(), f({2}, {1})}, 13),
+               onyx::Error);
+}
+
+}  // namespace
+}  // namespace onyx::test

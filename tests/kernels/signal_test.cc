@@ -1,0 +1,71 @@
+#include <cmath>
+
+#include "op_test_util.h"
+
+namespace onyx::test {
+namespace {
+
+TEST(Signal, DftRealInputAndInverse) {
+  // x = [1, 2, 3, 4] as [1, 4, 1]
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {1, 4, 1});
+  auto y = run_op(make_node("DFT", {"x"}, {"y"}), {x}, 17);
+  EXPECT_EQ(y[0].shape(), (Shape{1, 4, 2}));
+  expect_near(y[0], {10, 0, -2, 2, -2, 0, -2, -2}, 1e-5f);
+  auto y1 = run_op(make_node("DFT", {"x"}, {"y"}, {{"onesided", attr_int(1)}}), {x}, 17);
+  EXPECT_EQ(y1[0].shape(), (Shape{1, 3, 2}));
+  auto back = run_op(make_node("DFT", {"x"}, {"y"}, {{"inverse", attr_int(1)}}), {y[0]}, 17);
+  expect_near(back[0], {1, 0, 2, 0, 3, 0, 4, 0}, 1e-5f);
+}
+
+TEST(Signal, DftNonPowerOfTwoWithLength) {
+  // length-3 transform of [1, 1] padded with a zero
+  Tensor x = Tensor::from_vector<double>({1, 1}, {1, 2, 1});
+  auto y = run_op(make_node("DFT", {"x", "n"}, {"y"}), {x, Tensor::scalar<int64_t>(3)}, 17);
+  EXPECT_EQ(y[0].shape(), (Shape{1, 3, 2}));
+  double c = std::cos(2 * M_PI / 3), s = std::sin(2 * M_PI / 3);
+  expect_near(y[0], {2, 0, static_cast<float>(1 + c), static_cast<float>(-s), static_cast<float>(1 + c),
+                     static_cast<float>(s)}, 1e-6f);
+}
+
+TEST(Signal, Windows) {
+  auto hann = run_op(make_node("HannWindow", {"n"}, {"y"}), {Tensor::scalar<int64_t>(4)}, 17);
+  expect_near(hann[0], {0, 0.5f, 1, 0.5f});
+  auto hann_sym = run_op(make_node("HannWindow", {"n"}, {"y"}, {{"periodic", attr_int(0)}}), {Tensor::scalar<int64_t>(3)}, 17);
+  expect_near(hann_sym[0], {0, 1, 0});
+  auto ham = run_op(make_node("HammingWindow", {"n"}, {"y"}), {Tensor::scalar<int64_t>(2)}, 17);
+  expect_near(ham[0], {4.f / 46.f, 1.f});
+  auto bl = run_op(make_node("BlackmanWindow", {"n"}, {"y"}, {{"output_datatype", attr_int(11)}}), {Tensor::scalar<int64_t>(2)}, 17);
+  EXPECT_EQ(bl[0].dtype(), DataType::Double);
+  expect_near(bl[0], {0, 1}, 1e-6f);
+}
+
+TEST(Signal, StftRectangularWindow) {
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5}, {1, 5, 1});
+  auto y = run_op(make_node("STFT", {"x", "step", "", "len"}, {"y"}),
+                  {x, Tensor::scalar<int64_t>(2), Tensor(), Tensor::scalar<int64_t>(2)}, 17);
+  // frames [1,2], [3,4]; onesided bins 2
+  EXPECT_EQ(y[0].shape(), (Shape{1, 2, 2, 2}));
+  expect_near(y[0], {3, 0, -1, 0, 7, 0, -1, 0});
+}
+
+TEST(Signal, MelWeightMatrixShape) {
+  auto y = run_op(make_node("MelWeightMatrix", {"a", "b", "c", "d", "e"}, {"y"}),
+                  {Tensor::scalar<int64_t>(4), Tensor::scalar<int64_t>(16), Tensor::scalar<int64_t>(8000),
+                   Tensor::scalar<float>(0.f), Tensor::scalar<float>(4000.f)},
+                  17);
+  EXPECT_EQ(y[0].shape(), (Shape{9, 4}));
+  for (int64_t i = 0; i < y[0].numel(); ++i) {
+    EXPECT_GE(y[0].data<float>()[i], 0.f);
+    EXPECT_LE(y[0].data<float>()[i], 1.f);
+  }
+}
+
+TEST(Signal, Errors) {
+  EXPECT_THROW(run_op(make_node("DFT", {"x"}, {"y"}), {Tensor::from_vector<float>({1, 2, 3}, {1, 1, 3})}, 17), Error);
+  EXPECT_THROW(run_op(make_node("STFT", {"x", "step"}, {"y"}),
+                      {Tensor::from_vector<float>({1, 2}, {1, 2, 1}), Tensor::scalar<int64_t>(0)}, 17),
+               Error);
+}
+
+}  // namespace
+}  // namespace onyx::test

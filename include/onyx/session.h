@@ -27,7 +27,22 @@ struct SessionOptions {
   // Initializers that also appear as graph inputs are overridable by default;
   // set this to treat them as constants.
   bool initializers_as_constants = false;
+  // When set, the optimized model is saved there (weights as external data
+  // beside it when large).
+  std::string optimized_model_filepath;
+  // Free-form settings, e.g. "session.disable_passes" = "gelu_fusion,attention_fusion".
   std::map<std::string, std::string> config;
+};
+
+struct PassStat {
+  std::string name;
+  double ms = 0;     // time spent in the pass, all rounds
+  int changed = 0;   // rounds in which it changed the graph
+};
+
+struct OptimizationReport {
+  std::map<std::string, int> fusions;  // fusion name -> times it fired
+  std::vector<PassStat> passes;
 };
 
 struct ValueMeta {
@@ -47,6 +62,7 @@ class Session {
   const std::vector<ValueMeta>& outputs() const;
   const std::vector<ValueMeta>& overridable_initializers() const;
   const std::string& model_name() const;
+  const OptimizationReport& optimization_report() const;
 
   // Runs the model. Empty output_names means every graph output, in order.
   std::vector<Value> run(const Feeds& feeds, const std::vector<std::string>& output_names = {}) const;

@@ -14,6 +14,7 @@ static KernelRegistry build_cpu_registry() {
   register_elementwise(r);
   register_fused(r);
   register_indexing(r);
+  register_linalg(r);
   register_loss(r);
   register_matmul(r);
   register_ml_ops(r);

@@ -17,6 +17,7 @@ void register_einsum(KernelRegistry& r);
 void register_elementwise(KernelRegistry& r);
 void register_fused(KernelRegistry& r);
 void register_indexing(KernelRegistry& r);
+void register_linalg(KernelRegistry& r);
 void register_loss(KernelRegistry& r);
 void register_matmul(KernelRegistry& r);
 void register_ml_ops(KernelRegistry& r);

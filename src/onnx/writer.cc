@@ -1,5 +1,7 @@
 #include "onnx/writer.h"
 
+#include <fstream>
+
 #include "onnx/tensor_proto.h"
 
 namespace onyx {
@@ -75,6 +77,59 @@ void model_to_proto(const Model& m, onnx::ModelProto* p) {
     kv->set_value(v);
   }
   graph_to_proto(m.graph, p->mutable_graph());
+}
+
+namespace {
+
+// Moves large initializers of `g` (and its subgraphs) into `data`, recording
+// location/offset/length in each TensorProto.
+void externalize(onnx::GraphProto* g, const std::string& location, std::ofstream& data, size_t& offset) {
+  for (auto& t : *g->mutable_initializer()) {
+    if (!t.has_raw_data() || t.raw_data().size() < 1024) continue;
+    size_t aligned = (offset + 63) / 64 * 64;  // keep weights aligned for zero-copy mapping
+    std::string pad(aligned - offset, '\0');
+    data.write(pad.data(), static_cast<std::streamsize>(pad.size()));
+    data.write(t.raw_data().data(), static_cast<std::streamsize>(t.raw_data().size()));
+    auto kv = [&](const char* k, const std::string& v) {
+      auto* e = t.add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    };
+    kv("location", location);
+    kv("offset", std::to_string(aligned));
+    kv("length", std::to_string(t.raw_data().size()));
+    offset = aligned + t.raw_data().size();
+    t.clear_raw_data();
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+  }
+  for (auto& n : *g->mutable_node())
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) externalize(a.mutable_g(), location, data, offset);
+      for (auto& sg : *a.mutable_graphs()) externalize(&sg, location, data, offset);
+    }
+}
+
+size_t weight_bytes(const Graph& g) {
+  size_t n = 0;
+  for (auto& [name, t] : g.initializers) n += t.nbytes();
+  return n;
+}
+
+}  // namespace
+
+void save_model(const Model& model, const std::string& path, size_t external_threshold) {
+  onnx::ModelProto proto;
+  model_to_proto(model, &proto);
+  if (weight_bytes(model.graph) > external_threshold) {
+    std::string location = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1) + ".data";
+    std::ofstream data(path + ".data", std::ios::binary);
+    if (!data) fail(ErrorCode::NoSuchFile, "cannot write '" + path + ".data'");
+    size_t offset = 0;
+    externalize(proto.mutable_graph(), location, data, offset);
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (!out) fail(ErrorCode::NoSuchFile, "cannot write optimized model '" + path + "'");
+  if (!proto.SerializeToOstream(&out)) fail(ErrorCode::Fail, "failed to write '" + path + "'");
 }
 
 }  // namespace onyx

@@ -9,6 +9,7 @@
 #include "base/logging.h"
 #include "cpu/cpu_provider.h"
 #include "onnx/loader.h"
+#include "onnx/writer.h"
 #include "opt/pass.h"
 #include "runtime/executor.h"
 #include "runtime/node_evaluator.h"
@@ -23,8 +24,7 @@ struct Session::Impl {
   std::vector<ValueMeta> inputs, outputs, overridable;
   std::unordered_map<std::string, size_t> input_index;  // name -> index in plan->inputs
   std::unordered_map<std::string, size_t> output_index;
-  std::map<std::string, int> fusion_counts;
-  std::vector<PassTiming> pass_timings;
+  OptimizationReport report;
 
   void initialize();
   void optimize();
@@ -51,6 +51,7 @@ void Session::Impl::initialize() {
               ins.end());
   }
   optimize();
+  if (!options.optimized_model_filepath.empty()) save_model(model, options.optimized_model_filepath);
   CompileEnv env;
   env.model = &model;
   env.registry = &cpu_kernel_registry();
@@ -113,12 +114,13 @@ void Session::Impl::optimize() {
     std::string name;
     while (std::getline(ss, name, ',')) disabled.insert(name);
   }
-  pass_timings = optimize_graph(model.graph, options.optimization_level, ctx, disabled);
-  fusion_counts = ctx.fusion_counts;
+  for (auto& t : optimize_graph(model.graph, options.optimization_level, ctx, disabled))
+    report.passes.push_back({t.name, t.ms, t.changed});
+  report.fusions = ctx.fusion_counts;
   bool uses_onyx_ops = false;
   for (auto& n : model.graph.nodes) uses_onyx_ops |= n.domain == kOnyxDomain;
   if (!uses_onyx_ops) model.opset_imports.erase(kOnyxDomain);
-  for (auto& [name, count] : fusion_counts)
+  for (auto& [name, count] : report.fusions)
     log_message(options.log_severity_level, LogLevel::Info, "fused " + name + " x" + std::to_string(count));
 }
 
@@ -176,6 +178,7 @@ const std::vector<ValueMeta>& Session::inputs() const { return impl_->inputs; }
 const std::vector<ValueMeta>& Session::outputs() const { return impl_->outputs; }
 const std::vector<ValueMeta>& Session::overridable_initializers() const { return impl_->overridable; }
 const std::string& Session::model_name() const { return impl_->model.path; }
+const OptimizationReport& Session::optimization_report() const { return impl_->report; }
 
 std::vector<Value> Session::run(const Feeds& feeds, const std::vector<std::string>& output_names) const {
   const Impl& m = *impl_;

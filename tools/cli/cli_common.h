@@ -38,5 +38,6 @@ std::string describe_value(const Value& v);
 int cmd_run(int argc, char** argv);
 int cmd_perf(int argc, char** argv);
 int cmd_test(int argc, char** argv);
+int cmd_optimize(int argc, char** argv);
 
 }  // namespace onyx::cli

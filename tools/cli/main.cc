@@ -10,7 +10,8 @@ static void usage() {
                "usage: onyx <command> ...\n"
                "  run MODEL [--input [NAME=]PATH]... [--output-dir DIR] [--threads N] [--opt-level L] [--provider P]\n"
                "  perf MODEL [--input PATH]... [--threads N] [--runs N] [--warmup N] [--dim NAME=VALUE]\n"
-               "  test [--expect-fail FILE] [-v] DIR...\n");
+               "  test [--expect-fail FILE] [-v] DIR...\n"
+               "  optimize MODEL OUT [--opt-level L] [--disable PASS,...]\n");
 }
 
 int main(int argc, char** argv) {
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return onyx::cli::cmd_run(argc, argv);
     if (cmd == "perf") return onyx::cli::cmd_perf(argc, argv);
     if (cmd == "test") return onyx::cli::cmd_test(argc, argv);
+    if (cmd == "optimize") return onyx::cli::cmd_optimize(argc, argv);
     std::fprintf(stderr, "onyx: unknown command '%s'\n", cmd.c_str());
     usage();
     return 1;

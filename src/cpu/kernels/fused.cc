@@ -67,7 +67,23 @@ class CaptureContext final : public KernelContext {
   Value out_;
 };
 
-// Conv (by the CPU Conv kernel) followed by an activation on its output.
+// y + z with broadcasting; in place when z does not grow y.
+Tensor add_residual(Tensor y, const Tensor& z) {
+  ONYX_KERNEL_CHECK(z.dtype() == DataType::Float, "FusedConv residual must be float");
+  Shape shape = broadcast_shapes({y.shape(), z.shape()});
+  if (shape == y.shape() && z.shape() == y.shape()) {
+    float* yp = y.data<float>();
+    const float* zp = z.data<float>();
+    for (int64_t i = 0; i < y.numel(); ++i) yp[i] += zp[i];
+    return y;
+  }
+  Tensor out(DataType::Float, shape);
+  std::vector<int64_t> yo = broadcast_offsets(y.shape(), shape), zo = broadcast_offsets(z.shape(), shape);
+  for (int64_t i = 0; i < out.numel(); ++i) out.data<float>()[i] = y.data<float>()[yo[i]] + z.data<float>()[zo[i]];
+  return out;
+}
+
+// Conv (by the CPU Conv kernel), plus an optional residual Z, then an activation.
 class FusedConvKernel final : public Kernel {
  public:
   explicit FusedConvKernel(const KernelInitContext& ctx) {
@@ -76,10 +92,12 @@ class FusedConvKernel final : public Kernel {
     conv_node_.domain = "";
     conv_node_.attributes.erase("activation");
     conv_node_.attributes.erase("activation_params");
+    conv_node_.inputs.resize(3);  // X, W, B: the residual Z is ours
+    while (!conv_node_.inputs.empty() && conv_node_.inputs.back().empty()) conv_node_.inputs.pop_back();
     activation_ = ctx.get_string("activation", "");
     params_ = ctx.get_floats("activation_params", {});
     std::vector<const Tensor*> constants;
-    for (size_t i = 0; i < ctx.num_inputs(); ++i) constants.push_back(ctx.constant_input(i));
+    for (size_t i = 0; i < conv_node_.inputs.size(); ++i) constants.push_back(ctx.constant_input(i));
     KernelInitContext inner(conv_node_, 17, constants, nullptr);
     const KernelDef* def = cpu_kernel_registry().find(conv_node_, 17);
     if (!def) kernel_fail("no Conv kernel for FusedConv");
@@ -88,10 +106,11 @@ class FusedConvKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     CaptureContext inner(ctx, conv_node_);
     conv_->run(inner);
-    Tensor& y = inner.output().tensor();
+    Tensor y = inner.output().tensor();
     ONYX_KERNEL_CHECK(y.dtype() == DataType::Float, "FusedConv supports float only");
+    if (ctx.has_input(3)) y = add_residual(y, ctx.input(3));
     apply_activation(y.data<float>(), y.numel(), activation_, params_);
-    ctx.set_output(0, std::move(inner.output()));
+    ctx.set_output(0, Value(y));
   }
 
  private:

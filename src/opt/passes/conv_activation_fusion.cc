@@ -1,5 +1,6 @@
-// Conv + activation -> com.onyx FusedConv (the activation is applied by the
-// convolution kernel to its output while it is still in cache).
+// Conv [+ Add(residual)] [+ activation] -> com.onyx FusedConv(X, W, B, Z):
+// the residual sum and the activation are applied by the convolution kernel
+// to its output while it is still in cache.
 #include "opt/passes/passes.h"
 #include "opt/rewrite.h"
 
@@ -54,24 +55,39 @@ class ConvActivationFusion final : public GraphPass {
         if (conv.op_type != "Conv" || !conv.domain.empty()) continue;
         const Tensor* w = view.constant(conv.inputs[1]);
         if (!w || w->dtype() != DataType::Float) continue;
-        int ai = view.single_consumer(conv.outputs[0]);
-        if (ai < 0) continue;
-        auto act = activation_of(g.nodes[ai], view, ctx.opset());
-        if (!act) continue;
         Node fused = conv;
         fused.op_type = "FusedConv";
         fused.domain = kOnyxDomain;
-        fused.outputs = {g.nodes[ai].outputs[0]};
-        fused.attributes["activation"] = string_attr(act->first);
-        Attribute params;
-        params.type = AttrType::Floats;
-        params.floats = act->second;
-        fused.attributes["activation_params"] = params;
+        fused.inputs.resize(3);
+        std::vector<int> removed = {i};
+        std::string out = conv.outputs[0], fusion = "Conv";
+        // A residual Add whose other operand is computed elsewhere.
+        int ri = sole_consumer_of_type(g, view, out, "Add");
+        if (ri >= 0 && !view.constant(other_input(g.nodes[ri], out))) {
+          fused.inputs.push_back(other_input(g.nodes[ri], out));
+          removed.push_back(ri);
+          out = g.nodes[ri].outputs[0];
+          fusion += "+Add";
+        }
+        int ai = view.single_consumer(out);
+        auto act = ai >= 0 ? activation_of(g.nodes[ai], view, ctx.opset()) : std::nullopt;
+        if (act) {
+          fused.attributes["activation"] = string_attr(act->first);
+          Attribute params;
+          params.type = AttrType::Floats;
+          params.floats = act->second;
+          fused.attributes["activation_params"] = params;
+          removed.push_back(ai);
+          out = g.nodes[ai].outputs[0];
+          fusion += "+" + act->first;
+        }
+        if (removed.size() == 1) continue;
+        fused.outputs = {out};
         if (ctx.can_run && !ctx.can_run(fused)) continue;
         Patch p;
-        p.remove = {i, ai};
+        p.remove = removed;
         p.add = {fused};
-        p.fusion = "Conv+" + act->first;
+        p.fusion = fusion;
         apply_patch(g, std::move(p), ctx);
         changed = again = true;
         break;

@@ -22,6 +22,7 @@ static KernelRegistry build_cpu_registry() {
   register_object_detection(r);
   register_pool(r);
   register_quantization(r);
+  register_random(r);
   register_reduction(r);
   register_resize(r);
   register_rnn(r);

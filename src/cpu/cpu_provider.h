@@ -25,6 +25,7 @@ void register_normalization(KernelRegistry& r);
 void register_object_detection(KernelRegistry& r);
 void register_pool(KernelRegistry& r);
 void register_quantization(KernelRegistry& r);
+void register_random(KernelRegistry& r);
 void register_reduction(KernelRegistry& r);
 void register_resize(KernelRegistry& r);
 void register_rnn(KernelRegistry& r);

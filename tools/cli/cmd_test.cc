@@ -47,7 +47,9 @@ std::string run_case(const std::string& dir, double rtol, double atol) {
     SessionOptions options;
     options.log_severity_level = LogLevel::Error;
     auto session = Session::from_file(dir + "/model.onnx", options);
-    for (auto& set : list_dir(dir, "test_data_set_")) {
+    std::vector<std::string> sets = list_dir(dir, "test_data_set_");
+    if (sets.empty()) return "no test_data_set_* folder";
+    for (auto& set : sets) {
       std::string sd = dir + "/" + set;
       Feeds feeds;
       auto& inputs = session->inputs();
@@ -56,6 +58,7 @@ std::string run_case(const std::string& dir, double rtol, double atol) {
         feeds.push_back({inputs[k].name, read_value_pb(sd + "/input_" + std::to_string(k) + ".pb", inputs[k].type)});
       }
       std::vector<Value> outputs = session->run(feeds);
+      if (!exists(sd + "/output_0.pb")) return set + ": no expected output files";
       for (size_t k = 0; exists(sd + "/output_" + std::to_string(k) + ".pb"); ++k) {
         if (k >= outputs.size()) return set + ": model has fewer outputs than expected";
         Value expected = read_value_pb(sd + "/output_" + std::to_string(k) + ".pb", session->outputs()[k].type);

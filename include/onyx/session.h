@@ -30,6 +30,11 @@ struct SessionOptions {
   // When set, the optimized model is saved there (weights as external data
   // beside it when large).
   std::string optimized_model_filepath;
+  // Profiling: when on, the session records a Chrome trace (session events,
+  // one event per run and per executed node); end_profiling() writes it to
+  // PREFIX_YYYY-MM-DD_HH-MM-SS.json and returns that path.
+  bool enable_profiling = false;
+  std::string profile_file_prefix = "onyx_profile";
   // Free-form settings, e.g. "session.disable_passes" = "gelu_fusion,attention_fusion".
   std::map<std::string, std::string> config;
 };
@@ -66,6 +71,10 @@ class Session {
 
   // Runs the model. Empty output_names means every graph output, in order.
   std::vector<Value> run(const Feeds& feeds, const std::vector<std::string>& output_names = {}) const;
+
+  // Writes the profile (see SessionOptions::enable_profiling), stops
+  // profiling and returns the file's path; "" when profiling is off.
+  std::string end_profiling();
 
   struct Impl;
 

@@ -221,6 +221,15 @@ def test_profiling(add_path, tmp_path):
     events = json.load(open(path))
     assert sum(e["name"] == "model_run" for e in events) == 3
     assert all({"cat", "name", "ph", "ts", "dur", "pid", "tid"} <= set(e) for e in events)
+    # The C++ profiler: session events and one Node event per executed node per run.
+    names = {e["name"] for e in events if e["cat"] == "Session"}
+    assert {"model_loading", "session_initialization"} <= names
+    nodes = [e for e in events if e["cat"] == "Node"]
+    assert len(nodes) == 3
+    for n in nodes:
+        assert n["args"]["op_name"] == "Add" and n["args"]["provider"] == "CPUExecutionProvider"
+        assert n["args"]["input_type_shape"] == [{"float": [2, 3]}, {"float": [2, 3]}]
+        assert n["args"]["output_type_shape"] == [{"float": [2, 3]}] and n["args"]["output_size"] == 24
     assert ort.InferenceSession(add_path).end_profiling() == ""
 
 

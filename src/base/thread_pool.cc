@@ -1,73 +1,132 @@
 #include "base/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <string>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ONYX_CPU_RELAX() _mm_pause()
+#else
+#define ONYX_CPU_RELAX() std::this_thread::yield()
+#endif
+
 namespace onyx {
 
-ThreadPool::ThreadPool(int num_threads) {
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
-}
+namespace {
 
-ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  for (auto& w : workers_) w.join();
-}
+constexpr auto kWorkerSpin = std::chrono::microseconds(100);
+constexpr auto kCallerSpin = std::chrono::microseconds(500);
+thread_local const ThreadPool* t_inside_pool = nullptr;  // the pool whose job this thread is running
 
-static void chunk_range(int64_t n, int parts, int index, int64_t* begin, int64_t* end) {
+inline uint32_t gen_of(uint64_t s) { return static_cast<uint32_t>(s >> 32); }
+inline int next_of(uint64_t s) { return static_cast<int>((s >> 16) & 0xFFFF); }
+inline int parts_of(uint64_t s) { return static_cast<int>(s & 0xFFFF); }
+
+void chunk_range(int64_t n, int parts, int index, int64_t* begin, int64_t* end) {
   int64_t base = n / parts, extra = n % parts;
   *begin = index * base + std::min<int64_t>(index, extra);
   *end = *begin + base + (index < extra ? 1 : 0);
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
-  std::lock_guard<std::mutex> call_lock(call_mutex_);
-  int parts = static_cast<int>(std::min<int64_t>(n, num_threads()));
+// Spins until pred() or the deadline; returns pred().
+template <class Pred>
+bool spin_until(Pred pred, std::chrono::steady_clock::duration budget) {
+  if (pred()) return true;
+  auto deadline = std::chrono::steady_clock::now() + budget;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (pred()) return true;
+      ONYX_CPU_RELAX();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return pred();
+  }
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int num_threads, bool allow_spinning) : allow_spinning_(allow_spinning) {
+  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &fn;
-    job_n_ = n;
-    pending_ = num_threads() - 1;
-    ++generation_;
+    stop_.store(true);
   }
   wake_.notify_all();
-  int64_t b, e;
-  chunk_range(n, parts, 0, &b, &e);
-  if (b < e) fn(b, e);
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [this] { return pending_ == 0; });
+  for (auto& w : workers_) w.join();
+}
+
+void ThreadPool::finish_chunk() {
+  // the caller waits for every chunk; wake it if it went to sleep
+  int parts = parts_of(state_.load(std::memory_order_relaxed));
+  if (chunks_done_.fetch_add(1, std::memory_order_seq_cst) + 1 == parts && caller_sleeping_.load()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_.notify_all();
+  }
+}
+
+bool ThreadPool::run_chunks(uint32_t gen) {
+  const ThreadPool* outer = t_inside_pool;
+  t_inside_pool = this;
+  for (;;) {
+    uint64_t s = state_.load(std::memory_order_acquire);
+    if (gen_of(s) != gen || next_of(s) >= parts_of(s)) break;
+    if (!state_.compare_exchange_weak(s, s + (uint64_t{1} << 16), std::memory_order_acq_rel)) continue;
+    // Holding an unfinished chunk of job `gen`: its fields stay valid.
+    int64_t b, e;
+    chunk_range(job_n_, parts_of(s), next_of(s), &b, &e);
+    if (b < e) (*job_)(b, e);
+    finish_chunk();
+  }
+  t_inside_pool = outer;
+  return true;
+}
+
+void ThreadPool::parallel_for(int64_t n, RangeFn fn) {
+  if (n <= 0) return;
+  if (t_inside_pool == this || num_threads() == 1) {
+    fn(0, n);
+    return;
+  }
+  std::lock_guard<std::mutex> call_lock(call_mutex_);
+  int parts = static_cast<int>(std::min<int64_t>(n, std::min(4 * num_threads(), 0xFFFF)));
+  job_ = &fn;
+  job_n_ = n;
+  chunks_done_.store(0, std::memory_order_relaxed);
+  uint32_t gen = gen_of(state_.load(std::memory_order_relaxed)) + 1;
+  state_.store((uint64_t{gen} << 32) | static_cast<uint64_t>(parts), std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    wake_.notify_all();
+  }
+  run_chunks(gen);
+  auto all_done = [&] { return chunks_done_.load(std::memory_order_acquire) == parts; };
+  if (!spin_until(all_done, kCallerSpin)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    caller_sleeping_.store(true, std::memory_order_seq_cst);
+    done_.wait(lock, all_done);
+    caller_sleeping_.store(false);
+  }
   job_ = nullptr;
 }
 
-void ThreadPool::worker_loop(int index) {
-  int64_t seen = 0;
+void ThreadPool::worker_loop() {
+  uint32_t seen = 0;
   for (;;) {
-    const std::function<void(int64_t, int64_t)>* job;
-    int64_t n;
-    {
+    auto has_work = [&] { return stop_.load() || gen_of(state_.load(std::memory_order_seq_cst)) != seen; };
+    if (!(allow_spinning_ && spin_until(has_work, kWorkerSpin))) {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      job = job_;
-      n = job_n_;
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      wake_.wait(lock, has_work);
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
-    int parts = static_cast<int>(std::min<int64_t>(n, num_threads()));
-    if (index < parts) {
-      int64_t b, e;
-      chunk_range(n, parts, index, &b, &e);
-      if (b < e) (*job)(b, e);
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_all();
-    }
+    if (stop_.load()) return;
+    seen = gen_of(state_.load(std::memory_order_acquire));
+    run_chunks(seen);
   }
 }
 

@@ -1,67 +1,168 @@
 // Cache-blocked float32 GEMM (Goto/BLIS loop order) with packed panels and a
-// 6x16 register-tiled micro-kernel. The micro-kernel is written with GCC
-// vector extensions and compiled as function clones for AVX-512, AVX2+FMA and
-// the baseline ISA; the loader picks one per CPU (ifunc), so the build flags
-// stay portable.
+// register-tiled micro-kernel picked once per CPU: 8x32 with AVX-512, 6x16
+// with AVX2+FMA, 4x16 portable C++. The AVX kernels are compiled with target
+// attributes, so the build flags stay portable. Constant B matrices can be
+// packed once (gemm_pack_b) and multiplied without packing at every call.
+// Bias and activation are applied in the micro-kernel's epilogue, on the tile
+// while it is in cache.
 #include "cpu/gemm.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "cpu/gemm_vmath.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined_*.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#define ONYX_GEMM_X86 1
+#define ONYX_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+#define ONYX_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#endif
 
 namespace onyx {
 namespace {
 
-constexpr int MR = 6;
-constexpr int NR = 16;
 constexpr int64_t KC = 256;
-constexpr int64_t MC = 96;   // multiple of MR
-constexpr int64_t NC = 2048; // multiple of NR
+constexpr int64_t MC = 128;   // rounded down to a multiple of MR
+constexpr int64_t NC = 1024;  // multiple of every NR
 
-typedef float v16 __attribute__((vector_size(64)));
+// C[mr x nr] = (load_c ? C : 0) + alpha * A_panel * B_panel (+ bias[c]).
+// a_ld == 0: A is a packed panel; else A's rows are read in place with that
+// stride (only kernels with Arch::direct_a support it).
+using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_ld, const float* b, float* c, int64_t ldc, int mr,
+                             int nr, bool load_c, float alpha, const float* bias);
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ONYX_GEMM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define ONYX_GEMM_CLONES
-#endif
-
-// acc[MR x NR] = sum_k a[k*MR + r] * b[k*NR + c]; then C[r, c] += alpha * acc
-// for r < mr, c < nr.
-ONYX_GEMM_CLONES
-void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b, float* __restrict c,
-                  int64_t ldc, float alpha, int mr, int nr) {
-  v16 c0 = {}, c1 = {}, c2 = {}, c3 = {}, c4 = {}, c5 = {};
+// ---- portable 4x16 ----
+constexpr int kGenericMR = 4, kGenericNR = 16;
+void micro_generic(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b, float* __restrict c, int64_t ldc,
+                   int mr, int nr, bool load_c, float alpha, const float* bias) {
+  float acc[kGenericMR][kGenericNR] = {};
   for (int64_t k = 0; k < kc; ++k) {
-    v16 bv;
-    std::memcpy(&bv, b, sizeof(bv));
-    c0 += a[0] * bv;
-    c1 += a[1] * bv;
-    c2 += a[2] * bv;
-    c3 += a[3] * bv;
-    c4 += a[4] * bv;
-    c5 += a[5] * bv;
-    a += MR;
-    b += NR;
+    for (int r = 0; r < kGenericMR; ++r)
+      for (int j = 0; j < kGenericNR; ++j) acc[r][j] += a[r] * b[j];
+    a += kGenericMR;
+    b += kGenericNR;
   }
-  v16 acc[MR] = {c0, c1, c2, c3, c4, c5};
-  if (mr == MR && nr == NR) {
-    for (int r = 0; r < MR; ++r) {
-      v16 cv;
-      std::memcpy(&cv, c + r * ldc, sizeof(cv));
-      cv += alpha * acc[r];
-      std::memcpy(c + r * ldc, &cv, sizeof(cv));
+  for (int r = 0; r < mr; ++r)
+    for (int j = 0; j < nr; ++j) {
+      float v = alpha * acc[r][j] + (bias ? bias[j] : 0.0f);
+      c[r * ldc + j] = load_c ? c[r * ldc + j] + v : v;
+    }
+}
+
+#ifdef ONYX_GEMM_X86
+// ---- AVX2 6x16 ----
+ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b, float* __restrict c,
+                                 int64_t ldc, int mr, int nr, bool load_c, float alpha, const float* bias) {
+  __m256 acc[6][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; ++r) {
+      __m256 av = _mm256_broadcast_ss(a + r);
+      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+    }
+    a += 6;
+    b += 16;
+  }
+  const __m256 va = _mm256_set1_ps(alpha);
+  if (nr == 16) {
+    __m256 bias0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+    __m256 bias1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; ++r) {
+      if (r >= mr) break;
+      float* cr = c + r * ldc;
+      __m256 v0 = _mm256_fmadd_ps(acc[r][0], va, bias0), v1 = _mm256_fmadd_ps(acc[r][1], va, bias1);
+      if (load_c) {
+        v0 = _mm256_add_ps(v0, _mm256_loadu_ps(cr));
+        v1 = _mm256_add_ps(v1, _mm256_loadu_ps(cr + 8));
+      }
+      _mm256_storeu_ps(cr, v0);
+      _mm256_storeu_ps(cr + 8, v1);
     }
   } else {
-    for (int r = 0; r < mr; ++r) {
-      float tmp[NR];
-      std::memcpy(tmp, &acc[r], sizeof(tmp));
-      for (int j = 0; j < nr; ++j) c[r * ldc + j] += alpha * tmp[j];
+    alignas(32) float tmp[6][16];
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; ++r) {
+      _mm256_store_ps(tmp[r], _mm256_mul_ps(acc[r][0], va));
+      _mm256_store_ps(tmp[r] + 8, _mm256_mul_ps(acc[r][1], va));
     }
+    for (int r = 0; r < mr; ++r)
+      for (int j = 0; j < nr; ++j) {
+        float v = tmp[r][j] + (bias ? bias[j] : 0.0f);
+        c[r * ldc + j] = load_c ? c[r * ldc + j] + v : v;
+      }
   }
 }
 
+// ---- AVX-512 8x32 ----
+ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b,
+                                     float* __restrict c, int64_t ldc, int mr, int nr, bool load_c, float alpha,
+                                     const float* bias) {
+  __m512 acc[8][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  if (a_ld == 0) {  // packed panel: a[k * 8 + r]
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < kc; ++k) {
+      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; ++r) {
+        __m512 av = _mm512_set1_ps(a[r]);
+        acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+      }
+      a += 8;
+      b += 32;
+    }
+  } else {  // rows of A read in place: a[r * a_ld + k]; rows past mr repeat the last one
+    const float* ar[8];
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; ++r) ar[r] = a + (r < mr ? r : mr - 1) * a_ld;
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < kc; ++k) {
+      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; ++r) {
+        __m512 av = _mm512_set1_ps(ar[r][k]);
+        acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+      }
+      b += 32;
+    }
+  }
+  const __m512 va = _mm512_set1_ps(alpha);
+  const __mmask16 m0 = nr >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nr) - 1);
+  const __mmask16 m1 = nr >= 32 ? __mmask16(0xFFFF) : nr > 16 ? __mmask16((1u << (nr - 16)) - 1) : __mmask16(0);
+  const __m512 bias0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
+  const __m512 bias1 = bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; ++r) {
+    if (r >= mr) break;
+    float* cr = c + r * ldc;
+    __m512 v0 = _mm512_fmadd_ps(acc[r][0], va, bias0), v1 = _mm512_fmadd_ps(acc[r][1], va, bias1);
+    if (load_c) {
+      v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, cr));
+      v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, cr + 16));
+    }
+    _mm512_mask_storeu_ps(cr, m0, v0);
+    _mm512_mask_storeu_ps(cr + 16, m1, v1);
+  }
+}
+#endif
+
 // Packs op(A)[i0:i0+mc, p0:p0+kc] into MR-row panels, zero-padded.
+template <int MR>
 void pack_a(bool trans_a, const float* A, int64_t lda, int64_t i0, int64_t p0, int64_t mc, int64_t kc, float* dst) {
   for (int64_t ip = 0; ip < mc; ip += MR) {
     int64_t rows = std::min<int64_t>(MR, mc - ip);
@@ -86,6 +187,7 @@ void pack_a(bool trans_a, const float* A, int64_t lda, int64_t i0, int64_t p0, i
 }
 
 // Packs op(B)[p0:p0+kc, j0:j0+nc] into NR-column panels, zero-padded.
+template <int NR>
 void pack_b(bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t j0, int64_t kc, int64_t nc, float* dst) {
   for (int64_t jp = 0; jp < nc; jp += NR) {
     int64_t cols = std::min<int64_t>(NR, nc - jp);
@@ -113,31 +215,108 @@ void pack_b(bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t j0, i
   }
 }
 
-// C += alpha * op(A) op(B) on one thread.
-void gemm_serial(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                 int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc) {
+using PackAFn = void (*)(bool, const float*, int64_t, int64_t, int64_t, int64_t, int64_t, float*);
+using PackBFn = void (*)(bool, const float*, int64_t, int64_t, int64_t, int64_t, int64_t, float*);
+
+struct Arch {
+  int mr, nr;
+  bool direct_a;  // the kernel reads non-transposed A in place (no packing)
+  MicroKernel kernel;
+  PackAFn pack_a;
+  PackBFn pack_b;
+};
+
+Arch pick_arch() {
+#ifdef ONYX_GEMM_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return {8, 32, true, micro_avx512, pack_a<8>, pack_b<32>};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {6, 16, false, micro_avx2, pack_a<6>, pack_b<16>};
+#endif
+  return {kGenericMR, kGenericNR, false, micro_generic, pack_a<kGenericMR>, pack_b<kGenericNR>};
+}
+
+const Arch& arch() {
+  static const Arch a = pick_arch();
+  return a;
+}
+
+void apply_activation_tile(float* c, int64_t ldc, int mr, int nr, GemmActivation act) {
+  for (int r = 0; r < mr; ++r) {
+    float* row = c + r * ldc;
+    switch (act) {
+      case GemmActivation::None: break;
+      case GemmActivation::Relu:
+        for (int j = 0; j < nr; ++j) row[j] = row[j] > 0.0f ? row[j] : 0.0f;
+        break;
+      case GemmActivation::Gelu: vm::gelu_erf(row, row, nr); break;
+      case GemmActivation::GeluTanh: vm::gelu_tanh(row, row, nr); break;
+    }
+  }
+}
+
+// One GEMM call's operands. B is either raw (packed == nullptr) or pre-packed.
+struct Job {
+  bool trans_a = false, trans_b = false;
+  const float* A = nullptr;
+  int64_t lda = 0;
+  const float* B = nullptr;
+  int64_t ldb = 0;
+  const float* packed = nullptr;
+  int64_t n_padded = 0;
+  int64_t K = 0;
+  float alpha = 1.0f;
+  bool load_c = false;  // accumulate into C (beta != 0, C pre-scaled)
+  float* C = nullptr;
+  int64_t ldc = 0;
+  GemmEpilogue epi;
+};
+
+// Computes rows [i_begin, i_end) x columns [j_begin, j_end) of C on the calling
+// thread. j_begin is a multiple of NR when B is pre-packed.
+void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_end) {
+  const Arch& ar = arch();
+  const int MR = ar.mr, NR = ar.nr;
+  const int64_t mc_blk = MC / MR * MR;
   thread_local std::vector<float> abuf, bbuf;
-  int64_t nc_max = std::min<int64_t>(NC, (N + NR - 1) / NR * NR);
-  int64_t kc_max = std::min<int64_t>(KC, K);
-  int64_t mc_max = std::min<int64_t>(MC, (M + MR - 1) / MR * MR);
-  if (static_cast<int64_t>(bbuf.size()) < nc_max * kc_max) bbuf.resize(nc_max * kc_max);
-  if (static_cast<int64_t>(abuf.size()) < mc_max * kc_max) abuf.resize(mc_max * kc_max);
-  float* bp = bbuf.data();
+  int64_t kc_max = std::min<int64_t>(KC, g.K);
+  size_t need_a = static_cast<size_t>(mc_blk * kc_max);
+  if (abuf.size() < need_a) abuf.resize(need_a);
+  if (!g.packed) {
+    size_t need_b = static_cast<size_t>(std::min<int64_t>(NC, (j_end - j_begin + NR - 1) / NR * NR) * kc_max);
+    if (bbuf.size() < need_b) bbuf.resize(need_b);
+  }
   float* ap = abuf.data();
-  for (int64_t j0 = 0; j0 < N; j0 += NC) {
-    int64_t nc = std::min(NC, N - j0);
-    for (int64_t p0 = 0; p0 < K; p0 += KC) {
-      int64_t kc = std::min(KC, K - p0);
-      pack_b(trans_b, B, ldb, p0, j0, kc, nc, bp);
-      for (int64_t i0 = 0; i0 < M; i0 += MC) {
-        int64_t mc = std::min(MC, M - i0);
-        pack_a(trans_a, A, lda, i0, p0, mc, kc, ap);
+  // Reading A in place skips packing; a row stride of 0 would mean "packed".
+  const bool direct = ar.direct_a && !g.trans_a && g.lda > 0;
+  for (int64_t j0 = j_begin; j0 < j_end; j0 += NC) {
+    int64_t nc = std::min(NC, j_end - j0);
+    for (int64_t p0 = 0; p0 < g.K; p0 += KC) {
+      int64_t kc = std::min(KC, g.K - p0);
+      const float* bp;
+      if (g.packed) {
+        bp = g.packed + p0 * g.n_padded + j0 * kc;
+      } else {
+        ar.pack_b(g.trans_b, g.B, g.ldb, p0, j0, kc, nc, bbuf.data());
+        bp = bbuf.data();
+      }
+      bool load = p0 > 0 || g.load_c;
+      bool last = p0 + kc >= g.K;
+      const float* bias = last && g.epi.bias ? g.epi.bias : nullptr;
+      bool act = last && g.epi.activation != GemmActivation::None;
+      for (int64_t i0 = i_begin; i0 < i_end; i0 += mc_blk) {
+        int64_t mc = std::min(mc_blk, i_end - i0);
+        if (!direct) ar.pack_a(g.trans_a, g.A, g.lda, i0, p0, mc, kc, ap);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           int nr = static_cast<int>(std::min<int64_t>(NR, nc - jr));
-          const float* bpanel = bp + (jr / NR) * kc * NR;
+          const float* bpanel = bp + jr * kc;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             int mr = static_cast<int>(std::min<int64_t>(MR, mc - ir));
-            micro_kernel(kc, ap + (ir / MR) * kc * MR, bpanel, C + (i0 + ir) * ldc + j0 + jr, ldc, alpha, mr, nr);
+            float* c = g.C + (i0 + ir) * g.ldc + j0 + jr;
+            const float* a = direct ? g.A + (i0 + ir) * g.lda + p0 : ap + ir * kc;
+            ar.kernel(kc, a, direct ? g.lda : 0, bpanel, c, g.ldc, mr, nr, load, g.alpha,
+                      bias ? bias + j0 + jr : nullptr);
+            if (act) apply_activation_tile(c, g.ldc, mr, nr, g.epi.activation);
           }
         }
       }
@@ -145,49 +324,122 @@ void gemm_serial(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, fl
   }
 }
 
-}  // namespace
-
-void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-              const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool) {
-  if (M <= 0 || N <= 0) return;
-  // C = beta * C first; the blocked loop then only accumulates.
+// C = beta * C (+ bias, activation) for the degenerate K == 0 / alpha == 0 case.
+void scale_only(int64_t M, int64_t N, float beta, float* C, int64_t ldc, const GemmEpilogue& epi) {
   for (int64_t i = 0; i < M; ++i) {
     float* c = C + i * ldc;
-    if (beta == 0.0f) {
-      std::fill(c, c + N, 0.0f);
-    } else if (beta != 1.0f) {
+    for (int64_t j = 0; j < N; ++j) c[j] = (beta == 0.0f ? 0.0f : beta * c[j]) + (epi.bias ? epi.bias[j] : 0.0f);
+    if (epi.activation == GemmActivation::None) continue;
+    for (int64_t j0 = 0; j0 < N; j0 += 1 << 20)
+      apply_activation_tile(c + j0, ldc, 1, static_cast<int>(std::min<int64_t>(N - j0, 1 << 20)), epi.activation);
+  }
+}
+
+// Sets up beta, then splits C over the pool. prefer_m: split rows first (each
+// thread then packs its own rows of A and all of B it uses).
+void run_job(Job& g, int64_t M, int64_t N, float beta, ThreadPool* pool, bool prefer_m) {
+  if (beta != 0.0f && beta != 1.0f) {
+    for (int64_t i = 0; i < M; ++i) {
+      float* c = g.C + i * g.ldc;
       for (int64_t j = 0; j < N; ++j) c[j] *= beta;
     }
   }
-  if (K <= 0 || alpha == 0.0f) return;
-
+  g.load_c = beta != 0.0f;
+  const Arch& ar = arch();
   int threads = pool ? pool->num_threads() : 1;
-  double flops = 2.0 * M * N * K;
-  if (threads <= 1 || flops < 2.0e6) {
-    gemm_serial(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, C, ldc);
+  double flops = 2.0 * M * N * g.K;
+  if (threads <= 1 || flops < 1.0e6) {
+    run_block(g, 0, M, 0, N);
     return;
   }
-  // Split the output into tiles: along N when it is wide enough, else along M.
-  int64_t m_blocks = 1, n_blocks = 1;
-  if (N / NR >= threads * 2 || N >= M) {
-    n_blocks = std::min<int64_t>((N + NR - 1) / NR, threads * 2);
+  int64_t mu = (M + ar.mr - 1) / ar.mr, nu = (N + ar.nr - 1) / ar.nr;
+  int64_t m_parts = 1, n_parts = 1;
+  if (prefer_m ? mu >= 2 * threads || nu < threads : !(nu >= 2 * threads || mu < threads)) {
+    m_parts = std::min<int64_t>(mu, threads);
   } else {
-    m_blocks = std::min<int64_t>((M + MR - 1) / MR, threads * 2);
+    n_parts = std::min<int64_t>(nu, threads);
   }
-  int64_t n_step = ((N + n_blocks - 1) / n_blocks + NR - 1) / NR * NR;
-  int64_t m_step = ((M + m_blocks - 1) / m_blocks + MR - 1) / MR * MR;
-  n_blocks = (N + n_step - 1) / n_step;
-  m_blocks = (M + m_step - 1) / m_step;
-  parallel_for(pool, m_blocks * n_blocks, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      int64_t mi = t / n_blocks, ni = t % n_blocks;
-      int64_t i0 = mi * m_step, j0 = ni * n_step;
-      int64_t mm = std::min(m_step, M - i0), nn = std::min(n_step, N - j0);
-      const float* a = trans_a ? A + i0 : A + i0 * lda;
-      const float* b = trans_b ? B + j0 * ldb : B + j0;
-      gemm_serial(trans_a, trans_b, mm, nn, K, alpha, a, lda, b, ldb, C + i0 * ldc + j0, ldc);
+  int64_t tasks = m_parts * n_parts;
+  if (tasks <= 1) {
+    run_block(g, 0, M, 0, N);
+    return;
+  }
+  parallel_for(pool, tasks, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t mi = t / n_parts, ni = t % n_parts;
+      int64_t i0 = mu * mi / m_parts * ar.mr, i1 = std::min(M, mu * (mi + 1) / m_parts * ar.mr);
+      int64_t j0 = nu * ni / n_parts * ar.nr, j1 = std::min(N, nu * (ni + 1) / n_parts * ar.nr);
+      if (i0 < i1 && j0 < j1) run_block(g, i0, i1, j0, j1);
     }
   });
+}
+
+}  // namespace
+
+void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+              const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool,
+              const GemmEpilogue& epilogue) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0 || alpha == 0.0f) {
+    scale_only(M, N, beta, C, ldc, epilogue);
+    return;
+  }
+  Job g;
+  g.trans_a = trans_a;
+  g.trans_b = trans_b;
+  g.A = A;
+  g.lda = lda;
+  g.B = B;
+  g.ldb = ldb;
+  g.K = K;
+  g.alpha = alpha;
+  g.C = C;
+  g.ldc = ldc;
+  g.epi = epilogue;
+  // Splitting rows repacks B in every thread, splitting columns repacks A.
+  run_job(g, M, N, beta, pool, /*prefer_m=*/M >= N);
+}
+
+PackedB gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) {
+  const Arch& ar = arch();
+  PackedB p;
+  p.K_ = K;
+  p.N_ = N;
+  p.n_padded_ = (N + ar.nr - 1) / ar.nr * ar.nr;
+  size_t bytes = static_cast<size_t>(std::max<int64_t>(1, p.n_padded_ * K)) * sizeof(float);
+  bytes = (bytes + 63) / 64 * 64;
+  float* data = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (!data) throw std::bad_alloc();
+  p.data_ = std::shared_ptr<float>(data, [](float* q) { std::free(q); });
+  // Layout: K blocks of KC rows; within a block, NR-column panels of kc x NR.
+  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+    int64_t kc = std::min(KC, K - p0);
+    ar.pack_b(trans_b, B, ldb, p0, 0, kc, N, data + p0 * p.n_padded_);
+  }
+  return p;
+}
+
+void gemm_f32_packed(bool trans_a, int64_t M, float alpha, const float* A, int64_t lda, const PackedB& B, float beta,
+                     float* C, int64_t ldc, ThreadPool* pool, const GemmEpilogue& epilogue) {
+  const int64_t N = B.N_, K = B.K_;
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0 || alpha == 0.0f) {
+    scale_only(M, N, beta, C, ldc, epilogue);
+    return;
+  }
+  Job g;
+  g.trans_a = trans_a;
+  g.A = A;
+  g.lda = lda;
+  g.packed = B.data_.get();
+  g.n_padded = B.n_padded_;
+  g.K = K;
+  g.alpha = alpha;
+  g.C = C;
+  g.ldc = ldc;
+  g.epi = epilogue;
+  // Nothing of B is packed per call: splitting rows costs only re-reading B.
+  run_job(g, M, N, beta, pool, /*prefer_m=*/true);
 }
 
 }  // namespace onyx

@@ -10,13 +10,43 @@
 // `pool` may be null; work is split over it in output tiles.
 #pragma once
 #include <cstdint>
+#include <memory>
 
 #include "base/thread_pool.h"
 
 namespace onyx {
 
+// Applied to C after the product, inside the GEMM while the tile is in cache:
+// C = act(alpha * op(A) op(B) + beta * C + bias), bias[N] added per column.
+enum class GemmActivation { None, Relu, Gelu, GeluTanh };
+struct GemmEpilogue {
+  const float* bias = nullptr;
+  GemmActivation activation = GemmActivation::None;
+};
+
 void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-              const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool = nullptr);
+              const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool = nullptr,
+              const GemmEpilogue& epilogue = {});
+
+// op(B)[K, N] packed once into the micro-kernel's panel layout (for constant
+// weights: pack at kernel init, multiply at every run without packing).
+class PackedB {
+ public:
+  int64_t K() const { return K_; }
+  int64_t N() const { return N_; }
+  bool empty() const { return !data_; }
+
+ private:
+  friend PackedB gemm_pack_b(bool, int64_t, int64_t, const float*, int64_t);
+  friend void gemm_f32_packed(bool, int64_t, float, const float*, int64_t, const PackedB&, float, float*, int64_t,
+                              ThreadPool*, const GemmEpilogue&);
+  int64_t K_ = 0, N_ = 0, n_padded_ = 0;
+  std::shared_ptr<float> data_;
+};
+PackedB gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb);
+// C[M,N] = act(alpha * op(A) * B + beta * C + bias) with B packed by gemm_pack_b.
+void gemm_f32_packed(bool trans_a, int64_t M, float alpha, const float* A, int64_t lda, const PackedB& B, float beta,
+                     float* C, int64_t ldc, ThreadPool* pool = nullptr, const GemmEpilogue& epilogue = {});
 
 // Plain reference GEMM for other element types (double, integer accumulators).
 // Acc is the accumulation type; values are read as T and converted.

@@ -29,6 +29,17 @@ void collect_graph_reads(const Graph& g, std::unordered_set<std::string>& out) {
 GraphView::GraphView(const Graph& g) : g_(g) {
   for (auto& o : g.outputs) graph_outputs_.insert(o.name);
   for (auto& i : g.inputs) graph_inputs_.insert(i.name);
+  for (auto& vi : g.value_infos) types_[vi.name] = vi.type;
+  for (auto& vi : g.inputs) types_[vi.name] = vi.type;
+  for (auto& [name, t] : g.initializers) {
+    if (graph_inputs_.count(name)) continue;
+    TypeInfo ti;
+    ti.kind = TypeInfo::Kind::Tensor;
+    ti.elem_type = t.dtype();
+    ti.has_shape = true;
+    for (int64_t d : t.shape()) ti.shape.push_back(Dim{d, ""});
+    types_[name] = ti;
+  }
   for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
     const Node& n = g.nodes[i];
     for (auto& o : n.outputs)
@@ -48,6 +59,22 @@ int GraphView::producer(const std::string& value) const {
 const std::vector<int>& GraphView::consumers(const std::string& value) const {
   auto it = consumers_.find(value);
   return it == consumers_.end() ? none_ : it->second;
+}
+
+const TypeInfo* GraphView::type_of(const std::string& value) const {
+  auto it = types_.find(value);
+  return it == types_.end() ? nullptr : &it->second;
+}
+
+std::optional<Shape> GraphView::static_shape(const std::string& value) const {
+  const TypeInfo* t = type_of(value);
+  if (!t || t->kind != TypeInfo::Kind::Tensor || !t->has_shape) return std::nullopt;
+  Shape s;
+  for (auto& d : t->shape) {
+    if (d.value < 0) return std::nullopt;
+    s.push_back(d.value);
+  }
+  return s;
 }
 
 const Tensor* GraphView::constant(const std::string& value) const {

@@ -2,6 +2,7 @@
 // who produces a value, who reads it, and which values must keep their names
 // (graph inputs and outputs, values read by subgraphs).
 #pragma once
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,12 +24,17 @@ class GraphView {
   const Tensor* constant(const std::string& value) const;
   // The value's only reader when it has exactly one and is not a graph output.
   int single_consumer(const std::string& value) const;
+  // The declared or inferred type (graph inputs, value_infos, initializers), or null.
+  const TypeInfo* type_of(const std::string& value) const;
+  // The value's shape when every dim is known.
+  std::optional<Shape> static_shape(const std::string& value) const;
 
  private:
   const Graph& g_;
   std::unordered_map<std::string, int> producer_;
   std::unordered_map<std::string, std::vector<int>> consumers_;
   std::unordered_set<std::string> graph_outputs_, graph_inputs_;
+  std::unordered_map<std::string, TypeInfo> types_;
   std::vector<int> none_;
 };
 

@@ -7,6 +7,7 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   std::vector<std::unique_ptr<GraphPass>> p;
   if (level == OptimizationLevel::Disable) return p;
   p.push_back(make_identity_elimination());
+  p.push_back(make_shape_folding());
   p.push_back(make_constant_folding());
   p.push_back(make_redundant_node_elimination());
   p.push_back(make_common_subexpression_elimination());
@@ -22,6 +23,8 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   p.push_back(make_conv_add_fusion());
   p.push_back(make_matmul_add_fusion());
   p.push_back(make_conv_activation_fusion());
+  // Level all: blocked activation layout through conv / pool chains.
+  if (level == OptimizationLevel::All) p.push_back(make_nchwc_layout());
   p.push_back(make_dead_code_elimination());
   return p;
 }

@@ -30,6 +30,7 @@ static bool patch_is_safe(const Graph& g, const GraphView& view, const Patch& pa
   for (auto& n : patch.add)
     for (auto& o : n.outputs) kept.insert(o);
   for (auto& [from, to] : patch.rename) kept.insert(from);
+  for (auto& [name, t] : patch.initializers) kept.insert(name);
   for (int r : removed)
     for (auto& o : g.nodes[r].outputs) {
       if (o.empty() || kept.count(o)) continue;

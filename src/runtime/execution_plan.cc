@@ -1,5 +1,6 @@
 #include "runtime/execution_plan.h"
 
+#include <cstdlib>
 #include <deque>
 #include <set>
 #include <unordered_map>
@@ -109,6 +110,59 @@ std::vector<size_t> topological_order(const Graph& g, const std::unordered_set<s
 }
 
 }  // namespace
+
+BufferPool::~BufferPool() { trim(); }
+
+Tensor BufferPool::make(DataType dtype, const Shape& shape) {
+  if (dtype == DataType::String) return Tensor(dtype, shape);
+  int64_t n = shape_numel(shape);
+  size_t bytes = static_cast<size_t>(n < 0 ? 0 : n) * dtype_size(dtype);
+  for (int64_t d : shape)
+    if (d < 0) return Tensor(dtype, shape);  // let the tensor report the bad shape
+  if (bytes < kMinBytes) return Tensor(dtype, shape);
+  bytes = (bytes + 63) / 64 * 64;
+  void* p = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(bytes);
+    if (it != free_.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
+      cached_ -= bytes;
+    }
+  }
+  if (!p) {
+    p = std::aligned_alloc(64, bytes);
+    if (!p) fail(ErrorCode::RuntimeException, "out of memory allocating " + std::to_string(bytes) + " bytes");
+  }
+  std::shared_ptr<BufferPool> self = shared_from_this();
+  return Tensor::wrap(dtype, shape, p, std::shared_ptr<void>(p, [self, bytes](void* q) { self->give_back(q, bytes); }));
+}
+
+void BufferPool::give_back(void* p, size_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cached_ + bytes <= kMaxCachedBytes) {
+      free_[bytes].push_back(p);
+      cached_ += bytes;
+      return;
+    }
+  }
+  std::free(p);
+}
+
+void BufferPool::trim() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [bytes, list] : free_)
+    for (void* p : list) std::free(p);
+  free_.clear();
+  cached_ = 0;
+}
+
+size_t BufferPool::cached_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cached_;
+}
 
 std::vector<std::string> free_names(const Graph& g) {
   std::unordered_set<std::string> defined;

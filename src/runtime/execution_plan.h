@@ -3,7 +3,9 @@
 // is (the memory plan: those buffers are released as soon as it finishes).
 #pragma once
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/graph.h"
@@ -11,6 +13,27 @@
 #include "onyx/session.h"
 
 namespace onyx {
+
+// Reuses the memory of a plan's intermediate tensors across runs: a released
+// buffer goes back to a free list keyed by its size and serves the next
+// request of that size, so a steady-state run of fixed shapes allocates no
+// tensor memory. Thread-safe; tensors keep the pool alive, so outputs may
+// outlive the session. Holds at most kMaxCachedBytes of free buffers.
+class BufferPool : public std::enable_shared_from_this<BufferPool> {
+ public:
+  static constexpr size_t kMinBytes = 1024;           // smaller tensors use the plain allocator
+  static constexpr size_t kMaxCachedBytes = size_t{1} << 30;
+  ~BufferPool();
+  Tensor make(DataType dtype, const Shape& shape);
+  void trim();  // gives every free buffer back to the system
+  size_t cached_bytes() const;
+
+ private:
+  void give_back(void* p, size_t bytes);
+  mutable std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  size_t cached_ = 0;
+};
 
 struct PlannedNode {
   const Node* node = nullptr;
@@ -39,6 +62,7 @@ class CompiledGraph {
   std::vector<int> output_slots;
   std::vector<int> outer_slots;  // slot of each outer-scope name, in the order given to compile
   std::vector<PlannedNode> nodes;
+  std::shared_ptr<BufferPool> buffers = std::make_shared<BufferPool>();  // intermediates, reused across runs
 };
 
 // Everything compiling needs from the session.

@@ -1,13 +1,15 @@
 #include "runtime/executor.h"
 
+#include "profile/profiler.h"
+
 namespace onyx {
 
 namespace {
 
 class FrameContext final : public KernelContext {
  public:
-  FrameContext(const PlannedNode& pn, std::vector<Value>& slots, const RunEnv& env)
-      : pn_(pn), slots_(slots), env_(env) {}
+  FrameContext(const PlannedNode& pn, std::vector<Value>& slots, const RunEnv& env, BufferPool* buffers)
+      : pn_(pn), slots_(slots), env_(env), buffers_(buffers) {}
 
   const Node& node() const override { return *pn_.node; }
   size_t num_inputs() const override { return pn_.inputs.size(); }
@@ -22,7 +24,7 @@ class FrameContext final : public KernelContext {
   bool wants_output(size_t i) const override { return i < pn_.outputs.size() && pn_.outputs[i] >= 0; }
   Tensor& allocate_output(size_t i, DataType dtype, const Shape& shape) override {
     Value& v = output_slot(i);
-    v = Value(Tensor(dtype, shape));
+    v = Value(buffers_ ? buffers_->make(dtype, shape) : Tensor(dtype, shape));
     return v.tensor();
   }
   void set_output(size_t i, Value value) override { output_slot(i) = std::move(value); }
@@ -44,6 +46,7 @@ class FrameContext final : public KernelContext {
   const PlannedNode& pn_;
   std::vector<Value>& slots_;
   const RunEnv& env_;
+  BufferPool* buffers_;
   Value scratch_;
 };
 
@@ -65,7 +68,8 @@ std::vector<Value> execute_graph(const CompiledGraph& plan, std::vector<Value> i
     else if (in.initializer) slots[in.slot] = Value(*in.initializer);
   }
   for (const PlannedNode& pn : plan.nodes) {
-    FrameContext ctx(pn, slots, env);
+    FrameContext ctx(pn, slots, env, plan.buffers.get());
+    const int64_t prof_start = env.profiler ? env.profiler->now_ns() : 0;
     try {
       pn.kernel->run(ctx);
     } catch (const Error& e) {
@@ -77,6 +81,7 @@ std::vector<Value> execute_graph(const CompiledGraph& plan, std::vector<Value> i
       if (pn.outputs[k] >= 0 && slots[pn.outputs[k]].is_none())
         rethrow_with_node(env, *pn.node, ErrorCode::RuntimeException,
                           "the kernel did not produce output " + std::to_string(k) + " ('" + pn.node->outputs[k] + "')");
+    if (env.profiler) env.profiler->record_node(*pn.node, pn.provider, pn.inputs, pn.outputs, slots, prof_start);
     for (int s : pn.release_after) slots[s] = Value();
   }
   std::vector<Value> out;

@@ -7,9 +7,12 @@
 
 namespace onyx {
 
+class Profiler;
+
 struct RunEnv {
   ThreadPool* pool = nullptr;
   const std::string* model_name = nullptr;
+  Profiler* profiler = nullptr;  // set only while profiling: one event per executed node
 };
 
 // `inputs` are positional (plan.inputs order; a none Value takes the

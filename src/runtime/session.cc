@@ -9,8 +9,10 @@
 #include "base/logging.h"
 #include "cpu/cpu_provider.h"
 #include "onnx/loader.h"
+#include "onnx/shape_inference.h"
 #include "onnx/writer.h"
 #include "opt/pass.h"
+#include "profile/profiler.h"
 #include "runtime/executor.h"
 #include "runtime/node_evaluator.h"
 
@@ -25,8 +27,14 @@ struct Session::Impl {
   std::unordered_map<std::string, size_t> input_index;  // name -> index in plan->inputs
   std::unordered_map<std::string, size_t> output_index;
   OptimizationReport report;
+  std::unique_ptr<Profiler> profiler;  // set when options.enable_profiling
 
+  void start_profiling() {
+    if (options.enable_profiling) profiler = std::make_unique<Profiler>(options.profile_file_prefix);
+  }
   void initialize();
+  void log_placement() const;
+  void profile_optimizer(int64_t start_ns) const;
   void optimize();
   void check_feed(const GraphInput& in, const Value& v) const;
 };
@@ -42,6 +50,7 @@ std::string names_of(const std::vector<ValueMeta>& metas) {
 }  // namespace
 
 void Session::Impl::initialize() {
+  const int64_t init_start = profiler ? profiler->now_ns() : 0;
   for (auto& p : options.providers)
     if (p != "cpu" && p != "CPU" && p != "CPUExecutionProvider")
       fail(ErrorCode::InvalidArgument, "model '" + model.path + "': provider '" + p + "' is not available in this build");
@@ -50,7 +59,9 @@ void Session::Impl::initialize() {
     ins.erase(std::remove_if(ins.begin(), ins.end(), [&](const ValueInfo& v) { return model.graph.is_initializer(v.name); }),
               ins.end());
   }
+  const int64_t opt_start = profiler ? profiler->now_ns() : 0;
   optimize();
+  if (profiler) profile_optimizer(opt_start);
   if (!options.optimized_model_filepath.empty()) save_model(model, options.optimized_model_filepath);
   CompileEnv env;
   env.model = &model;
@@ -59,6 +70,7 @@ void Session::Impl::initialize() {
   env.model_name = model.path;
   auto graph = std::make_shared<const Graph>(model.graph);
   plan = compile_graph(graph, env, {});
+  if (options.log_severity_level == LogLevel::Verbose) log_placement();
 
   std::vector<std::string> warned;
   for (size_t i = 0; i < plan->inputs.size(); ++i) {
@@ -84,11 +96,54 @@ void Session::Impl::initialize() {
   }
   int threads = options.intra_op_num_threads > 0 ? options.intra_op_num_threads : physical_core_count();
   if (threads > 1) pool = std::make_unique<ThreadPool>(threads);
+  if (profiler) profiler->session_event("session_initialization", init_start);
+}
+
+// At verbose: where every node runs (provider, and the kernel chosen for it).
+void Session::Impl::log_placement() const {
+  const KernelRegistry& registry = cpu_kernel_registry();
+  std::map<std::string, int> per_provider;
+  for (const PlannedNode& pn : plan->nodes) {
+    const Node& n = *pn.node;
+    int64_t opset = model.opset(n.domain);
+    const KernelDef* def = registry.find(n, opset);
+    std::string kernel = def ? (def->domain.empty() ? "" : def->domain + ".") + def->op_type + " opset " +
+                                   std::to_string(def->since_version) +
+                                   (def->until_version >= kMaxOpset ? "+" : "-" + std::to_string(def->until_version))
+                             : "(none)";
+    ++per_provider[pn.provider];
+    log_message(options.log_severity_level, LogLevel::Verbose,
+                "placement: node '" + n.name + "' (" + n.op_type + ", opset " + std::to_string(opset) + ") -> " +
+                    pn.provider + "ExecutionProvider, kernel " + kernel);
+  }
+  std::string summary;
+  for (auto& [p, count] : per_provider) summary += (summary.empty() ? "" : ", ") + p + ": " + std::to_string(count);
+  log_message(options.log_severity_level, LogLevel::Verbose,
+              "placement: model '" + model.path + "': " + std::to_string(plan->nodes.size()) + " nodes (" + summary +
+                  "); no device provider in use, so no node fell back to the CPU");
+}
+
+// The optimizer's pass timings as trace events: the whole optimization, then
+// each pass (time summed over its rounds) laid end to end inside it.
+void Session::Impl::profile_optimizer(int64_t start_ns) const {
+  int64_t end_ns = profiler->now_ns();
+  std::string fused;
+  for (auto& [name, count] : report.fusions)
+    fused += (fused.empty() ? "\"" : ",\"") + name + "\":" + std::to_string(count);
+  profiler->session_event("graph_optimization", start_ns, end_ns, "{\"fusions\":{" + fused + "}}");
+  int64_t t = start_ns;
+  for (auto& p : report.passes) {
+    int64_t dur = static_cast<int64_t>(p.ms * 1e6);
+    profiler->session_event("optimizer_pass:" + p.name, t, t + dur,
+                            "{\"pass\":\"" + p.name + "\",\"changed_rounds\":" + std::to_string(p.changed) + "}");
+    t += dur;
+  }
 }
 
 void Session::Impl::optimize() {
   if (options.optimization_level == OptimizationLevel::Disable) return;
   const KernelRegistry& registry = cpu_kernel_registry();
+  infer_shapes(model);
   PassContext ctx;
   ctx.model = &model;
   ctx.evaluate = [&](const Node& n, const std::vector<Tensor>& inputs) -> std::optional<std::vector<Tensor>> {
@@ -161,7 +216,10 @@ Session::~Session() = default;
 std::unique_ptr<Session> Session::from_file(const std::string& path, const SessionOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->start_profiling();
+  const int64_t load_start = impl->profiler ? impl->profiler->now_ns() : 0;
   impl->model = load_model(path);
+  if (impl->profiler) impl->profiler->session_event("model_loading", load_start);
   impl->initialize();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -169,7 +227,10 @@ std::unique_ptr<Session> Session::from_file(const std::string& path, const Sessi
 std::unique_ptr<Session> Session::from_bytes(const void* data, size_t size, const SessionOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->start_profiling();
+  const int64_t load_start = impl->profiler ? impl->profiler->now_ns() : 0;
   impl->model = load_model_from_bytes(data, size, "<memory>");
+  if (impl->profiler) impl->profiler->session_event("model_loading", load_start);
   impl->initialize();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -179,6 +240,8 @@ const std::vector<ValueMeta>& Session::outputs() const { return impl_->outputs; 
 const std::vector<ValueMeta>& Session::overridable_initializers() const { return impl_->overridable; }
 const std::string& Session::model_name() const { return impl_->model.path; }
 const OptimizationReport& Session::optimization_report() const { return impl_->report; }
+
+std::string Session::end_profiling() { return impl_->profiler ? impl_->profiler->end_profiling() : std::string(); }
 
 std::vector<Value> Session::run(const Feeds& feeds, const std::vector<std::string>& output_names) const {
   const Impl& m = *impl_;
@@ -205,7 +268,21 @@ std::vector<Value> Session::run(const Feeds& feeds, const std::vector<std::strin
   RunEnv env;
   env.pool = m.pool.get();
   env.model_name = &m.model.path;
-  std::vector<Value> all = execute_graph(*m.plan, std::move(inputs), {}, env);
+  Profiler* prof = m.profiler && m.profiler->active() ? m.profiler.get() : nullptr;
+  std::vector<Value> all;
+  if (!prof) {
+    all = execute_graph(*m.plan, std::move(inputs), {}, env);
+  } else {
+    env.profiler = prof;
+    const int64_t run_start = prof->begin_run();
+    try {
+      all = execute_graph(*m.plan, std::move(inputs), {}, env);
+    } catch (...) {
+      prof->end_run(run_start);
+      throw;
+    }
+    prof->end_run(run_start);
+  }
   if (output_names.empty()) return all;
   std::vector<Value> out;
   for (size_t i : wanted) out.push_back(all[i]);

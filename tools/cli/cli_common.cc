@@ -54,15 +54,27 @@ Args parse_args(int argc, char** argv, int start, const std::vector<std::string>
   return a;
 }
 
+OptimizationLevel parse_opt_level(const std::string& level) {
+  if (level == "disable" || level == "0") return OptimizationLevel::Disable;
+  if (level == "basic" || level == "1") return OptimizationLevel::Basic;
+  if (level == "extended" || level == "2") return OptimizationLevel::Extended;
+  if (level == "all" || level == "99") return OptimizationLevel::All;
+  fail(ErrorCode::InvalidArgument, "the optimization level must be disable, basic, extended or all (0, 1, 2, 99), got '" +
+                                       level + "'");
+}
+
+LogLevel parse_log_level(const std::string& level) {
+  static const char* names[] = {"verbose", "info", "warning", "error", "fatal"};
+  for (int i = 0; i < 5; ++i)
+    if (level == names[i] || level == std::to_string(i)) return static_cast<LogLevel>(i);
+  fail(ErrorCode::InvalidArgument, "--log-level must be verbose, info, warning, error or fatal (0-4), got '" + level + "'");
+}
+
 SessionOptions session_options_from(const Args& args) {
   SessionOptions o;
   o.intra_op_num_threads = args.get_int("--threads", 0);
-  std::string level = args.get("--opt-level", "all");
-  if (level == "disable") o.optimization_level = OptimizationLevel::Disable;
-  else if (level == "basic") o.optimization_level = OptimizationLevel::Basic;
-  else if (level == "extended") o.optimization_level = OptimizationLevel::Extended;
-  else if (level == "all") o.optimization_level = OptimizationLevel::All;
-  else fail(ErrorCode::InvalidArgument, "--opt-level must be disable, basic, extended or all, got '" + level + "'");
+  o.optimization_level = parse_opt_level(args.get("--opt-level", "all"));
+  if (args.has("--log-level")) o.log_severity_level = parse_log_level(args.get("--log-level"));
   std::string provider = args.get("--provider", "cpu");
   if (provider != "cpu" && provider != "cuda")
     fail(ErrorCode::InvalidArgument, "--provider must be cpu or cuda, got '" + provider + "'");

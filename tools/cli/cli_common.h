@@ -21,7 +21,10 @@ struct Args {
 // Parses argv; `flags` are options that take no value.
 Args parse_args(int argc, char** argv, int start, const std::vector<std::string>& flags);
 
+// Reads --threads, --opt-level, --provider and --log-level.
 SessionOptions session_options_from(const Args& args);
+OptimizationLevel parse_opt_level(const std::string& level);  // disable|basic|extended|all or 0|1|2|99
+LogLevel parse_log_level(const std::string& level);           // verbose|info|warning|error|fatal or 0-4
 
 // Reads `--input [NAME=]PATH` values for the session's inputs (.pb or .npy).
 Feeds read_inputs(const Session& session, const std::vector<std::string>& specs);
@@ -39,5 +42,6 @@ int cmd_run(int argc, char** argv);
 int cmd_perf(int argc, char** argv);
 int cmd_test(int argc, char** argv);
 int cmd_optimize(int argc, char** argv);
+int cmd_profile(int argc, char** argv);
 
 }  // namespace onyx::cli

@@ -9,9 +9,11 @@ static void usage() {
   std::fprintf(stderr,
                "usage: onyx <command> ...\n"
                "  run MODEL [--input [NAME=]PATH]... [--output-dir DIR] [--threads N] [--opt-level L] [--provider P]\n"
-               "  perf MODEL [--input PATH]... [--threads N] [--runs N] [--warmup N] [--dim NAME=VALUE]\n"
+               "  perf MODEL [--input PATH]... [-x N] [-r N] [-t S] [-c N] [-p TRACE] ... (onyx perf -h)\n"
+               "  profile TRACE.json [--top N] [--html OUT.html]\n"
                "  test [--expect-fail FILE] [-v] DIR...\n"
-               "  optimize MODEL OUT [--opt-level L] [--disable PASS,...]\n");
+               "  optimize MODEL OUT [--opt-level L] [--disable PASS,...]\n"
+               "Common options: --log-level verbose|info|warning|error|fatal (verbose lists where each node runs)\n");
 }
 
 int main(int argc, char** argv) {
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
     if (cmd == "perf") return onyx::cli::cmd_perf(argc, argv);
     if (cmd == "test") return onyx::cli::cmd_test(argc, argv);
     if (cmd == "optimize") return onyx::cli::cmd_optimize(argc, argv);
+    if (cmd == "profile") return onyx::cli::cmd_profile(argc, argv);
     std::fprintf(stderr, "onyx: unknown command '%s'\n", cmd.c_str());
     usage();
     return 1;

@@ -4,7 +4,6 @@ Onyx's C++ session (onyx._core)."""
 from __future__ import annotations
 
 import collections.abc
-import json
 import os
 import threading
 import time
@@ -82,53 +81,13 @@ def check_and_normalize_provider_args(
     return list(provider_name_to_options.keys()), list(provider_name_to_options.values())
 
 
-class _Profiler:
-    """Session-level Chrome trace in onnxruntime's profile format (events
-    'model_loading', 'session_initialization' and one 'model_run' per call).
-    Per-node events need a profiler hook in the C++ session."""
-
-    def __init__(self, prefix: str):
-        self.prefix = prefix
-        self.start_ns = time.time_ns()
-        self._t0 = time.perf_counter_ns()
-        self.events: list[dict] = []
-        self.lock = threading.Lock()
-        self.pid = os.getpid()
-
-    def now_us(self) -> int:
-        return (time.perf_counter_ns() - self._t0) // 1000
-
-    def add(self, cat: str, name: str, start_us: int, dur_us: int, args=None) -> None:
-        ev = {
-            "cat": cat,
-            "pid": self.pid,
-            "tid": threading.get_ident() & 0xFFFFFFFF,
-            "dur": int(dur_us),
-            "ts": int(start_us),
-            "ph": "X",
-            "name": name,
-            "args": args or {},
-        }
-        with self.lock:
-            self.events.append(ev)
-
-    def write(self) -> str:
-        stamp = time.strftime("%Y-%m-%d_%H-%M-%S", time.localtime(self.start_ns / 1e9))
-        path = f"{self.prefix}{stamp}.json"
-        with self.lock:
-            events = list(self.events)
-        with open(path, "w") as f:
-            json.dump(events, f, indent=0)
-        return path
-
-
 class Session:
     """Base of InferenceSession (as in onnxruntime)."""
 
     def __init__(self):
         self._sess = None
         self._enable_fallback = True
-        self._profiler: _Profiler | None = None
+        self._profiling_start_ns = 0
 
     # -- metadata
     def get_session_options(self) -> SessionOptions:
@@ -171,21 +130,14 @@ class Session:
         """Computes the outputs named in `output_names` (None or [] for all)
         from `input_feed` (a dict input name -> numpy array); returns a list
         of numpy arrays."""
-        if run_options is None and self._profiler is None:
+        if run_options is None:
             return self._sess.run(output_names, input_feed)
         return self._run_with_options(self._sess.run, output_names, input_feed, run_options)
 
     def _run_with_options(self, fn, output_names, input_feed, run_options):
         if run_options is not None and run_options.terminate:
             raise Fail("[ONNXRuntimeError] : 1 : FAIL : Exiting due to terminate flag being set to true.")
-        prof = self._profiler
-        if prof is None:
-            return fn(output_names, input_feed)
-        start = prof.now_us()
-        try:
-            return fn(output_names, input_feed)
-        finally:
-            prof.add("Session", "model_run", start, prof.now_us() - start)
+        return fn(output_names, input_feed)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         """As run(), with OrtValues in and out."""
@@ -217,14 +169,16 @@ class Session:
 
     # -- profiling
     def end_profiling(self) -> str:
-        if self._profiler is None:
+        """Writes the Chrome trace the C++ session recorded (session events,
+        one 'model_run' per call, one 'Node' event per executed node) and
+        returns its path; "" when profiling is off."""
+        if not self._profiling_start_ns:
             return ""
-        path = self._profiler.write()
-        self._profiler = None
-        return path
+        self._profiling_start_ns = 0
+        return self._sess.end_profiling()
 
     def get_profiling_start_time_ns(self) -> int:
-        return self._profiler.start_ns if self._profiler is not None else 0
+        return self._profiling_start_ns
 
 
 class InferenceSession(Session):
@@ -264,8 +218,7 @@ class InferenceSession(Session):
             chosen.append(("CPUExecutionProvider", {}))
         so = self._sess_options
         opt_level = _OPT_LEVEL_TO_ONYX.get(int(so.graph_optimization_level), 99)
-        prof = _Profiler(so.profile_file_prefix) if so.enable_profiling else None
-        t0 = prof.now_us() if prof else 0
+        self._profiling_start_ns = time.time_ns() if so.enable_profiling else 0
         self._sess = _core.Session(
             self._model_path if self._model_bytes is None else self._model_bytes,
             opt_level,
@@ -275,10 +228,9 @@ class InferenceSession(Session):
             so._onyx_log_level(),
             [_PROVIDER_TO_ONYX[n] for n, _ in chosen],
             dict(so._config),
+            enable_profiling=bool(so.enable_profiling),
+            profile_file_prefix=str(so.profile_file_prefix),
         )
-        if prof:
-            prof.add("Session", "session_initialization", t0, prof.now_us() - t0)
-        self._profiler = prof
         self._providers = [n for n, _ in chosen]
         # The CPU provider takes no options and reports none (as onnxruntime).
         self._provider_options = [{} if n == "CPUExecutionProvider" else o for n, o in chosen]

@@ -5,6 +5,7 @@
 
 #include "cpu/conv_geometry.h"
 #include "cpu/cpu_provider.h"
+#include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
 #include "kernels/dispatch.h"
 
@@ -213,7 +214,13 @@ std::unique_ptr<Kernel> make_conv(const KernelInitContext& ic) {
   SpatialAttrs attrs = SpatialAttrs::read(ic);
   attrs.ceil_mode = false;
   int64_t group = ic.get_int("group", 1);
-  return std::make_unique<LambdaKernel>([attrs, group](KernelContext& ctx) {
+  // Float convolutions go to oneDNN when this build has it.
+  std::shared_ptr<DnnlConv> dnnl;
+  DnnlConvConfig cfg;
+  cfg.attrs = attrs;
+  cfg.group = group;
+  if (dnnl_available() && DnnlConv::supports(cfg, 4)) dnnl = std::make_shared<DnnlConv>(cfg);
+  return std::make_unique<LambdaKernel>([attrs, group, dnnl](KernelContext& ctx) {
     const Tensor& X = ctx.input(0);
     const Tensor& W = ctx.input(1);
     const Tensor* B = ctx.has_input(2) ? &ctx.input(2) : nullptr;
@@ -223,6 +230,15 @@ std::unique_ptr<Kernel> make_conv(const KernelInitContext& ic) {
       kernel_fail("bias has " + std::to_string(B->numel()) + " elements, expected " + std::to_string(s.M));
     Tensor& Y = ctx.allocate_output(0, X.dtype(), s.out_shape);
     if (Y.numel() == 0) return;
+    if (dnnl && X.dtype() == DataType::Float && X.rank() >= 3 && X.rank() <= 5 && X.numel() > 0) {
+      DnnlConv::Io io;
+      io.x = X.data<float>();
+      io.x_shape = X.shape();
+      io.w = &W;
+      io.b = B;
+      dnnl->run(io, Y.data<float>(), ctx.thread_pool());
+      return;
+    }
     dispatch_float(X.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -403,7 +419,10 @@ std::unique_ptr<Kernel> make_conv_integer(const KernelInitContext& ic) {
 
 }  // namespace
 
+void register_nchwc(KernelRegistry& r);  // cpu/dnnl_kernels.cc
+
 void register_conv(KernelRegistry& r) {
+  register_nchwc(r);
   r.add("Conv", 1, kMaxOpset, make_conv);
   r.add("ConvTranspose", 1, kMaxOpset, make_conv_transpose);
   r.add("ConvInteger", 10, kMaxOpset, make_conv_integer);

@@ -5,6 +5,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
+#include "cpu/gemm_vmath.h"
 #include "kernels/broadcast.h"
 
 namespace onyx {
@@ -120,12 +121,28 @@ class FusedConvKernel final : public Kernel {
   std::vector<float> params_;
 };
 
-// Y = act(A @ W + bias), W a constant 2-D float matrix, A of any rank >= 1.
+// Y = act(A @ W + bias), W a 2-D float matrix (packed once at init when it is
+// a constant), A of any rank >= 1. Bias and activation run in the GEMM epilogue.
 class FusedMatMulKernel final : public Kernel {
  public:
   explicit FusedMatMulKernel(const KernelInitContext& ctx) {
-    activation_ = ctx.get_string("activation", "");
-    if (activation_ == "Gelu" && ctx.get_string("approximate", "none") == "tanh") activation_ = "GeluTanh";
+    std::string act = ctx.get_string("activation", "");
+    bool tanh = ctx.get_string("approximate", "none") == "tanh";
+    if (act.empty()) {
+      epi_act_ = GemmActivation::None;
+    } else if (act == "Gelu") {
+      epi_act_ = tanh ? GemmActivation::GeluTanh : GemmActivation::Gelu;
+    } else if (act == "Relu") {
+      epi_act_ = GemmActivation::Relu;
+    } else {
+      activation_ = act;  // applied after the GEMM
+      params_ = ctx.get_floats("activation_params", {});
+    }
+    const Tensor* w = ctx.constant_input(1);
+    if (w && w->dtype() == DataType::Float && w->rank() == 2)
+      packed_ = gemm_pack_b(false, w->dim(0), w->dim(1), w->data<float>(), w->dim(1));
+    const Tensor* b = ctx.constant_input(2);
+    if (b && b->dtype() == DataType::Float) bias_ = *b;
   }
   void run(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
@@ -135,40 +152,53 @@ class FusedMatMulKernel final : public Kernel {
     ONYX_KERNEL_CHECK(a.rank() >= 1 && a.dim(-1) == w.dim(0),
                       "FusedMatMul: A " + shape_to_string(a.shape()) + " and W " + shape_to_string(w.shape()) +
                           " do not multiply");
-    int64_t K = w.dim(0), N = w.dim(1), M = a.numel() / K;
+    int64_t K = w.dim(0), N = w.dim(1), M = K > 0 ? a.numel() / K : 0;
     Shape out_shape = a.shape();
     out_shape.back() = N;
     Tensor& y = ctx.allocate_output(0, DataType::Float, out_shape);
     float* yp = y.data<float>();
+    GemmEpilogue epi;
+    epi.activation = epi_act_;
     if (ctx.has_input(2)) {
-      const Tensor& b = ctx.input(2);
-      ONYX_KERNEL_CHECK(b.numel() == N, "FusedMatMul bias has " + std::to_string(b.numel()) + " values, expected " +
-                                            std::to_string(N));
-      for (int64_t i = 0; i < M; ++i) std::copy(b.data<float>(), b.data<float>() + N, yp + i * N);
+      const Tensor& b = bias_.defined() ? bias_ : ctx.input(2);
+      ONYX_KERNEL_CHECK(b.dtype() == DataType::Float && b.numel() == N,
+                        "FusedMatMul bias has " + std::to_string(b.numel()) + " values, expected " + std::to_string(N));
+      epi.bias = b.data<float>();
     }
-    gemm_f32(false, false, M, N, K, 1.0f, a.data<float>(), K, w.data<float>(), N, ctx.has_input(2) ? 1.0f : 0.0f, yp,
-             N, ctx.thread_pool());
-    apply_activation(yp, y.numel(), activation_, {});
+    if (!packed_.empty())
+      gemm_f32_packed(false, M, 1.0f, a.data<float>(), K, packed_, 0.0f, yp, N, ctx.thread_pool(), epi);
+    else
+      gemm_f32(false, false, M, N, K, 1.0f, a.data<float>(), K, w.data<float>(), N, 0.0f, yp, N, ctx.thread_pool(), epi);
+    if (!activation_.empty()) apply_activation(yp, y.numel(), activation_, params_);
   }
 
  private:
+  GemmActivation epi_act_ = GemmActivation::None;
   std::string activation_;
+  std::vector<float> params_;
+  PackedB packed_;
+  Tensor bias_;
 };
 
 class GeluKernel final : public Kernel {
  public:
-  explicit GeluKernel(const KernelInitContext& ctx)
-      : activation_(ctx.get_string("approximate", "none") == "tanh" ? "GeluTanh" : "Gelu") {}
+  explicit GeluKernel(const KernelInitContext& ctx) : tanh_(ctx.get_string("approximate", "none") == "tanh") {}
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     ONYX_KERNEL_CHECK(x.dtype() == DataType::Float, "Gelu supports float only");
     Tensor& y = ctx.allocate_output(0, DataType::Float, x.shape());
-    std::copy(x.data<float>(), x.data<float>() + x.numel(), y.data<float>());
-    apply_activation(y.data<float>(), y.numel(), activation_, {});
+    const float* xp = x.data<float>();
+    float* yp = y.data<float>();
+    int64_t n = x.numel();
+    parallel_for(n > 65536 ? ctx.thread_pool() : nullptr, (n + 4095) / 4096, [&](int64_t b, int64_t e) {
+      int64_t i0 = b * 4096, i1 = std::min(n, e * 4096);
+      if (tanh_) vm::gelu_tanh(xp + i0, yp + i0, i1 - i0);
+      else vm::gelu_erf(xp + i0, yp + i0, i1 - i0);
+    });
   }
 
  private:
-  std::string activation_;
+  bool tanh_;
 };
 
 // y = LayerNorm(input + skip) * gamma + beta over the last axis.
@@ -184,11 +214,19 @@ class SkipLayerNormKernel final : public Kernel {
     Shape shape = broadcast_shapes({x.shape(), s.shape()});
     int64_t H = shape.back(), rows = shape_numel(shape) / H;
     ONYX_KERNEL_CHECK(gamma.numel() == H && (!beta || beta->numel() == H), "SkipLayerNormalization: scale size mismatch");
-    std::vector<int64_t> xo = broadcast_offsets(x.shape(), shape), so = broadcast_offsets(s.shape(), shape);
+    ONYX_KERNEL_CHECK(gamma.dtype() == DataType::Float && (!beta || beta->dtype() == DataType::Float),
+                      "SkipLayerNormalization: scale and bias must be float");
     Tensor& y = ctx.allocate_output(0, DataType::Float, shape);
     const float *xp = x.data<float>(), *sp = s.data<float>(), *g = gamma.data<float>();
     const float* b = beta ? beta->data<float>() : nullptr;
     float* yp = y.data<float>();
+    if (x.shape() == shape && s.shape() == shape) {
+      parallel_for(rows * H > 32768 ? ctx.thread_pool() : nullptr, rows, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) vm::layer_norm(xp + r * H, sp + r * H, yp + r * H, H, g, b, eps_);
+      });
+      return;
+    }
+    std::vector<int64_t> xo = broadcast_offsets(x.shape(), shape), so = broadcast_offsets(s.shape(), shape);
     parallel_for(ctx.thread_pool(), rows, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         float* row = yp + r * H;
@@ -211,28 +249,31 @@ class SkipLayerNormKernel final : public Kernel {
   float eps_;
 };
 
-// Self-attention with packed Q/K/V projection weights [hidden, 3*hidden].
+// Self-attention with packed Q/K/V projection weights [hidden, 3*hidden]
+// (packed for the GEMM once at init when constant; the bias is added in the
+// GEMM epilogue). Per (batch, head): scores = scale Q K^T + mask, softmax,
+// times V, written straight into the head's columns of the output.
 class AttentionKernel final : public Kernel {
  public:
   explicit AttentionKernel(const KernelInitContext& ctx)
       : heads_(ctx.get_int("num_heads")), scale_(ctx.get_float("scale", 0.0f)) {
     ONYX_KERNEL_CHECK(heads_ > 0, "Attention needs num_heads > 0");
+    const Tensor* w = ctx.constant_input(1);
+    if (w && w->dtype() == DataType::Float && w->rank() == 2)
+      packed_ = gemm_pack_b(false, w->dim(0), w->dim(1), w->data<float>(), w->dim(1));
   }
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor& bias = ctx.input(2);
     ONYX_KERNEL_CHECK(x.dtype() == DataType::Float && x.rank() == 3, "Attention needs a float [batch, seq, hidden] input");
+    ONYX_KERNEL_CHECK(w.dtype() == DataType::Float && w.rank() == 2 && bias.dtype() == DataType::Float,
+                      "Attention needs 2-D float weights and a float bias");
     int64_t B = x.dim(0), S = x.dim(1), hidden_in = x.dim(2), hidden = w.dim(1) / 3, D = hidden / heads_;
-    ONYX_KERNEL_CHECK(w.dim(0) == hidden_in && bias.numel() == 3 * hidden && D * heads_ == hidden,
+    ONYX_KERNEL_CHECK(w.dim(0) == hidden_in && w.dim(1) == 3 * hidden && bias.numel() == 3 * hidden &&
+                          D * heads_ == hidden,
                       "Attention weights " + shape_to_string(w.shape()) + " do not fit the input " + shape_to_string(x.shape()));
     float scale = scale_ != 0.0f ? scale_ : 1.0f / std::sqrt(static_cast<float>(D));
-    // QKV = x @ W + b  -> [B*S, 3*hidden]
-    Tensor qkv(DataType::Float, {B * S, 3 * hidden});
-    for (int64_t r = 0; r < B * S; ++r)
-      std::copy(bias.data<float>(), bias.data<float>() + 3 * hidden, qkv.data<float>() + r * 3 * hidden);
-    gemm_f32(false, false, B * S, 3 * hidden, hidden_in, 1.0f, x.data<float>(), hidden_in, w.data<float>(), 3 * hidden,
-             1.0f, qkv.data<float>(), 3 * hidden, ctx.thread_pool());
     // The additive mask, broadcast to [B, heads, S, S].
     const Tensor* mask = ctx.has_input(3) ? &ctx.input(3) : nullptr;
     std::vector<int64_t> mask_strides;
@@ -242,34 +283,44 @@ class AttentionKernel final : public Kernel {
       mask_strides = broadcast_strides(mask->shape(), Shape{B, heads_, S, S});
     }
     Tensor& out = ctx.allocate_output(0, DataType::Float, {B, S, hidden});
-    const float* q_all = qkv.data<float>();
-    int64_t ld = 3 * hidden;
+    if (out.numel() == 0) return;
+    // QKV = x @ W + b  -> [B*S, 3*hidden], in a per-thread scratch buffer
+    thread_local std::vector<float> qkv_buf;
+    const int64_t ld = 3 * hidden;
+    if (qkv_buf.size() < static_cast<size_t>(B * S * ld)) qkv_buf.resize(static_cast<size_t>(B * S * ld));
+    float* qkv = qkv_buf.data();
+    GemmEpilogue epi;
+    epi.bias = bias.data<float>();
+    if (!packed_.empty())
+      gemm_f32_packed(false, B * S, 1.0f, x.data<float>(), hidden_in, packed_, 0.0f, qkv, ld, ctx.thread_pool(), epi);
+    else
+      gemm_f32(false, false, B * S, ld, hidden_in, 1.0f, x.data<float>(), hidden_in, w.data<float>(), ld, 0.0f, qkv,
+               ld, ctx.thread_pool(), epi);
+    const float* q_all = qkv;
+    float* o_all = out.data<float>();
     parallel_for(ctx.thread_pool(), B * heads_, [&](int64_t t0, int64_t t1) {
-      std::vector<float> scores(S * S);
+      thread_local std::vector<float> scores_buf;
+      if (scores_buf.size() < static_cast<size_t>(S * S)) scores_buf.resize(static_cast<size_t>(S * S));
+      float* scores = scores_buf.data();
       for (int64_t t = t0; t < t1; ++t) {
         int64_t b = t / heads_, h = t % heads_;
         const float* q = q_all + b * S * ld + h * D;
         const float* k = q + hidden;
         const float* v = q + 2 * hidden;
-        gemm_f32(false, true, S, S, D, scale, q, ld, k, ld, 0.0f, scores.data(), S, nullptr);
+        gemm_f32(false, true, S, S, D, scale, q, ld, k, ld, 0.0f, scores, S, nullptr);
         for (int64_t i = 0; i < S; ++i) {
-          float* row = scores.data() + i * S;
+          float* row = scores + i * S;
           if (mask) {
             const float* m = mask->data<float>() + b * mask_strides[0] + h * mask_strides[1] + i * mask_strides[2];
-            for (int64_t j = 0; j < S; ++j) row[j] += m[j * mask_strides[3]];
+            if (mask_strides[3] == 1) {
+              for (int64_t j = 0; j < S; ++j) row[j] += m[j];
+            } else {
+              for (int64_t j = 0; j < S; ++j) row[j] += m[j * mask_strides[3]];
+            }
           }
-          float mx = row[0];
-          for (int64_t j = 1; j < S; ++j) mx = std::max(mx, row[j]);
-          float sum = 0;
-          for (int64_t j = 0; j < S; ++j) {
-            row[j] = std::exp(row[j] - mx);
-            sum += row[j];
-          }
-          float inv = 1.0f / sum;
-          for (int64_t j = 0; j < S; ++j) row[j] *= inv;
+          vm::softmax(row, row, S);
         }
-        float* o = out.data<float>() + b * S * hidden + h * D;
-        gemm_f32(false, false, S, D, S, 1.0f, scores.data(), S, v, ld, 0.0f, o, hidden, nullptr);
+        gemm_f32(false, false, S, D, S, 1.0f, scores, S, v, ld, 0.0f, o_all + b * S * hidden + h * D, hidden, nullptr);
       }
     });
   }
@@ -277,6 +328,7 @@ class AttentionKernel final : public Kernel {
  private:
   int64_t heads_;
   float scale_;
+  PackedB packed_;
 };
 
 template <class K>

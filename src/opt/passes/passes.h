@@ -13,6 +13,7 @@ std::unique_ptr<GraphPass> make_dead_code_elimination();
 std::unique_ptr<GraphPass> make_identity_elimination();
 std::unique_ptr<GraphPass> make_redundant_node_elimination();
 std::unique_ptr<GraphPass> make_common_subexpression_elimination();
+std::unique_ptr<GraphPass> make_shape_folding();
 // extended
 std::unique_ptr<GraphPass> make_conv_batchnorm_fusion();
 std::unique_ptr<GraphPass> make_conv_add_fusion();
@@ -22,5 +23,7 @@ std::unique_ptr<GraphPass> make_gelu_fusion();
 std::unique_ptr<GraphPass> make_layer_norm_fusion();
 std::unique_ptr<GraphPass> make_skip_layer_norm_fusion();
 std::unique_ptr<GraphPass> make_attention_fusion();
+// all
+std::unique_ptr<GraphPass> make_nchwc_layout();
 
 }  // namespace onyx

@@ -88,6 +88,37 @@ class ReshapeRule final : public RewriteRule {
   }
 };
 
+// Cast to the element type the value already has.
+class CastRule final : public RewriteRule {
+ public:
+  std::string op_type() const override { return "Cast"; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext&) const override {
+    const Node& n = g.nodes[i];
+    const Attribute* to = n.attr("to");
+    const TypeInfo* t = view.type_of(n.inputs[0]);
+    if (!to || to->type != AttrType::Int || !t || t->kind != TypeInfo::Kind::Tensor) return std::nullopt;
+    if (static_cast<int64_t>(t->elem_type) != to->i) return std::nullopt;
+    return bypass(view, n, i);
+  }
+};
+
+// Reshape (or Squeeze/Unsqueeze/Flatten) whose output shape equals its input's.
+class NoOpReshapeRule final : public RewriteRule {
+ public:
+  explicit NoOpReshapeRule(std::string op) : op_(std::move(op)) {}
+  std::string op_type() const override { return op_; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext&) const override {
+    const Node& n = g.nodes[i];
+    auto in = view.static_shape(n.inputs[0]);
+    auto out = view.static_shape(n.outputs[0]);
+    if (!in || !out || *in != *out) return std::nullopt;
+    return bypass(view, n, i);
+  }
+
+ private:
+  std::string op_;
+};
+
 }  // namespace
 
 std::unique_ptr<GraphPass> make_redundant_node_elimination() {
@@ -95,6 +126,8 @@ std::unique_ptr<GraphPass> make_redundant_node_elimination() {
   rules.push_back(std::make_unique<DropoutRule>());
   rules.push_back(std::make_unique<TransposeRule>());
   rules.push_back(std::make_unique<ReshapeRule>());
+  rules.push_back(std::make_unique<CastRule>());
+  for (const char* op : {"Reshape", "Squeeze", "Unsqueeze", "Flatten"}) rules.push_back(std::make_unique<NoOpReshapeRule>(op));
   return std::make_unique<RulePass>("redundant_node_elimination", std::move(rules));
 }
 

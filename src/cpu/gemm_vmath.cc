@@ -1,0 +1,220 @@
+#include "cpu/gemm_vmath.h"
+
+#include <cmath>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined_*.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#define ONYX_VM_X86 1
+#define ONYX_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+#endif
+
+namespace onyx::vm {
+namespace {
+
+// ---- portable versions ----
+
+void exp_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
+}
+void gelu_erf_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
+}
+void gelu_tanh_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    y[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+  }
+}
+void softmax_ref(const float* x, float* y, int64_t n) {
+  if (n <= 0) return;
+  float mx = x[0];
+  for (int64_t i = 1; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = std::exp(x[i] - mx);
+    sum += y[i];
+  }
+  float inv = 1.0f / sum;
+  for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+}
+void layer_norm_ref(const float* x, const float* skip, float* y, int64_t n, const float* gamma, const float* beta,
+                    float eps) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = skip ? x[i] + skip[i] : x[i];
+    sum += y[i];
+  }
+  float mean = static_cast<float>(sum / n);
+  double var = 0;
+  for (int64_t i = 0; i < n; ++i) var += (y[i] - mean) * (y[i] - mean);
+  float inv = 1.0f / std::sqrt(static_cast<float>(var / n) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = (y[i] - mean) * inv * gamma[i] + (beta ? beta[i] : 0.0f);
+}
+
+#ifdef ONYX_VM_X86
+// ---- AVX-512 versions ----
+
+ONYX_AVX512 inline __mmask16 tail_mask(int64_t left) {
+  return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+}
+
+// e^x: x = k ln2 + r, |r| <= ln2/2, e^r by a degree-6 Taylor polynomial, scaled by 2^k.
+ONYX_AVX512 inline __m512 exp16(__m512 x) {
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.7228f)), _mm512_set1_ps(-87.3365f));
+  __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 720);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, k);
+}
+
+// erf by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7).
+ONYX_AVX512 inline __m512 erf16(__m512 x) {
+  __m512 ax = _mm512_abs_ps(x);
+  __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(ax, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
+  __m512 p = _mm512_set1_ps(1.061405429f);
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
+  p = _mm512_mul_ps(p, t);
+  __m512 e = exp16(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), ax), ax));
+  __m512 y = _mm512_fnmadd_ps(p, e, _mm512_set1_ps(1.0f));
+  // copy the sign of x
+  __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0x80000000u)));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(y), sign));
+}
+
+ONYX_AVX512 void exp_avx512(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, m, exp16(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
+ONYX_AVX512 void gelu_erf_avx512(const float* x, float* y, int64_t n) {
+  const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), rs2 = _mm512_set1_ps(0.70710678118654752f);
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    __m512 r = _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, erf16(_mm512_mul_ps(v, rs2))));
+    _mm512_mask_storeu_ps(y + i, m, r);
+  }
+}
+
+ONYX_AVX512 void gelu_tanh_avx512(const float* x, float* y, int64_t n) {
+  const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    __m512 u = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f),
+                             _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), v), _mm512_mul_ps(v, v), v));
+    // tanh(u) = 1 - 2 / (exp(2u) + 1)
+    __m512 e = exp16(_mm512_mul_ps(two, u));
+    __m512 th = _mm512_sub_ps(one, _mm512_div_ps(two, _mm512_add_ps(e, one)));
+    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, th)));
+  }
+}
+
+ONYX_AVX512 void softmax_avx512(const float* x, float* y, int64_t n) {
+  if (n <= 0) return;
+  __m512 mx = _mm512_set1_ps(-INFINITY);
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    mx = _mm512_mask_max_ps(mx, m, mx, _mm512_maskz_loadu_ps(m, x + i));
+  }
+  __m512 vmax = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vmax));
+    sum = _mm512_mask_add_ps(sum, m, sum, e);
+    _mm512_mask_storeu_ps(y + i, m, e);
+  }
+  __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, y + i), inv));
+  }
+}
+
+ONYX_AVX512 void layer_norm_avx512(const float* x, const float* skip, float* y, int64_t n, const float* gamma,
+                                   const float* beta, float eps) {
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    if (skip) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, skip + i));
+    _mm512_mask_storeu_ps(y + i, m, v);
+    sum = _mm512_add_ps(sum, v);
+  }
+  float mean = _mm512_reduce_add_ps(sum) / static_cast<float>(n);
+  __m512 vmean = _mm512_set1_ps(mean);
+  __m512 var = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, y + i), vmean);
+    var = _mm512_fmadd_ps(d, d, var);
+  }
+  __m512 inv = _mm512_set1_ps(1.0f / std::sqrt(_mm512_reduce_add_ps(var) / static_cast<float>(n) + eps));
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    __m512 d = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, y + i), vmean), inv);
+    __m512 r = _mm512_mul_ps(d, _mm512_maskz_loadu_ps(m, gamma + i));
+    if (beta) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, beta + i));
+    _mm512_mask_storeu_ps(y + i, m, r);
+  }
+}
+#endif
+
+struct Table {
+  void (*exp)(const float*, float*, int64_t) = exp_ref;
+  void (*gelu_erf)(const float*, float*, int64_t) = gelu_erf_ref;
+  void (*gelu_tanh)(const float*, float*, int64_t) = gelu_tanh_ref;
+  void (*softmax)(const float*, float*, int64_t) = softmax_ref;
+  void (*layer_norm)(const float*, const float*, float*, int64_t, const float*, const float*, float) = layer_norm_ref;
+};
+
+Table make_table() {
+  Table t;
+#ifdef ONYX_VM_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl")) {
+    t.exp = exp_avx512;
+    t.gelu_erf = gelu_erf_avx512;
+    t.gelu_tanh = gelu_tanh_avx512;
+    t.softmax = softmax_avx512;
+    t.layer_norm = layer_norm_avx512;
+  }
+#endif
+  return t;
+}
+
+const Table& table() {
+  static const Table t = make_table();
+  return t;
+}
+
+}  // namespace
+
+void exp(const float* x, float* y, int64_t n) { table().exp(x, y, n); }
+void gelu_erf(const float* x, float* y, int64_t n) { table().gelu_erf(x, y, n); }
+void gelu_tanh(const float* x, float* y, int64_t n) { table().gelu_tanh(x, y, n); }
+void softmax(const float* x, float* y, int64_t n) { table().softmax(x, y, n); }
+void layer_norm(const float* x, const float* skip, float* y, int64_t n, const float* gamma, const float* beta,
+                float eps) {
+  table().layer_norm(x, skip, y, n, gamma, beta, eps);
+}
+
+}  // namespace onyx::vm

@@ -1,0 +1,25 @@
+// Vectorized float math used by the GEMM epilogues and the transformer
+// kernels (softmax, GELU, layer normalization). Each function picks an
+// AVX-512 or a portable scalar implementation once per CPU.
+//
+// Accuracy: exp within ~2 ulp over its range (inputs below -87.3 give 0,
+// above 88.7 give +inf); erf within 2e-7 absolute.
+#pragma once
+#include <cstdint>
+
+namespace onyx::vm {
+
+// y[i] = exp(x[i]); in place allowed.
+void exp(const float* x, float* y, int64_t n);
+// y[i] = 0.5 x (1 + erf(x / sqrt 2)); in place allowed.
+void gelu_erf(const float* x, float* y, int64_t n);
+// y[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); in place allowed.
+void gelu_tanh(const float* x, float* y, int64_t n);
+// y = softmax(x) over n values (max-subtracted); in place allowed.
+void softmax(const float* x, float* y, int64_t n);
+// y = (x - mean) / sqrt(var + eps) * gamma + beta over n values (beta may be
+// null); in place allowed. With `skip` (may be null), x + skip is normalized.
+void layer_norm(const float* x, const float* skip, float* y, int64_t n, const float* gamma, const float* beta,
+                float eps);
+
+}  // namespace onyx::vm

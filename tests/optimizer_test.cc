@@ -1,0 +1,161 @@
+// Optimizer passes checked end to end: each model runs at level disable and
+// at the level under test with the same inputs; outputs must agree and the
+// expected rewrite must have fired (optimization_report).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "model_builder.h"
+#include "onyx/session.h"
+
+namespace onyx {
+namespace {
+
+using test::add_node;
+using test::float_tensor;
+using test::tensor_info;
+
+std::unique_ptr<Session> load(const onnx::ModelProto& m, OptimizationLevel level) {
+  std::string bytes = test::serialize(m);
+  SessionOptions o;
+  o.optimization_level = level;
+  return Session::from_bytes(bytes.data(), bytes.size(), o);
+}
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-2, 2);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+// Runs at disable and at `level`; checks outputs match to `tol`; returns the report.
+OptimizationReport check_same(const onnx::ModelProto& m, const Feeds& feeds, OptimizationLevel level, float tol = 1e-5f) {
+  auto ref = load(m, OptimizationLevel::Disable)->run(feeds);
+  auto s = load(m, level);
+  auto got = s->run(feeds);
+  EXPECT_EQ(ref.size(), got.size());
+  for (size_t k = 0; k < ref.size(); ++k) {
+    const Tensor &a = ref[k].tensor(), &b = got[k].tensor();
+    EXPECT_EQ(a.shape(), b.shape());
+    for (int64_t i = 0; i < a.numel(); ++i)
+      EXPECT_NEAR(b.float_at(i), a.float_at(i), tol * std::max(1.0, std::abs(a.float_at(i)))) << "output " << k << " at " << i;
+  }
+  return s->optimization_report();
+}
+
+onnx::AttributeProto* add_attr(onnx::NodeProto* n, const std::string& name) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  return a;
+}
+
+TEST(Optimizer, ConvBatchNormAndReluFuse) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 2, 5, 5});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 3, 5, 5});
+  *g->add_initializer() = float_tensor("w", {3, 2, 3, 3}, random_values(54, 1));
+  *g->add_initializer() = float_tensor("scale", {3}, {1.5f, 0.5f, 2.0f});
+  *g->add_initializer() = float_tensor("bias", {3}, {0.1f, -0.2f, 0.3f});
+  *g->add_initializer() = float_tensor("mean", {3}, {0.2f, 0.0f, -0.5f});
+  *g->add_initializer() = float_tensor("var", {3}, {1.0f, 4.0f, 0.25f});
+  auto* conv = add_node(g, "Conv", {"x", "w"}, {"c"});
+  auto* pads = add_attr(conv, "pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int k = 0; k < 4; ++k) pads->add_ints(1);
+  add_node(g, "BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"b"});
+  add_node(g, "Relu", {"b"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(50, 2), {1, 2, 5, 5}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-4f);
+  EXPECT_EQ(r.fusions["Conv+BatchNormalization"], 1);
+  EXPECT_EQ(r.fusions["Conv+Relu"], 1);
+}
+
+TEST(Optimizer, GeluAndLayerNormFromDecomposedForms) {
+  auto m = test::make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 4});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 4});
+  for (auto [name, v] : std::vector<std::pair<const char*, float>>{
+           {"sqrt2", 1.4142135f}, {"one", 1.0f}, {"half", 0.5f}, {"two", 2.0f}, {"eps", 1e-5f}})
+    *g->add_initializer() = float_tensor(name, {}, {v});
+  *g->add_initializer() = float_tensor("gamma", {4}, {1.0f, 2.0f, 0.5f, -1.0f});
+  *g->add_initializer() = float_tensor("beta", {4}, {0.0f, 0.1f, 0.2f, 0.3f});
+  // GELU, erf form, products in the (x * 0.5) * (1 + erf) order.
+  add_node(g, "Div", {"x", "sqrt2"}, {"d"});
+  add_node(g, "Erf", {"d"}, {"e"});
+  add_node(g, "Add", {"e", "one"}, {"e1"});
+  add_node(g, "Mul", {"x", "half"}, {"xh"});
+  add_node(g, "Mul", {"xh", "e1"}, {"gelu"});
+  // LayerNorm over the last axis, decomposed.
+  auto axes = [&](onnx::NodeProto* n) {
+    auto* a = add_attr(n, "axes");
+    a->set_type(onnx::AttributeProto::INTS);
+    a->add_ints(-1);
+  };
+  axes(add_node(g, "ReduceMean", {"gelu"}, {"mu"}));
+  add_node(g, "Sub", {"gelu", "mu"}, {"dev"});
+  add_node(g, "Pow", {"dev", "two"}, {"sq"});
+  axes(add_node(g, "ReduceMean", {"sq"}, {"var"}));
+  add_node(g, "Add", {"var", "eps"}, {"ve"});
+  add_node(g, "Sqrt", {"ve"}, {"sd"});
+  add_node(g, "Div", {"dev", "sd"}, {"n"});
+  add_node(g, "Mul", {"n", "gamma"}, {"ng"});
+  add_node(g, "Add", {"ng", "beta"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(8, 3), {2, 4}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-4f);
+  EXPECT_EQ(r.fusions["Gelu"], 1);
+  EXPECT_EQ(r.fusions["LayerNormalization"], 1);
+}
+
+TEST(Optimizer, BasicFoldsShapesCastsAndDuplicates) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 3});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {3, 2});
+  add_node(g, "Shape", {"x"}, {"s"});
+  *g->add_initializer() = test::float_tensor("unused", {1}, {0});
+  // reversed shape via constant-foldable ops: Gather(s, [1, 0])
+  onnx::TensorProto idx;
+  idx.set_name("idx");
+  idx.set_data_type(onnx::TensorProto::INT64);
+  idx.add_dims(2);
+  idx.add_int64_data(1);
+  idx.add_int64_data(0);
+  *g->add_initializer() = idx;
+  add_node(g, "Gather", {"s", "idx"}, {"rs"});
+  add_node(g, "Reshape", {"x", "rs"}, {"r"});
+  auto* cast = add_node(g, "Cast", {"r"}, {"rc"});
+  auto* to = add_attr(cast, "to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  add_node(g, "Relu", {"rc"}, {"a1"});
+  add_node(g, "Relu", {"rc"}, {"a2"});  // duplicate of a1
+  add_node(g, "Add", {"a1", "a2"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>({1, -2, 3, -4, 5, -6}, {2, 3}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Basic);
+  EXPECT_EQ(r.fusions["Shape folding"], 1);
+  bool cse = false, folding = false;
+  for (auto& p : r.passes) {
+    if (p.name == "common_subexpression_elimination") cse = p.changed > 0;
+    if (p.name == "constant_folding") folding = p.changed > 0;
+  }
+  EXPECT_TRUE(cse);
+  EXPECT_TRUE(folding);
+}
+
+TEST(Optimizer, DisabledPassDoesNotRun) {
+  auto m = test::add_relu_model();
+  std::string bytes = test::serialize(m);
+  SessionOptions o;
+  o.config["session.disable_passes"] = "constant_folding,dead_code_elimination";
+  auto s = Session::from_bytes(bytes.data(), bytes.size(), o);
+  for (auto& p : s->optimization_report().passes)
+    if (p.name == "constant_folding" || p.name == "dead_code_elimination") EXPECT_EQ(p.ms, 0.0) << p.name;
+}
+
+}  // namespace
+}  // namespace onyx

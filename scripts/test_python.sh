@@ -18,10 +18,10 @@ if [ ${#missing[@]} -gt 0 ]; then
       *) pkgs+=("$m") ;;
     esac
   done
-  "$PY" -m pip install -q "${pkgs[@]}"
+  "$PY" -m pip install -q --root-user-action=ignore "${pkgs[@]}"
 fi
 # --no-build-isolation: use the build tools installed above (no download per
 # run) and keep the CMake build folder valid between runs.
-"$PY" -m pip install -q --no-build-isolation ./
+"$PY" -m pip install -q --root-user-action=ignore --no-build-isolation ./
 # Run from python/tests so the installed package (not python/onyx) is imported.
 "$PY" -m pytest -q -p no:cacheprovider python/tests "$@"

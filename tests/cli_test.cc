@@ -277,3 +277,42 @@ TEST_F(Cli, ProfileSummaryAndHtml) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+// Bad input: exit status 1 and exactly one line on stderr naming what is wrong.
+void expect_one_line_error(const Result& r, const std::string& needle) {
+  EXPECT_EQ(r.rc, 1) << r.err;
+  std::string err = r.err;
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  EXPECT_EQ(err.find('\n'), std::string::npos) << "more than one line: " << r.err;
+  EXPECT_NE(err.find(needle), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, RunWritesOutputsAndRejectsBadInput) {
+  Result ok = onyx("run " + model_ + " --input " + input_ + " --output-dir " + path("out"));
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_TRUE(fs::exists(path("out/output_0.pb")));
+
+  expect_one_line_error(onyx("run " + path("missing.onnx")), "missing.onnx' does not exist");
+  std::ofstream(path("garbage.onnx")) << "not a model";
+  expect_one_line_error(onyx("run " + path("garbage.onnx")), "garbage.onnx");
+  expect_one_line_error(onyx("run " + model_ + " --input nope=" + input_), "'nope' is not an input");
+  expect_one_line_error(onyx("run " + model_ + " --input " + path("no_such_input.npy")), "no_such_input.npy");
+  expect_one_line_error(onyx("run " + model_), "input 'x' is missing");
+  expect_one_line_error(onyx("run " + model_ + " --opt-level fastest"), "optimization level");
+  expect_one_line_error(onyx("frobnicate"), "unknown command 'frobnicate'");
+}
+
+TEST_F(Cli, OptimizeSavesAReloadableModel) {
+  Result r = onyx("optimize " + model_ + " " + path("opt.onnx") + " --opt-level extended");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("passes:"), std::string::npos);
+  Result run = onyx("run " + path("opt.onnx") + " --input " + input_);
+  EXPECT_EQ(run.rc, 0) << run.err;
+  EXPECT_NE(run.out.find("y: float[2,3] [1, 0, 2.5, 4, 3, 5.5]"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace onyx

@@ -361,7 +361,8 @@ class PySession {
  public:
   PySession(py::object model, int opt_level, int intra, int inter, int exec_mode, int log_level,
             std::vector<std::string> providers, std::map<std::string, std::string> config,
-            bool initializers_as_constants, bool enable_profiling, std::string profile_file_prefix) {
+            bool initializers_as_constants, bool enable_profiling, std::string profile_file_prefix,
+            std::string optimized_model_filepath) {
     onyx::SessionOptions o;
     o.optimization_level = static_cast<onyx::OptimizationLevel>(opt_level);
     o.intra_op_num_threads = intra;
@@ -373,6 +374,7 @@ class PySession {
     o.initializers_as_constants = initializers_as_constants;
     o.enable_profiling = enable_profiling;
     o.profile_file_prefix = std::move(profile_file_prefix);
+    o.optimized_model_filepath = std::move(optimized_model_filepath);
     if (PyBytes_Check(model.ptr())) {
       char* data = nullptr;
       Py_ssize_t size = 0;
@@ -417,6 +419,7 @@ class PySession {
   py::list overridable_initializers() const { return metas_to_py(session_->overridable_initializers()); }
   std::string model_name() const { return session_->model_name(); }
   std::string end_profiling() { return session_->end_profiling(); }
+  std::map<std::string, int> fusion_counts() const { return session_->optimization_report().fusions; }
 
  private:
   struct FeedInfo {
@@ -604,17 +607,18 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<PySession>(m, "Session")
       .def(py::init<py::object, int, int, int, int, int, std::vector<std::string>, std::map<std::string, std::string>,
-                    bool, bool, std::string>(),
+                    bool, bool, std::string, std::string>(),
            py::arg("model"), py::arg("opt_level"), py::arg("intra_op_num_threads"), py::arg("inter_op_num_threads"),
            py::arg("execution_mode"), py::arg("log_severity_level"), py::arg("providers"), py::arg("config"),
            py::arg("initializers_as_constants") = false, py::arg("enable_profiling") = false,
-           py::arg("profile_file_prefix") = "onnxruntime_profile_")
+           py::arg("profile_file_prefix") = "onnxruntime_profile_", py::arg("optimized_model_filepath") = "")
       .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"))
       .def("run_ort", &PySession::run_ort, py::arg("output_names"), py::arg("feeds"))
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
       .def("overridable_initializers", &PySession::overridable_initializers)
       .def("model_name", &PySession::model_name)
+      .def("fusion_counts", &PySession::fusion_counts)
       .def("end_profiling", &PySession::end_profiling, py::call_guard<py::gil_scoped_release>());
 
   m.def("available_providers", []() { return std::vector<std::string>{"CPUExecutionProvider"}; });

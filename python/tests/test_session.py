@@ -9,6 +9,7 @@ import numpy as np
 import onnxruntime
 import pytest
 from conftest import make_model, save
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import onyx as ort
@@ -237,8 +238,9 @@ def test_optimized_model_filepath(add_path, tmp_path):
     so = ort.SessionOptions()
     so.optimized_model_filepath = str(tmp_path / "opt.onnx")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("error")  # the optimized graph is written, with no warning
         ort.InferenceSession(add_path, so)
+    onnx.checker.check_model(so.optimized_model_filepath)
     a = np.ones((2, 3), np.float32)
     (c,) = ort.InferenceSession(so.optimized_model_filepath).run(None, {"a": a, "b": a})
     np.testing.assert_array_equal(c, a * 2)

@@ -31,6 +31,8 @@ struct DnnlConvConfig {
   int64_t group = 1;
   std::string activation;  // as FusedConv's attribute; empty for none
   std::vector<float> activation_params;
+  // Weights are a constant of the model: reorder them once and keep them.
+  bool constant_weights = false;
 };
 
 class DnnlConv {

@@ -25,6 +25,7 @@ class NchwcConvKernel final : public Kernel {
     cfg.group = ctx.get_int("group", 1);
     cfg.activation = ctx.get_string("activation", "");
     cfg.activation_params = ctx.get_floats("activation_params", {});
+    cfg.constant_weights = ctx.constant_input(1) != nullptr;
     if (!DnnlConv::supports(cfg, 4)) kernel_fail("NchwcConv: unsupported activation '" + cfg.activation + "'");
     conv_ = std::make_unique<DnnlConv>(cfg);
   }

@@ -230,6 +230,7 @@ class InferenceSession(Session):
             dict(so._config),
             enable_profiling=bool(so.enable_profiling),
             profile_file_prefix=str(so.profile_file_prefix),
+            optimized_model_filepath=os.fspath(so.optimized_model_filepath or ""),
         )
         self._providers = [n for n, _ in chosen]
         # The CPU provider takes no options and reports none (as onnxruntime).
@@ -237,23 +238,6 @@ class InferenceSession(Session):
         self._inputs_meta = [NodeArg(*m) for m in self._sess.inputs()]
         self._outputs_meta = [NodeArg(*m) for m in self._sess.outputs()]
         self._overridable_initializers = [NodeArg(*m) for m in self._sess.overridable_initializers()]
-        if so.optimized_model_filepath:
-            self._save_optimized_model(so.optimized_model_filepath)
-
-    def _save_optimized_model(self, path: str) -> None:
-        # The C++ session cannot write its optimized graph yet; write the model
-        # as loaded so that workflows which reload this file keep working.
-        warnings.warn(
-            "onyx: optimized_model_filepath writes the model as loaded (graph optimizations are applied at load time)",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        data = self._model_bytes
-        if data is None:
-            with open(self._model_path, "rb") as f:
-                data = f.read()
-        with open(path, "wb") as f:
-            f.write(data)
 
 
 class IOBinding:

@@ -219,6 +219,7 @@ std::unique_ptr<Kernel> make_conv(const KernelInitContext& ic) {
   DnnlConvConfig cfg;
   cfg.attrs = attrs;
   cfg.group = group;
+  cfg.constant_weights = ic.constant_input(1) != nullptr;
   if (dnnl_available() && DnnlConv::supports(cfg, 4)) dnnl = std::make_shared<DnnlConv>(cfg);
   return std::make_unique<LambdaKernel>([attrs, group, dnnl](KernelContext& ctx) {
     const Tensor& X = ctx.input(0);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
 #include "kernels/broadcast.h"
@@ -103,8 +104,17 @@ class FusedConvKernel final : public Kernel {
     const KernelDef* def = cpu_kernel_registry().find(conv_node_, 17);
     if (!def) kernel_fail("no Conv kernel for FusedConv");
     conv_ = def->factory(inner);
+    // Float convolutions run in oneDNN with the residual and activation as post-ops.
+    DnnlConvConfig cfg;
+    cfg.attrs = SpatialAttrs::read(ctx);
+    cfg.group = group_ = ctx.get_int("group", 1);
+    cfg.activation = activation_;
+    cfg.activation_params = params_;
+    cfg.constant_weights = ctx.constant_input(1) != nullptr;
+    if (dnnl_available() && DnnlConv::supports(cfg, 4)) dnnl_ = std::make_unique<DnnlConv>(cfg);
   }
   void run(KernelContext& ctx) const override {
+    if (dnnl_ && run_dnnl(ctx)) return;
     CaptureContext inner(ctx, conv_node_);
     conv_->run(inner);
     Tensor y = inner.output().tensor();
@@ -115,6 +125,32 @@ class FusedConvKernel final : public Kernel {
   }
 
  private:
+  // The oneDNN path; false (nothing done) for cases it leaves to the generic one.
+  bool run_dnnl(KernelContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    const Tensor* z = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    if (x.dtype() != DataType::Float || w.dtype() != DataType::Float || (b && b->dtype() != DataType::Float) ||
+        x.rank() < 3 || x.rank() > 5 || x.rank() != w.rank() || x.numel() == 0 || x.dim(1) != w.dim(1) * group_ ||
+        w.dim(0) % group_ != 0 || (b && b->numel() != w.dim(0)))
+      return false;
+    Shape ys = dnnl_->output_shape(x.shape(), w.shape());
+    if (z && (z->dtype() != DataType::Float || z->shape() != ys)) return false;
+    Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
+    if (y.numel() == 0) return true;
+    DnnlConv::Io io;
+    io.x = x.data<float>();
+    io.x_shape = x.shape();
+    io.w = &w;
+    io.b = b;
+    io.z = z ? z->data<float>() : nullptr;
+    dnnl_->run(io, y.data<float>(), ctx.thread_pool());
+    return true;
+  }
+
+  std::unique_ptr<DnnlConv> dnnl_;
+  int64_t group_ = 1;
   Node conv_node_;
   std::unique_ptr<Kernel> conv_;
   std::string activation_;

@@ -274,10 +274,36 @@ void run_qlinear_matmul(KernelContext& ctx) {
   }
 }
 
+// MatMul whose B is a constant 2-D float matrix: B is packed for the GEMM
+// once, and A's leading dimensions fold into M.
+class PackedMatMulKernel final : public Kernel {
+ public:
+  explicit PackedMatMulKernel(const Tensor& b) : shape_(b.shape()), packed_(gemm_pack_b(false, b.dim(0), b.dim(1), b.data<float>(), b.dim(1))) {}
+  void run(KernelContext& ctx) const override {
+    const Tensor& A = ctx.input(0);
+    if (A.dtype() != DataType::Float || A.rank() < 2 || ctx.input(1).shape() != shape_) return run_matmul(ctx);
+    MatMulPlan p = plan_matmul(A.shape(), shape_);
+    Tensor& Y = ctx.allocate_output(0, DataType::Float, p.out_shape);
+    if (Y.numel() == 0) return;
+    gemm_f32_packed(false, p.M, 1.0f, A.data<float>(), p.K, packed_, 0.0f, Y.data<float>(), p.N, ctx.thread_pool());
+  }
+
+ private:
+  Shape shape_;
+  PackedB packed_;
+};
+
+std::unique_ptr<Kernel> make_matmul(const KernelInitContext& ic) {
+  const Tensor* b = ic.constant_input(1);
+  if (b && b->dtype() == DataType::Float && b->rank() == 2 && b->numel() > 0)
+    return std::make_unique<PackedMatMulKernel>(*b);
+  return std::make_unique<LambdaKernel>(run_matmul);
+}
+
 }  // namespace
 
 void register_matmul(KernelRegistry& r) {
-  r.add("MatMul", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_matmul; }));
+  r.add("MatMul", 1, kMaxOpset, make_matmul);
   r.add("Gemm", 1, kMaxOpset, make_gemm);
   r.add("MatMulInteger", 10, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_matmul_integer; }));
   r.add("QLinearMatMul", 10, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_matmul; }));

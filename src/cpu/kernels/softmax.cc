@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/gemm_vmath.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -19,6 +20,14 @@ enum class SoftKind { Softmax, LogSoftmax, Hardmax };
 template <class T, class Acc>
 void softmax_rows(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, SoftKind kind, ThreadPool* pool) {
   const int64_t rows = outer * inner;
+  if constexpr (std::is_same_v<T, float>) {
+    if (kind == SoftKind::Softmax && inner == 1) {  // contiguous rows: vectorized
+      parallel_for(rows * n > 16384 ? pool : nullptr, rows, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) vm::softmax(x + r * n, y + r * n, n);
+      });
+      return;
+    }
+  }
   parallel_for(rows * n > 16384 ? pool : nullptr, rows, [&](int64_t r0, int64_t r1) {
     std::vector<Acc> buf(static_cast<size_t>(n));
     for (int64_t r = r0; r < r1; ++r) {

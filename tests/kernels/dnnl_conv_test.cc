@@ -1,0 +1,165 @@
+// The oneDNN convolution / pooling paths and the blocked-layout ops, checked
+// against a direct loop reference (or the portable kernels) on real values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cpu/dnnl_conv.h"
+#include "op_test_util.h"
+
+namespace onyx::test {
+
+namespace {
+
+Tensor pattern(const Shape& s, int seed) {
+  Tensor t(DataType::Float, s);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(((i * 37 + seed * 11) % 23) - 11) / 8.0f;
+  return t;
+}
+
+// Direct 2-D convolution, symmetric pads, then + z, then relu when asked.
+Tensor ref_conv(const Tensor& x, const Tensor& w, const Tensor* b, int64_t group, int64_t stride, int64_t pad,
+                int64_t dil, const Tensor* z, bool relu) {
+  int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3), M = w.dim(0), kh = w.dim(2), kw = w.dim(3);
+  int64_t OH = (H + 2 * pad - (kh - 1) * dil - 1) / stride + 1, OW = (W + 2 * pad - (kw - 1) * dil - 1) / stride + 1;
+  int64_t Cg = C / group, Mg = M / group;
+  Tensor y(DataType::Float, {N, M, OH, OW});
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = b ? b->data<float>()[m] : 0.0;
+          int64_t g = m / Mg;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j) {
+                int64_t ih = oh * stride - pad + i * dil, iw = ow * stride - pad + j * dil;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += static_cast<double>(x.data<float>()[((n * C + g * Cg + c) * H + ih) * W + iw]) *
+                       w.data<float>()[((m * Cg + c) * kh + i) * kw + j];
+              }
+          int64_t k = ((n * M + m) * OH + oh) * OW + ow;
+          if (z) acc += z->data<float>()[k];
+          if (relu && acc < 0) acc = 0;
+          y.data<float>()[k] = static_cast<float>(acc);
+        }
+  return y;
+}
+
+void expect_close(const Tensor& a, const Tensor& b, float tol) {
+  ASSERT_EQ(a.shape(), b.shape());
+  float scale = 1e-6f;
+  for (int64_t i = 0; i < b.numel(); ++i) scale = std::max(scale, std::abs(b.data<float>()[i]));
+  for (int64_t i = 0; i < b.numel(); ++i)
+    ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], tol * scale) << "at " << i;
+}
+
+Tensor to_blocked(const Tensor& x, int block) {
+  Tensor y(DataType::Float, blocked_shape(x.shape(), block));
+  reorder_to_blocked(x.data<float>(), x.shape(), block, y.data<float>(), nullptr);
+  return y;
+}
+
+Tensor from_blocked(const Tensor& x, int64_t channels) {
+  auto out = run_op(make_node("ReorderOutput", {"x"}, {"y"}, {{"channels", attr_int(channels)}}, "com.onyx"), {x});
+  return out[0];
+}
+
+}  // namespace
+
+TEST(Nchwc, ReorderRoundTripPadsWithZeros) {
+  Tensor x = pattern({2, 5, 3, 2}, 1);
+  for (int block : {8, 16}) {
+    auto b = run_op(make_node("ReorderInput", {"x"}, {"y"}, {{"block", attr_int(block)}}, "com.onyx"), {x})[0];
+    EXPECT_EQ(b.shape(), (Shape{2, 1, 3, 2, block}));
+    EXPECT_EQ(b.data<float>()[5], 0.0f);                       // channel 5 of the block is padding
+    EXPECT_EQ(b.data<float>()[block + 1], x.data<float>()[6 + 1]);  // pixel 1, channel 1
+    expect_close(from_blocked(b, 5), x, 0.0f);
+  }
+}
+
+TEST(DnnlConv, ConvKernelMatchesReference) {
+  struct Case {
+    Shape xs, ws;
+    int64_t group, stride, pad, dil;
+  };
+  for (const Case& c : std::vector<Case>{{{1, 3, 17, 15}, {8, 3, 3, 3}, 1, 2, 1, 1},
+                                         {{2, 24, 9, 9}, {24, 1, 3, 3}, 24, 1, 1, 1},   // depthwise
+                                         {{1, 8, 10, 10}, {12, 4, 3, 3}, 2, 1, 2, 2},   // grouped, dilated
+                                         {{1, 40, 7, 7}, {20, 40, 1, 1}, 1, 1, 0, 1}}) {  // 1x1
+    Tensor x = pattern(c.xs, 1), w = pattern(c.ws, 2), b = pattern({c.ws[0]}, 3);
+    auto y = run_op(make_node("Conv", {"x", "w", "b"}, {"y"},
+                              {{"group", attr_int(c.group)},
+                               {"strides", attr_ints({c.stride, c.stride})},
+                               {"pads", attr_ints({c.pad, c.pad, c.pad, c.pad})},
+                               {"dilations", attr_ints({c.dil, c.dil})}}),
+                    {x, w, b})[0];
+    expect_close(y, ref_conv(x, w, &b, c.group, c.stride, c.pad, c.dil, nullptr, false), 1e-5f);
+  }
+}
+
+TEST(DnnlConv, FusedConvResidualAndRelu) {
+  Tensor x = pattern({1, 16, 8, 8}, 1), w = pattern({16, 16, 3, 3}, 2), b = pattern({16}, 3), z = pattern({1, 16, 8, 8}, 4);
+  auto y = run_op(make_node("FusedConv", {"x", "w", "b", "z"}, {"y"},
+                            {{"pads", attr_ints({1, 1, 1, 1})}, {"activation", attr_string("Relu")}}, "com.onyx"),
+                  {x, w, b, z})[0];
+  expect_close(y, ref_conv(x, w, &b, 1, 1, 1, 1, &z, true), 1e-5f);
+}
+
+TEST(Nchwc, ConvPlainAndBlockedInputsWithResidual) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build";
+  for (int block : {8, 16}) {
+    // first layer: plain input, 3 channels, stride 2
+    Tensor x = pattern({1, 3, 13, 13}, 1), w1 = pattern({20, 3, 3, 3}, 2), b1 = pattern({20}, 3);
+    auto y1 = run_op(make_node("NchwcConv", {"x", "w", "b"}, {"y"},
+                               {{"block", attr_int(block)}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}},
+                               "com.onyx"),
+                     {x, w1, b1})[0];
+    EXPECT_EQ(y1.rank(), 5);
+    Tensor r1 = ref_conv(x, w1, &b1, 1, 2, 1, 1, nullptr, false);
+    expect_close(from_blocked(y1, 20), r1, 1e-5f);
+    // blocked input, 3x3 with 128 channels at 7x7 (a Winograd shape), residual and Relu
+    Tensor x2 = pattern({1, 128, 7, 7}, 4), w2 = pattern({128, 128, 3, 3}, 5), z = pattern({1, 128, 7, 7}, 6);
+    auto y2 = run_op(make_node("NchwcConv", {"x", "w", "", "z"}, {"y"},
+                               {{"block", attr_int(block)}, {"pads", attr_ints({1, 1, 1, 1})}, {"activation", attr_string("Relu")}},
+                               "com.onyx"),
+                     {to_blocked(x2, block), w2, Tensor(), to_blocked(z, block)})[0];
+    expect_close(from_blocked(y2, 128), ref_conv(x2, w2, nullptr, 1, 1, 1, 1, &z, true), 1e-4f);
+    // depthwise on a blocked input whose channel count is not a multiple of the block, Clip(0, 6)
+    Tensor x3 = pattern({1, 24, 6, 6}, 7), w3 = pattern({24, 1, 3, 3}, 8);
+    auto y3 = run_op(make_node("NchwcConv", {"x", "w"}, {"y"},
+                               {{"block", attr_int(block)}, {"group", attr_int(24)}, {"pads", attr_ints({1, 1, 1, 1})},
+                                {"activation", attr_string("Clip")}, {"activation_params", attr_floats({0.0f, 0.5f})}},
+                               "com.onyx"),
+                     {to_blocked(x3, block), w3})[0];
+    Tensor r3 = ref_conv(x3, w3, nullptr, 24, 1, 1, 1, nullptr, false);
+    for (int64_t i = 0; i < r3.numel(); ++i) r3.data<float>()[i] = std::min(std::max(r3.data<float>()[i], 0.0f), 0.5f);
+    expect_close(from_blocked(y3, 24), r3, 1e-5f);
+  }
+}
+
+TEST(Nchwc, PoolsMatchPlainKernels) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build";
+  Tensor x = pattern({1, 20, 13, 13}, 1);
+  struct Case {
+    std::string op;
+    std::map<std::string, Attribute> attrs;
+  };
+  std::vector<Case> cases = {
+      {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"ceil_mode", attr_int(1)}}},
+      {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}}},
+      {"AveragePool", {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}, {"ceil_mode", attr_int(1)}}},
+      {"AveragePool",
+       {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}, {"count_include_pad", attr_int(1)}}},
+      {"GlobalAveragePool", {}},
+  };
+  for (auto& c : cases) {
+    Tensor expected = run_op(make_node(c.op, {"x"}, {"y"}, c.attrs), {x})[0];
+    auto attrs = c.attrs;
+    attrs["block"] = attr_int(16);
+    Tensor y = run_op(make_node("Nchwc" + c.op, {"x"}, {"y"}, attrs, "com.onyx"), {to_blocked(x, 16)})[0];
+    expect_close(from_blocked(y, 20), expected, 1e-5f);
+  }
+}
+
+}  // namespace onyx::test

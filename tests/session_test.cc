@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -71,6 +72,30 @@ TEST(Session, ConcurrentRunsGiveCorrectResults) {
     });
   for (auto& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(Session, SpinningAndMemoryOptionsOff) {
+  // Large enough that the intermediate goes through the plan's buffer pool.
+  const int64_t rows = 300;
+  std::vector<float> x(rows * 3);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+  std::vector<float> expected(x.size());
+  const float b[3] = {1.0f, -1.0f, 0.5f};
+  for (size_t i = 0; i < x.size(); ++i) expected[i] = std::max(0.0f, x[i] + b[i % 3]);
+  for (int which = 0; which < 4; ++which) {
+    SessionOptions o;
+    o.intra_op_num_threads = 2;
+    if (which == 0) o.allow_spinning = false;
+    if (which == 1) o.enable_cpu_mem_arena = false;
+    if (which == 2) o.enable_mem_pattern = false;
+    if (which == 3) o.allow_spinning = o.enable_cpu_mem_arena = o.enable_mem_pattern = false;
+    auto s = load(test::add_relu_model(), o);
+    for (int run = 0; run < 3; ++run) {
+      auto out = s->run({{"x", Value(Tensor::from_vector<float>(x, {rows, 3}))}});
+      EXPECT_EQ(out[0].tensor().shape(), (Shape{rows, 3}));
+      EXPECT_EQ(floats(out[0]), expected) << "options case " << which << ", run " << run;
+    }
+  }
 }
 
 TEST(Session, OverridableInitializer) {

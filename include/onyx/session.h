@@ -35,6 +35,17 @@ struct SessionOptions {
   // PREFIX_YYYY-MM-DD_HH-MM-SS.json and returns that path.
   bool enable_profiling = false;
   std::string profile_file_prefix = "onyx_profile";
+  // Thread pool: when set, idle workers poll for new work for ~100 us after a
+  // job before sleeping (low latency for back-to-back kernels, no CPU burnt
+  // while the session is idle); when not, they go to sleep at once.
+  bool allow_spinning = true;
+  // Memory: the arena keeps the buffers of intermediate tensors for reuse
+  // (within a run and across runs); off, every buffer goes back to the
+  // system as soon as it is released. The memory pattern reuses across runs
+  // the buffers sized by the previous runs; off, the cached buffers are given
+  // back at the end of every run.
+  bool enable_cpu_mem_arena = true;
+  bool enable_mem_pattern = true;
   // Free-form settings, e.g. "session.disable_passes" = "gelu_fusion,attention_fusion".
   std::map<std::string, std::string> config;
 };

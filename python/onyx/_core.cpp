@@ -371,6 +371,15 @@ class PySession {
     o.log_severity_level = static_cast<onyx::LogLevel>(log_level < 0 ? 2 : (log_level > 4 ? 4 : log_level));
     o.providers = std::move(providers);
     o.config = std::move(config);
+    // Session options carried as config entries ("0" or "false" turns them off).
+    auto flag = [&](const char* key, bool& field) {
+      auto it = o.config.find(key);
+      if (it != o.config.end()) field = !(it->second == "0" || it->second == "false" || it->second == "False");
+    };
+    flag("session.intra_op.allow_spinning", o.allow_spinning);  // onnxruntime's key
+    flag("session.allow_spinning", o.allow_spinning);
+    flag("session.enable_cpu_mem_arena", o.enable_cpu_mem_arena);
+    flag("session.enable_mem_pattern", o.enable_mem_pattern);
     o.initializers_as_constants = initializers_as_constants;
     o.enable_profiling = enable_profiling;
     o.profile_file_prefix = std::move(profile_file_prefix);

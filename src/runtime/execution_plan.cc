@@ -142,7 +142,7 @@ Tensor BufferPool::make(DataType dtype, const Shape& shape) {
 void BufferPool::give_back(void* p, size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (cached_ + bytes <= kMaxCachedBytes) {
+    if (cached_ + bytes <= max_cached_) {
       free_[bytes].push_back(p);
       cached_ += bytes;
       return;
@@ -192,6 +192,7 @@ std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source
 
   auto plan = std::make_shared<CompiledGraph>();
   plan->graph = graph;
+  if (env.options && !env.options->enable_cpu_mem_arena) plan->buffers = std::make_shared<BufferPool>(0);
   const Graph& g = *graph;
   std::unordered_map<std::string, int> slot_of;
   auto new_slot = [&](const std::string& name) {

@@ -23,6 +23,8 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
   static constexpr size_t kMinBytes = 1024;           // smaller tensors use the plain allocator
   static constexpr size_t kMaxCachedBytes = size_t{1} << 30;
+  // max_cached_bytes 0: no reuse, a released buffer is freed at once.
+  explicit BufferPool(size_t max_cached_bytes = kMaxCachedBytes) : max_cached_(max_cached_bytes) {}
   ~BufferPool();
   Tensor make(DataType dtype, const Shape& shape);
   void trim();  // gives every free buffer back to the system
@@ -33,6 +35,7 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   mutable std::mutex mutex_;
   std::unordered_map<size_t, std::vector<void*>> free_;
   size_t cached_ = 0;
+  size_t max_cached_;
 };
 
 struct PlannedNode {

@@ -95,7 +95,7 @@ void Session::Impl::initialize() {
     output_index[model.graph.outputs[i].name] = i;
   }
   int threads = options.intra_op_num_threads > 0 ? options.intra_op_num_threads : physical_core_count();
-  if (threads > 1) pool = std::make_unique<ThreadPool>(threads);
+  if (threads > 1) pool = std::make_unique<ThreadPool>(threads, options.allow_spinning);
   if (profiler) profiler->session_event("session_initialization", init_start);
 }
 
@@ -283,6 +283,7 @@ std::vector<Value> Session::run(const Feeds& feeds, const std::vector<std::strin
     }
     prof->end_run(run_start);
   }
+  if (!m.options.enable_mem_pattern) m.plan->buffers->trim();
   if (output_names.empty()) return all;
   std::vector<Value> out;
   for (size_t i : wanted) out.push_back(all[i]);

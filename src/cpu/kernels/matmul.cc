@@ -98,92 +98,142 @@ void run_matmul(KernelContext& ctx) {
 
 // ---- Gemm ----
 
+// Element offsets into C of each element of Y [M, N] (C unidirectionally
+// broadcast to Y); fails when C does not broadcast.
+std::vector<int64_t> gemm_c_offsets(const Tensor& C, int64_t M, int64_t N) {
+  Shape out = {M, N};
+  if (C.rank() > 2) kernel_fail("Gemm C must have rank <= 2, got " + shape_to_string(C.shape()));
+  Shape cs = C.shape();
+  Shape padded = cs;
+  while (padded.size() < 2) padded.insert(padded.begin(), 1);
+  if ((padded[0] != 1 && padded[0] != M) || (padded[1] != 1 && padded[1] != N))
+    kernel_fail("Gemm C " + shape_to_string(cs) + " cannot broadcast to " + shape_to_string(out));
+  return broadcast_offsets(cs, out);
+}
+
+void run_gemm(KernelContext& ctx, bool ta, bool tb, float alpha, float beta) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  const Tensor* C = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  if (A.rank() != 2 || B.rank() != 2)
+    kernel_fail("Gemm needs 2-D A and B, got " + shape_to_string(A.shape()) + " and " + shape_to_string(B.shape()));
+  if (A.dtype() != B.dtype() || (C && C->dtype() != A.dtype())) kernel_fail("Gemm operand types differ");
+  int64_t M = ta ? A.dim(1) : A.dim(0), K = ta ? A.dim(0) : A.dim(1);
+  int64_t Kb = tb ? B.dim(1) : B.dim(0), N = tb ? B.dim(0) : B.dim(1);
+  if (K != Kb)
+    kernel_fail("Gemm inner dimensions differ: A " + shape_to_string(A.shape()) + (ta ? " (transposed)" : "") +
+                ", B " + shape_to_string(B.shape()) + (tb ? " (transposed)" : ""));
+  Shape out = {M, N};
+  std::vector<int64_t> coff;
+  if (C) coff = gemm_c_offsets(*C, M, N);
+  Tensor& Y = ctx.allocate_output(0, A.dtype(), out);
+  if (Y.numel() == 0) return;
+  int64_t lda = A.dim(1), ldb = B.dim(1);
+  dispatch_numeric(A.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+      std::vector<float> yf;
+      float* y;
+      if constexpr (std::is_same_v<T, float>) {
+        y = Y.data<float>();
+      } else {
+        yf.resize(static_cast<size_t>(M * N));
+        y = yf.data();
+      }
+      if (C) {
+        const T* c = C->data<T>();
+        for (int64_t i = 0; i < M * N; ++i) y[i] = static_cast<float>(c[coff[i]]);
+      }
+      Tensor af, bf;
+      const float *a, *b;
+      if constexpr (std::is_same_v<T, float>) {
+        a = A.data<float>();
+        b = B.data<float>();
+      } else {
+        af = to_float<T>(A);
+        bf = to_float<T>(B);
+        a = af.data<float>();
+        b = bf.data<float>();
+      }
+      gemm_f32(ta, tb, M, N, K, alpha, a, lda, b, ldb, C ? beta : 0.0f, y, N, ctx.thread_pool());
+      if constexpr (!std::is_same_v<T, float>) {
+        T* yo = Y.data<T>();
+        for (int64_t i = 0; i < M * N; ++i) yo[i] = T(yf[i]);
+      }
+    } else {
+      T* y = Y.data<T>();
+      if (C) {
+        const T* c = C->data<T>();
+        for (int64_t i = 0; i < M * N; ++i) y[i] = c[coff[i]];
+      }
+      using Acc = std::conditional_t<std::is_same_v<T, double>, double, T>;
+      if constexpr (std::is_same_v<T, double>) {
+        gemm_ref<T, Acc>(ta, tb, M, N, K, Acc(alpha), A.data<T>(), lda, B.data<T>(), ldb, C ? Acc(beta) : Acc(0), y, N);
+      } else {
+        // integer Gemm: alpha/beta applied in double, then truncated
+        std::vector<double> acc(static_cast<size_t>(M * N), 0.0);
+        const T* a = A.data<T>();
+        const T* b = B.data<T>();
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t k = 0; k < K; ++k) {
+            double av = static_cast<double>(ta ? a[k * lda + i] : a[i * lda + k]);
+            for (int64_t j = 0; j < N; ++j)
+              acc[i * N + j] += av * static_cast<double>(tb ? b[j * ldb + k] : b[k * ldb + j]);
+          }
+        for (int64_t i = 0; i < M * N; ++i)
+          y[i] = static_cast<T>(alpha * acc[i] + (C ? beta * static_cast<double>(y[i]) : 0.0));
+      }
+    }
+  });
+}
+
+// Gemm whose B is a constant 2-D float matrix: op(B) is packed for the GEMM
+// once at init. A 1-D (or [1, N]) C with beta == 1 is added as the epilogue's
+// bias; any other C is broadcast into Y first and scaled by beta.
+class PackedGemmKernel final : public Kernel {
+ public:
+  PackedGemmKernel(const Tensor& b, bool ta, bool tb, float alpha, float beta)
+      : shape_(b.shape()), ta_(ta), tb_(tb), alpha_(alpha), beta_(beta),
+        packed_(gemm_pack_b(tb, tb ? b.dim(1) : b.dim(0), tb ? b.dim(0) : b.dim(1), b.data<float>(), b.dim(1))) {}
+  void run(KernelContext& ctx) const override {
+    const Tensor& A = ctx.input(0);
+    const Tensor* C = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (A.dtype() != DataType::Float || A.rank() != 2 || ctx.input(1).shape() != shape_ ||
+        (C && C->dtype() != DataType::Float))
+      return run_gemm(ctx, ta_, tb_, alpha_, beta_);
+    const int64_t M = ta_ ? A.dim(1) : A.dim(0), K = ta_ ? A.dim(0) : A.dim(1), N = packed_.N();
+    if (K != packed_.K()) return run_gemm(ctx, ta_, tb_, alpha_, beta_);  // reports the mismatch
+    std::vector<int64_t> coff;
+    if (C) coff = gemm_c_offsets(*C, M, N);
+    Tensor& Y = ctx.allocate_output(0, DataType::Float, {M, N});
+    if (Y.numel() == 0) return;
+    float* y = Y.data<float>();
+    GemmEpilogue epi;
+    float beta = 0.0f;
+    if (C && beta_ == 1.0f && C->numel() == N && (C->rank() < 2 || C->dim(0) == 1)) {
+      epi.bias = C->data<float>();
+    } else if (C) {
+      const float* c = C->data<float>();
+      for (int64_t i = 0; i < M * N; ++i) y[i] = c[coff[i]];
+      beta = beta_;
+    }
+    gemm_f32_packed(ta_, M, alpha_, A.data<float>(), A.dim(1), packed_, beta, y, N, ctx.thread_pool(), epi);
+  }
+
+ private:
+  Shape shape_;
+  bool ta_, tb_;
+  float alpha_, beta_;
+  PackedB packed_;
+};
+
 std::unique_ptr<Kernel> make_gemm(const KernelInitContext& ic) {
   bool ta = ic.get_int("transA", 0) != 0, tb = ic.get_int("transB", 0) != 0;
   float alpha = ic.get_float("alpha", 1.0f), beta = ic.get_float("beta", 1.0f);
-  return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
-    const Tensor& A = ctx.input(0);
-    const Tensor& B = ctx.input(1);
-    const Tensor* C = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    if (A.rank() != 2 || B.rank() != 2)
-      kernel_fail("Gemm needs 2-D A and B, got " + shape_to_string(A.shape()) + " and " + shape_to_string(B.shape()));
-    if (A.dtype() != B.dtype() || (C && C->dtype() != A.dtype())) kernel_fail("Gemm operand types differ");
-    int64_t M = ta ? A.dim(1) : A.dim(0), K = ta ? A.dim(0) : A.dim(1);
-    int64_t Kb = tb ? B.dim(1) : B.dim(0), N = tb ? B.dim(0) : B.dim(1);
-    if (K != Kb)
-      kernel_fail("Gemm inner dimensions differ: A " + shape_to_string(A.shape()) + (ta ? " (transposed)" : "") +
-                  ", B " + shape_to_string(B.shape()) + (tb ? " (transposed)" : ""));
-    Shape out = {M, N};
-    std::vector<int64_t> coff;
-    if (C) {
-      if (C->rank() > 2) kernel_fail("Gemm C must have rank <= 2, got " + shape_to_string(C->shape()));
-      Shape cs = C->shape();
-      Shape padded = cs;
-      while (padded.size() < 2) padded.insert(padded.begin(), 1);
-      if ((padded[0] != 1 && padded[0] != M) || (padded[1] != 1 && padded[1] != N))
-        kernel_fail("Gemm C " + shape_to_string(cs) + " cannot broadcast to " + shape_to_string(out));
-      coff = broadcast_offsets(cs, out);
-    }
-    Tensor& Y = ctx.allocate_output(0, A.dtype(), out);
-    if (Y.numel() == 0) return;
-    int64_t lda = A.dim(1), ldb = B.dim(1);
-    dispatch_numeric(A.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-        std::vector<float> yf;
-        float* y;
-        if constexpr (std::is_same_v<T, float>) {
-          y = Y.data<float>();
-        } else {
-          yf.resize(static_cast<size_t>(M * N));
-          y = yf.data();
-        }
-        if (C) {
-          const T* c = C->data<T>();
-          for (int64_t i = 0; i < M * N; ++i) y[i] = static_cast<float>(c[coff[i]]);
-        }
-        Tensor af, bf;
-        const float *a, *b;
-        if constexpr (std::is_same_v<T, float>) {
-          a = A.data<float>();
-          b = B.data<float>();
-        } else {
-          af = to_float<T>(A);
-          bf = to_float<T>(B);
-          a = af.data<float>();
-          b = bf.data<float>();
-        }
-        gemm_f32(ta, tb, M, N, K, alpha, a, lda, b, ldb, C ? beta : 0.0f, y, N, ctx.thread_pool());
-        if constexpr (!std::is_same_v<T, float>) {
-          T* yo = Y.data<T>();
-          for (int64_t i = 0; i < M * N; ++i) yo[i] = T(yf[i]);
-        }
-      } else {
-        T* y = Y.data<T>();
-        if (C) {
-          const T* c = C->data<T>();
-          for (int64_t i = 0; i < M * N; ++i) y[i] = c[coff[i]];
-        }
-        using Acc = std::conditional_t<std::is_same_v<T, double>, double, T>;
-        if constexpr (std::is_same_v<T, double>) {
-          gemm_ref<T, Acc>(ta, tb, M, N, K, Acc(alpha), A.data<T>(), lda, B.data<T>(), ldb, C ? Acc(beta) : Acc(0), y, N);
-        } else {
-          // integer Gemm: alpha/beta applied in double, then truncated
-          std::vector<double> acc(static_cast<size_t>(M * N), 0.0);
-          const T* a = A.data<T>();
-          const T* b = B.data<T>();
-          for (int64_t i = 0; i < M; ++i)
-            for (int64_t k = 0; k < K; ++k) {
-              double av = static_cast<double>(ta ? a[k * lda + i] : a[i * lda + k]);
-              for (int64_t j = 0; j < N; ++j)
-                acc[i * N + j] += av * static_cast<double>(tb ? b[j * ldb + k] : b[k * ldb + j]);
-            }
-          for (int64_t i = 0; i < M * N; ++i)
-            y[i] = static_cast<T>(alpha * acc[i] + (C ? beta * static_cast<double>(y[i]) : 0.0));
-        }
-      }
-    });
-  });
+  const Tensor* b = ic.constant_input(1);
+  if (b && b->dtype() == DataType::Float && b->rank() == 2 && b->numel() > 0)
+    return std::make_unique<PackedGemmKernel>(*b, ta, tb, alpha, beta);
+  return std::make_unique<LambdaKernel>([=](KernelContext& ctx) { run_gemm(ctx, ta, tb, alpha, beta); });
 }
 
 // ---- integer matmuls ----

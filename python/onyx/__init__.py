@@ -10,6 +10,13 @@ Existing onnxruntime code runs unchanged with ``import onyx as ort``::
 __version__ = "0.1.0"
 __author__ = "Onyx developers"
 
+import os as _os
+
+# oneDNN runs on OpenMP, whose threads spin ~2 ms after each parallel region by
+# default and burn a core between runs. libgomp reads GOMP_SPINCOUNT once, when
+# _core loads it just below: a short spin keeps the speed (see DESIGN.md).
+_os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+
 from onyx.capi import onnxruntime_pybind11_state as _state  # noqa: E402  (first: loads _core)
 from onyx.capi.onnxruntime_pybind11_state import (  # noqa: E402,F401
     ExecutionMode,

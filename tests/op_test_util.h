@@ -8,6 +8,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "kernels/kernel.h"
+#include "runtime/node_evaluator.h"
 
 namespace onyx::test {
 
@@ -30,52 +31,18 @@ inline Attribute attr_ints(std::vector<int64_t> v) { Attribute a; a.type = AttrT
 inline Attribute attr_floats(std::vector<float> v) { Attribute a; a.type = AttrType::Floats; a.floats = std::move(v); return a; }
 inline Attribute attr_tensor(Tensor t) { Attribute a; a.type = AttrType::Tensor; a.t = std::move(t); return a; }
 
-class SimpleContext final : public KernelContext {
- public:
-  SimpleContext(const Node& node, std::vector<Value> inputs) : node_(node), inputs_(std::move(inputs)) {
-    outputs_.resize(node.outputs.size());
-  }
-  const Node& node() const override { return node_; }
-  size_t num_inputs() const override { return node_.inputs.size(); }
-  bool has_input(size_t i) const override {
-    return i < node_.inputs.size() && !node_.inputs[i].empty() && i < inputs_.size() && !inputs_[i].is_none();
-  }
-  const Value& input_value(size_t i) const override { return inputs_.at(i); }
-  size_t num_outputs() const override { return node_.outputs.size(); }
-  bool wants_output(size_t i) const override { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
-  Tensor& allocate_output(size_t i, DataType dtype, const Shape& shape) override {
-    outputs_.at(i) = Value(Tensor(dtype, shape));
-    return outputs_[i].tensor();
-  }
-  void set_output(size_t i, Value v) override { outputs_.at(i) = std::move(v); }
-  ThreadPool* thread_pool() const override { return nullptr; }
-  std::vector<Value> run_subgraph(const CompiledGraph&, std::vector<Value>) const override {
-    kernel_fail("subgraphs are not supported by the single-op test harness");
-  }
-  std::vector<Value>& outputs() { return outputs_; }
-
- private:
-  const Node& node_;
-  std::vector<Value> inputs_;
-  std::vector<Value> outputs_;
-};
+// Runs `node` at `opset` on the CPU registry with any values as inputs.
+inline std::vector<Value> run_op_values(const Node& node, const std::vector<Value>& inputs, int64_t opset = 17) {
+  return evaluate_node(node, opset, inputs, cpu_kernel_registry());
+}
 
 // Runs `node` at `opset` on the CPU registry. Inputs given as tensors; an
 // undefined Tensor marks an omitted optional input.
 inline std::vector<Tensor> run_op(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
-  const KernelDef* def = cpu_kernel_registry().find(node, opset);
-  if (!def) throw Error(ErrorCode::NotImplemented, "no CPU kernel for " + node.op_type);
-  std::vector<const Tensor*> constants(node.inputs.size(), nullptr);
-  KernelInitContext init(node, opset, constants, [](const std::string&) -> std::shared_ptr<const CompiledGraph> {
-    kernel_fail("subgraphs are not supported by the single-op test harness");
-  });
-  auto kernel = def->factory(init);
   std::vector<Value> values;
   for (auto& t : inputs) values.push_back(t.defined() ? Value(t) : Value());
-  SimpleContext ctx(node, values);
-  kernel->run(ctx);
   std::vector<Tensor> out;
-  for (auto& v : ctx.outputs()) out.push_back(v.is_tensor() ? v.tensor() : Tensor());
+  for (auto& v : run_op_values(node, values, opset)) out.push_back(v.is_tensor() ? v.tensor() : Tensor());
   return out;
 }
 

@@ -45,7 +45,7 @@ static std::vector<Tensor> run_gemm_const_b(const Node& node, const std::vector<
   for (auto& t : inputs) values.push_back(Value(t));
   std::vector<Tensor> out;
   for (int rep = 0; rep < 2; ++rep) {
-    SimpleContext ctx(node, values);
+    SingleNodeContext ctx(node, values);
     kernel->run(ctx);
     out.push_back(ctx.outputs()[0].tensor());
   }

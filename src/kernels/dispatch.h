@@ -3,6 +3,7 @@
 // Unsupported types raise a clear error naming the type.
 #pragma once
 #include <string>
+#include <type_traits>
 
 #include "kernels/kernel.h"
 #include "onyx/dtype.h"
@@ -15,6 +16,20 @@ struct TypeTag {
 };
 
 [[noreturn]] void unsupported_type(DataType t, const char* what);
+
+// Element <-> double: float16/bfloat16 go through float, integers convert directly.
+template <class T>
+double to_d(T v) {
+  if constexpr (std::is_same_v<T, double>) return v;
+  else if constexpr (std::is_integral_v<T>) return static_cast<double>(v);
+  else return static_cast<float>(v);
+}
+template <class T>
+T from_d(double v) {
+  if constexpr (std::is_same_v<T, double>) return v;
+  else if constexpr (std::is_integral_v<T>) return static_cast<T>(v);
+  else return static_cast<T>(static_cast<float>(v));
+}
 
 // float, double, float16, bfloat16
 template <class F>

@@ -12,16 +12,6 @@
 namespace onyx {
 namespace {
 
-template <class T>
-double to_d(T v) {
-  if constexpr (std::is_same_v<T, double>) return v;
-  else return static_cast<float>(v);
-}
-template <class T>
-T from_d(double v) {
-  if constexpr (std::is_same_v<T, double>) return v;
-  else return static_cast<T>(static_cast<float>(v));
-}
 
 enum class Reduction { None, Sum, Mean };
 

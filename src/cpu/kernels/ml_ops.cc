@@ -15,17 +15,6 @@ namespace {
 
 const char* kMl = "ai.onnx.ml";
 
-template <class T>
-double to_d(T v) {
-  if constexpr (std::is_same_v<T, double>) return v;
-  else return static_cast<double>(static_cast<float>(v));
-}
-template <class T>
-T from_d(double v) {
-  if constexpr (std::is_same_v<T, double>) return v;
-  else if constexpr (std::is_integral_v<T>) return static_cast<T>(v);
-  else return static_cast<T>(static_cast<float>(v));
-}
 
 // Reads element i of a numeric tensor as double.
 double num_at(const Tensor& t, int64_t i) {

@@ -14,17 +14,6 @@ namespace {
 
 using cd = std::complex<double>;
 
-template <class T>
-double to_d(T v) {
-  if constexpr (std::is_same_v<T, double>) return v;
-  else return static_cast<float>(v);
-}
-template <class T>
-T from_d(double v) {
-  if constexpr (std::is_same_v<T, double>) return v;
-  else if constexpr (std::is_integral_v<T>) return static_cast<T>(v);
-  else return static_cast<T>(static_cast<float>(v));
-}
 
 // A transform of length n: radix-2 FFT when n is a power of two, else a
 // direct sum with an exact twiddle table (k*j mod n).

@@ -18,6 +18,14 @@ std::optional<Patch> bypass(const GraphView& view, const Node& n, int index) {
   return p;
 }
 
+class IdentityRule final : public RewriteRule {
+ public:
+  std::string op_type() const override { return "Identity"; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext&) const override {
+    return bypass(view, g.nodes[i], i);
+  }
+};
+
 class DropoutRule final : public RewriteRule {
  public:
   std::string op_type() const override { return "Dropout"; }
@@ -131,31 +139,11 @@ std::unique_ptr<GraphPass> make_redundant_node_elimination() {
   return std::make_unique<RulePass>("redundant_node_elimination", std::move(rules));
 }
 
-// Identity is common enough to get its own small pass (and name to disable).
-class IdentityElimination final : public GraphPass {
- public:
-  std::string name() const override { return "identity_elimination"; }
-  bool run(Graph& g, PassContext& ctx) override {
-    bool changed = false;
-    for (bool again = true; again;) {
-      again = false;
-      GraphView view(g);
-      for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
-        const Node& n = g.nodes[i];
-        if (n.op_type != "Identity" || !n.domain.empty()) continue;
-        if (n.inputs.empty() || n.inputs[0].empty() || view.is_graph_output(n.outputs[0])) continue;
-        Patch p;
-        p.remove = {i};
-        p.rename = {{n.outputs[0], n.inputs[0]}};
-        apply_patch(g, std::move(p), ctx);
-        changed = again = true;
-        break;
-      }
-    }
-    return changed;
-  }
-};
-
-std::unique_ptr<GraphPass> make_identity_elimination() { return std::make_unique<IdentityElimination>(); }
+// Identity is common enough to get its own pass (and a name to disable it by).
+std::unique_ptr<GraphPass> make_identity_elimination() {
+  std::vector<std::unique_ptr<RewriteRule>> rules;
+  rules.push_back(std::make_unique<IdentityRule>());
+  return std::make_unique<RulePass>("identity_elimination", std::move(rules));
+}
 
 }  // namespace onyx

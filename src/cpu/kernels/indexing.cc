@@ -554,6 +554,21 @@ void range_run(KernelContext& ctx) {
   });
 }
 
+// Output 0 = the slices `picked` of x along axis `a` (x flattened when there
+// is no axis), where x is viewed as [outer, n, inner]. Compress and Unique.
+void take_slices(KernelContext& ctx, const Tensor& x, bool has_axis, int64_t a, int64_t outer, int64_t n,
+                 int64_t inner, const std::vector<int64_t>& picked) {
+  int64_t m = static_cast<int64_t>(picked.size());
+  Shape shape = {m};
+  if (has_axis) {
+    shape = x.shape();
+    shape[a] = m;
+  }
+  Tensor& out = ctx.allocate_output(0, x.dtype(), shape);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < m; ++j) copy_elems(out, (o * m + j) * inner, x, (o * n + picked[j]) * inner, inner);
+}
+
 // ---- Compress ----
 
 KernelFactory compress_factory() {
@@ -579,17 +594,7 @@ KernelFactory compress_factory() {
                       S(n) + " (input shape " + shape_to_string(x.shape()) + ")");
         keep.push_back(i);
       }
-      int64_t m = static_cast<int64_t>(keep.size());
-      Shape out_shape;
-      if (has_axis) {
-        out_shape = x.shape();
-        out_shape[a] = m;
-      } else {
-        out_shape = {m};
-      }
-      Tensor& out = ctx.allocate_output(0, x.dtype(), out_shape);
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t j = 0; j < m; ++j) copy_elems(out, (o * m + j) * inner, x, (o * n + keep[j]) * inner, inner);
+      take_slices(ctx, x, has_axis, a, outer, n, inner, keep);
     };
   });
 }
@@ -655,16 +660,7 @@ KernelFactory unique_factory() {
         first[rank_of[q]] = group_first[q];
         count[rank_of[q]] = group_count[q];
       }
-      Shape y_shape;
-      if (has_axis) {
-        y_shape = x.shape();
-        y_shape[a] = g;
-      } else {
-        y_shape = {g};
-      }
-      Tensor& y = ctx.allocate_output(0, x.dtype(), y_shape);
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t j = 0; j < g; ++j) copy_elems(y, (o * g + j) * inner, x, (o * n + first[j]) * inner, inner);
+      take_slices(ctx, x, has_axis, a, outer, n, inner, first);
       if (ctx.wants_output(1)) {
         Tensor& t = ctx.allocate_output(1, DataType::Int64, {g});
         std::copy(first.begin(), first.end(), t.data<int64_t>());

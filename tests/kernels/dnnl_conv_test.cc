@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "cpu/dnnl_conv.h"
+#include "cpu/nchwc_pool.h"
 #include "op_test_util.h"
 
 namespace onyx::test {
@@ -160,6 +161,46 @@ TEST(Nchwc, PoolsMatchPlainKernels) {
     Tensor y = run_op(make_node("Nchwc" + c.op, {"x"}, {"y"}, attrs, "com.onyx"), {to_blocked(x, 16)})[0];
     expect_close(from_blocked(y, 20), expected, 1e-5f);
   }
+}
+
+// Onyx's own blocked pooling (cpu/nchwc_pool): dilations, asymmetric pads,
+// both block sizes, a batch of 2 and a thread pool, against the plain kernels.
+TEST(Nchwc, BlockedPoolMatchesPlainKernels) {
+  Tensor x = pattern({2, 24, 11, 9}, 3);
+  struct Case {
+    std::string op;
+    std::map<std::string, Attribute> attrs;
+  };
+  std::vector<Case> cases = {
+      {"MaxPool", {{"kernel_shape", attr_ints({3, 2})}, {"dilations", attr_ints({2, 3})}, {"pads", attr_ints({2, 0, 1, 3})}}},
+      {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"ceil_mode", attr_int(1)}}},
+      {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 1})}, {"pads", attr_ints({1, 0, 1, 2})}}},
+      {"AveragePool",
+       {{"kernel_shape", attr_ints({2, 3})}, {"pads", attr_ints({1, 1, 0, 2})}, {"count_include_pad", attr_int(1)}}},
+      {"GlobalAveragePool", {}},
+  };
+  ThreadPool pool(2);
+  for (int block : {8, 16})
+    for (auto& c : cases) {
+      SCOPED_TRACE(c.op + " block " + std::to_string(block));
+      Tensor expected = run_op(make_node(c.op, {"x"}, {"y"}, c.attrs), {x})[0];
+      BlockedPoolConfig cfg;
+      cfg.kind = c.op == "MaxPool" ? BlockedPoolConfig::Max
+                 : c.op == "AveragePool" ? BlockedPoolConfig::Average
+                                         : BlockedPoolConfig::GlobalAverage;
+      if (cfg.kind != BlockedPoolConfig::GlobalAverage) {
+        Node n = make_node(c.op, {"x"}, {"y"}, c.attrs);
+        cfg.attrs = SpatialAttrs::read(AttributeReader(n));
+      }
+      cfg.count_include_pad = c.attrs.count("count_include_pad") > 0;
+      BlockedPool op(cfg);
+      Shape ys = op.output_shape(x.shape());
+      ASSERT_EQ(ys, expected.shape());
+      Tensor y(DataType::Float, blocked_shape(ys, block));
+      Tensor xb = to_blocked(x, block);
+      op.run(xb.data<float>(), x.shape(), block, y.data<float>(), &pool);
+      expect_close(from_blocked(y, 24), expected, 1e-5f);
+    }
 }
 
 }  // namespace onyx::test

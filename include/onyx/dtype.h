@@ -32,7 +32,14 @@ enum class DataType : int32_t {
   Float8E5M2FNUZ = 20,
   UInt4 = 21,
   Int4 = 22,
+  Float4E2M1 = 23,
+  Float8E8M0 = 24,
+  UInt2 = 25,
+  Int2 = 26,
+  Float6E2M3 = 27,
+  Float6E3M2 = 28,
 };
+constexpr DataType kLastDataType = DataType::Float6E3M2;
 
 size_t dtype_size(DataType t);           // bytes per element (strings: sizeof(std::string))
 std::string dtype_name(DataType t);      // "float", "int64", ... as ONNX names them
@@ -40,6 +47,26 @@ bool dtype_is_float(DataType t);         // float, double, float16, bfloat16
 bool dtype_is_signed_int(DataType t);
 bool dtype_is_unsigned_int(DataType t);
 inline bool dtype_is_int(DataType t) { return dtype_is_signed_int(t) || dtype_is_unsigned_int(t); }
+
+// The narrow types. In memory each element takes one byte: int4/int2 hold the
+// sign-extended value (as int8), uint4/uint2 the value (as uint8), the small
+// floats (float8 variants, float4e2m1, float6 variants, float8e8m0) their bit
+// code in the low bits. Only protobuf storage packs them (dtype_bits).
+bool dtype_is_small_float(DataType t);  // float8*, float4e2m1, float6*
+bool dtype_is_small_int(DataType t);    // int4, uint4, int2, uint2
+int dtype_bits(DataType t);             // bits per element in ONNX storage (4, 2, 6, or 8 * size)
+// Value range of int4/uint4/int2/uint2.
+int64_t small_int_min(DataType t);
+int64_t small_int_max(DataType t);
+
+// Small float codes <-> float. `saturate` follows Cast's rules for the float8
+// types (out-of-range and infinities go to +-max, else to NaN or inf);
+// float4/float6 have no inf or NaN and always saturate. Rounding is to nearest
+// even. For float8e8m0 see float_to_e8m0.
+float small_float_to_float(DataType t, uint8_t code);
+uint8_t float_to_small_float(DataType t, float f, bool saturate = true);
+enum class E8M0Round { Up, Down, Nearest };
+uint8_t float_to_e8m0(float f, bool saturate = true, E8M0Round mode = E8M0Round::Up);
 
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);

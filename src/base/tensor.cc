@@ -86,9 +86,13 @@ int64_t Tensor::int_at(int64_t i) const {
     case DataType::UInt16: return data<uint16_t>()[i];
     case DataType::UInt8: return data<uint8_t>()[i];
     case DataType::Bool: return data<bool>()[i];
+    case DataType::Int4: case DataType::Int2: return static_cast<const int8_t*>(raw())[i];
+    case DataType::UInt4: case DataType::UInt2: return static_cast<const uint8_t*>(raw())[i];
     case DataType::Float: case DataType::Double: case DataType::Float16: case DataType::BFloat16:
       return static_cast<int64_t>(float_at(i));
-    default: fail(ErrorCode::InvalidArgument, "expected an integer tensor, got " + dtype_name(dtype_));
+    default:
+      if (dtype_is_small_float(dtype_)) return static_cast<int64_t>(float_at(i));
+      fail(ErrorCode::InvalidArgument, "expected an integer tensor, got " + dtype_name(dtype_));
   }
 }
 
@@ -100,7 +104,9 @@ double Tensor::float_at(int64_t i) const {
     case DataType::BFloat16: return static_cast<float>(data<BFloat16>()[i]);
     case DataType::UInt64: return static_cast<double>(data<uint64_t>()[i]);
     default:
-      if (dtype_is_int(dtype_) || dtype_ == DataType::Bool) return static_cast<double>(int_at(i));
+      if (dtype_is_int(dtype_) || dtype_is_small_int(dtype_) || dtype_ == DataType::Bool)
+        return static_cast<double>(int_at(i));
+      if (dtype_is_small_float(dtype_)) return small_float_to_float(dtype_, static_cast<const uint8_t*>(raw())[i]);
       fail(ErrorCode::InvalidArgument, "expected a numeric tensor, got " + dtype_name(dtype_));
   }
 }

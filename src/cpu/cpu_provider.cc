@@ -5,14 +5,17 @@ namespace onyx {
 static KernelRegistry build_cpu_registry() {
   KernelRegistry r;
   register_activation(r);
+  register_attention(r);
   register_cast(r);
   register_constant(r);
   register_control_flow(r);
   register_conv(r);
   register_data_movement(r);
+  register_deform_conv(r);
   register_einsum(r);
   register_elementwise(r);
   register_fused(r);
+  register_image_decoder(r);
   register_indexing(r);
   register_linalg(r);
   register_loss(r);

@@ -8,14 +8,17 @@ const KernelRegistry& cpu_kernel_registry();
 
 // One function per kernel family (src/cpu/kernels/<family>.cc).
 void register_activation(KernelRegistry& r);
+void register_attention(KernelRegistry& r);
 void register_cast(KernelRegistry& r);
 void register_constant(KernelRegistry& r);
 void register_control_flow(KernelRegistry& r);
 void register_conv(KernelRegistry& r);
 void register_data_movement(KernelRegistry& r);
+void register_deform_conv(KernelRegistry& r);
 void register_einsum(KernelRegistry& r);
 void register_elementwise(KernelRegistry& r);
 void register_fused(KernelRegistry& r);
+void register_image_decoder(KernelRegistry& r);
 void register_indexing(KernelRegistry& r);
 void register_linalg(KernelRegistry& r);
 void register_loss(KernelRegistry& r);

@@ -5,6 +5,8 @@
 
 #include <climits>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "onnx/tensor_proto.h"
@@ -125,6 +127,181 @@ Function read_function(onnx::FunctionProto& fp, GraphReader& reader) {
   return f;
 }
 
+// ---- ai.onnx.preview.training Gradient ----
+// Gradient(xs, zs, y) differentiates the part of the graph that computes y from
+// xs and zs, at the values given as the node's inputs. Onyx expands it at load
+// time into standard ops: a copy of that forward part reading the node's
+// inputs, then reverse-mode differentiation through it (the adjoint of y is
+// ones). Broadcasting is undone by com.onyx SumToShape. Differentiable ops:
+// Add, Sub, Mul, Div, Neg, Identity, Relu, Sigmoid, Tanh, Exp, Log, Sqrt and
+// 2-D MatMul.
+class GradientExpander {
+ public:
+  GradientExpander(const std::string& model, int id) : model_(model), prefix_("Gradient" + std::to_string(id) + "__") {}
+
+  std::vector<Node> expand(const Graph& g, const Node& grad) {
+    auto where = [&](const std::string& what) {
+      return "model '" + model_ + "', node " + grad.describe() + ": " + what;
+    };
+    const Attribute* xs_a = grad.attr("xs");
+    const Attribute* y_a = grad.attr("y");
+    if (!xs_a || xs_a->type != AttrType::Strings || !y_a || y_a->type != AttrType::String)
+      fail(ErrorCode::InvalidGraph, where("Gradient needs the attributes xs (strings) and y (string)"));
+    std::vector<std::string> xs = xs_a->strings, zs;
+    if (const Attribute* z = grad.attr("zs"); z && z->type == AttrType::Strings) zs = z->strings;
+    const std::string& y = y_a->s;
+    if (grad.inputs.size() != xs.size() + zs.size())
+      fail(ErrorCode::InvalidGraph, where("Gradient has " + std::to_string(grad.inputs.size()) + " inputs but xs and zs name " +
+                                          std::to_string(xs.size() + zs.size())));
+    std::map<std::string, std::string> rename;
+    std::set<std::string> independent;
+    for (size_t i = 0; i < xs.size(); ++i) rename[xs[i]] = grad.inputs[i], independent.insert(xs[i]);
+    for (size_t i = 0; i < zs.size(); ++i) rename[zs[i]] = grad.inputs[xs.size() + i], independent.insert(zs[i]);
+    std::map<std::string, size_t> producer;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (const auto& o : g.nodes[i].outputs)
+        if (!o.empty()) producer[o] = i;
+    // The nodes between xs/zs and y.
+    std::set<size_t> needed;
+    std::vector<std::string> stack = {y};
+    while (!stack.empty()) {
+      std::string v = stack.back();
+      stack.pop_back();
+      if (v.empty() || independent.count(v)) continue;
+      auto it = producer.find(v);
+      if (it == producer.end() || needed.count(it->second)) continue;
+      const Node& n = g.nodes[it->second];
+      if (n.op_type == "Gradient") fail(ErrorCode::NotImplemented, where("nested Gradient nodes are not supported"));
+      needed.insert(it->second);
+      for (const auto& in : n.inputs) stack.push_back(in);
+    }
+    auto ren = [&](const std::string& v) {
+      auto it = rename.find(v);
+      return it != rename.end() ? it->second : v;
+    };
+    std::vector<const Node*> fwd;
+    for (size_t i : needed) {  // std::set: graph (topological) order
+      Node n = g.nodes[i];
+      n.name = prefix_ + n.name;
+      for (auto& o : n.outputs)
+        if (!o.empty()) rename[o] = prefix_ + "f_" + o;
+      for (auto& in : n.inputs) in = ren(in);
+      for (auto& o : n.outputs) o = ren(o);
+      out_.push_back(std::move(n));
+      fwd.push_back(&g.nodes[i]);
+    }
+    std::string zero = constant(0.0f);
+    std::map<std::string, std::string> grads;  // original value name -> its adjoint
+    grads[y] = emit("Pow", {ren(y), zero});     // ones shaped like y
+    for (size_t k = fwd.size(); k-- > 0;) {
+      const Node& n = *fwd[k];
+      std::vector<std::string> outs;
+      for (const auto& o : n.outputs)
+        if (!o.empty()) outs.push_back(o);
+      if (outs.size() != 1 || !grads.count(outs[0])) continue;
+      std::string go = grads[outs[0]];
+      std::string out_v = ren(outs[0]);
+      auto in = [&](size_t i) { return ren(n.inputs.at(i)); };
+      auto add = [&](size_t i, const std::string& d) {
+        const std::string& v = n.inputs.at(i);
+        if (v.empty()) return;
+        std::string reduced = emit("SumToShape", {d, ren(v)}, "com.onyx");
+        auto it = grads.find(v);
+        grads[v] = it == grads.end() ? reduced : emit("Add", {it->second, reduced});
+      };
+      const std::string& op = n.op_type;
+      if (!n.domain.empty()) fail(ErrorCode::NotImplemented, where("Gradient cannot differentiate " + n.describe()));
+      if (op == "Add") {
+        add(0, go), add(1, go);
+      } else if (op == "Sub") {
+        add(0, go), add(1, emit("Neg", {go}));
+      } else if (op == "Mul") {
+        add(0, emit("Mul", {go, in(1)})), add(1, emit("Mul", {go, in(0)}));
+      } else if (op == "Div") {
+        add(0, emit("Div", {go, in(1)}));
+        add(1, emit("Neg", {emit("Div", {emit("Mul", {go, out_v}), in(1)})}));  // -g * a / b^2 = -g * y / b
+      } else if (op == "Neg") {
+        add(0, emit("Neg", {go}));
+      } else if (op == "Identity") {
+        add(0, go);
+      } else if (op == "Relu") {
+        add(0, emit("Where", {emit("Greater", {in(0), emit("Sub", {in(0), in(0)})}), go, emit("Sub", {go, go})}));
+      } else if (op == "Sigmoid") {  // g * y * (1 - y)
+        add(0, emit("Mul", {go, emit("Mul", {out_v, emit("Sub", {emit("Pow", {out_v, zero}), out_v})})}));
+      } else if (op == "Tanh") {  // g * (1 - y^2)
+        add(0, emit("Mul", {go, emit("Sub", {emit("Pow", {out_v, zero}), emit("Mul", {out_v, out_v})})}));
+      } else if (op == "Exp") {
+        add(0, emit("Mul", {go, out_v}));
+      } else if (op == "Log") {
+        add(0, emit("Div", {go, in(0)}));
+      } else if (op == "Sqrt") {  // g / (2 y)
+        add(0, emit("Div", {go, emit("Add", {out_v, out_v})}));
+      } else if (op == "MatMul") {  // 2-D: dA = g B^T, dB = A^T g
+        add(0, emit("MatMul", {go, emit("Transpose", {in(1)})}));
+        add(1, emit("MatMul", {emit("Transpose", {in(0)}), go}));
+      } else {
+        fail(ErrorCode::NotImplemented, where("Gradient cannot differentiate through " + op + " (node '" + n.name + "')"));
+      }
+    }
+    for (size_t i = 0; i < xs.size() && i < grad.outputs.size(); ++i) {
+      if (grad.outputs[i].empty()) continue;
+      auto it = grads.find(xs[i]);
+      std::string d = it != grads.end() ? it->second : emit("Sub", {grad.inputs[i], grad.inputs[i]});  // y does not depend on it
+      Node id;
+      id.name = prefix_ + "out" + std::to_string(i);
+      id.op_type = "Identity";
+      id.inputs = {d};
+      id.outputs = {grad.outputs[i]};
+      out_.push_back(std::move(id));
+    }
+    return std::move(out_);
+  }
+
+ private:
+  std::string emit(const std::string& op, std::vector<std::string> inputs, const std::string& domain = "") {
+    Node n;
+    n.name = prefix_ + op + std::to_string(counter_);
+    n.op_type = op;
+    n.domain = domain;
+    n.inputs = std::move(inputs);
+    n.outputs = {prefix_ + "v" + std::to_string(counter_++)};
+    out_.push_back(n);
+    return n.outputs[0];
+  }
+  std::string constant(float v) {
+    Node n;
+    n.name = prefix_ + "Constant" + std::to_string(counter_);
+    n.op_type = "Constant";
+    Attribute a;
+    a.type = AttrType::Tensor;
+    a.t = Tensor::scalar<float>(v);
+    n.attributes["value"] = a;
+    n.outputs = {prefix_ + "v" + std::to_string(counter_++)};
+    out_.push_back(n);
+    return n.outputs[0];
+  }
+
+  std::string model_, prefix_;
+  int counter_ = 0;
+  std::vector<Node> out_;
+};
+
+// Replaces the Gradient nodes of the main graph by their expansion.
+void expand_gradients(Model& m) {
+  bool any = false;
+  int id = 0;
+  for (size_t i = 0; i < m.graph.nodes.size(); ++i) {
+    const Node& n = m.graph.nodes[i];
+    if (n.op_type != "Gradient" || n.domain != "ai.onnx.preview.training") continue;
+    std::vector<Node> repl = GradientExpander(m.path, id++).expand(m.graph, n);
+    m.graph.nodes.erase(m.graph.nodes.begin() + static_cast<std::ptrdiff_t>(i));
+    m.graph.nodes.insert(m.graph.nodes.begin() + static_cast<std::ptrdiff_t>(i), repl.begin(), repl.end());
+    i += repl.size() - 1;
+    any = true;
+  }
+  if (any) m.opset_imports.emplace("com.onyx", 1);
+}
+
 Model model_from_proto(onnx::ModelProto& mp, const std::string& name, const std::string& base_dir) {
   Model m;
   m.path = name;
@@ -158,6 +335,7 @@ Model model_from_proto(onnx::ModelProto& mp, const std::string& name, const std:
   try {
     m.graph = reader.read_graph(*mp.mutable_graph());
     for (auto& fp : *mp.mutable_functions()) m.functions.push_back(read_function(fp, reader));
+    expand_gradients(m);
   } catch (const Error& e) {
     std::string msg = e.what();
     if (msg.rfind("model '", 0) == 0) throw;

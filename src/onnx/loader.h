@@ -7,8 +7,12 @@
 namespace onyx {
 
 constexpr int64_t kMinIrVersion = 3;
-constexpr int64_t kMaxIrVersion = 11;
-constexpr int64_t kMaxAiOnnxOpset = 23;
+// IR 11-14 add element types only (float4e2m1; float8e8m0; int2/uint2;
+// float6e2m3/float6e3m2), all of which Onyx reads and writes.
+constexpr int64_t kMaxIrVersion = 14;
+// Every op changed in opsets 24-28 (onnx 1.23) was checked against its
+// kernel's registered range (src/cpu/kernels/*.cc).
+constexpr int64_t kMaxAiOnnxOpset = 28;
 constexpr int64_t kMaxAiOnnxMlOpset = 5;
 
 Model load_model(const std::string& path);

@@ -9,7 +9,7 @@ namespace onyx {
 namespace {
 
 DataType checked_dtype(int32_t t) {
-  if (t <= 0 || t > static_cast<int32_t>(DataType::Int4))
+  if (t <= 0 || t > static_cast<int32_t>(kLastDataType))
     fail(ErrorCode::InvalidProtobuf, "unknown tensor element type " + std::to_string(t));
   return static_cast<DataType>(t);
 }
@@ -31,6 +31,43 @@ void copy_field(const google::protobuf::RepeatedField<Src>& field, Tensor& t, co
   for (int i = 0; i < field.size(); ++i) out[i] = static_cast<Dst>(field.Get(i));
 }
 
+bool is_packed(DataType dt) { return dtype_bits(dt) < 8; }
+
+size_t packed_bytes(DataType dt, int64_t n) { return (static_cast<size_t>(n) * dtype_bits(dt) + 7) / 8; }
+
+// Unpacks the sub-byte elements (int4/uint4/float4e2m1: two per byte, int2/uint2:
+// four, float6: four per three bytes), stored as a little-endian bit stream with
+// element 0 in the lowest bits, into one byte each; int4/int2 are sign-extended.
+void unpack_into(const uint8_t* src, Tensor& t) {
+  DataType dt = t.dtype();
+  int bits = dtype_bits(dt);
+  uint32_t mask = (1u << bits) - 1;
+  bool is_signed = dt == DataType::Int4 || dt == DataType::Int2;
+  uint8_t* out = static_cast<uint8_t*>(t.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    size_t bit = static_cast<size_t>(i) * bits;
+    uint32_t word = src[bit / 8];
+    if (bit % 8 + bits > 8) word |= static_cast<uint32_t>(src[bit / 8 + 1]) << 8;
+    uint32_t v = (word >> (bit % 8)) & mask;
+    if (is_signed && (v >> (bits - 1))) v |= ~mask;  // sign-extend
+    out[i] = static_cast<uint8_t>(v);
+  }
+}
+
+std::string pack_elements(const Tensor& t) {
+  int bits = dtype_bits(t.dtype());
+  uint32_t mask = (1u << bits) - 1;
+  std::string bytes(packed_bytes(t.dtype(), t.numel()), '\0');
+  const uint8_t* in = static_cast<const uint8_t*>(t.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    size_t bit = static_cast<size_t>(i) * bits;
+    uint32_t v = (in[i] & mask) << (bit % 8);
+    bytes[bit / 8] = static_cast<char>(static_cast<uint8_t>(bytes[bit / 8]) | (v & 0xff));
+    if (v >> 8) bytes[bit / 8 + 1] = static_cast<char>(static_cast<uint8_t>(bytes[bit / 8 + 1]) | (v >> 8));
+  }
+  return bytes;
+}
+
 void check_raw_size(const std::string& name, size_t have, size_t need) {
   if (have != need)
     fail(ErrorCode::InvalidProtobuf, "tensor '" + name + "' has " + std::to_string(have) + " bytes of data, expected " +
@@ -48,7 +85,7 @@ Tensor external_tensor(const onnx::TensorProto& p, DataType dt, Shape shape, Ext
   }
   if (location.empty()) fail(ErrorCode::InvalidGraph, "tensor '" + p.name() + "' has external data without a location");
   auto file = external->open(location);
-  size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);
+  size_t need = is_packed(dt) ? packed_bytes(dt, shape_numel(shape)) : static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);
   if (length >= 0 && static_cast<size_t>(length) != need)
     fail(ErrorCode::InvalidGraph, "tensor '" + p.name() + "': external data length " + std::to_string(length) +
                                       " does not match its shape (" + std::to_string(need) + " bytes)");
@@ -56,6 +93,11 @@ Tensor external_tensor(const onnx::TensorProto& p, DataType dt, Shape shape, Ext
     fail(ErrorCode::InvalidGraph, "tensor '" + p.name() + "': external data file '" + file->path + "' is too short (" +
                                       std::to_string(file->size) + " bytes, need " + std::to_string(offset + need) + ")");
   const char* src = file->data + offset;
+  if (is_packed(dt)) {
+    Tensor t(dt, std::move(shape));
+    unpack_into(reinterpret_cast<const uint8_t*>(src), t);
+    return t;
+  }
   if (reinterpret_cast<uintptr_t>(src) % dtype_size(dt) == 0) {
     // Zero copy: the tensor points into the mapping, which it keeps alive.
     return Tensor::wrap(dt, std::move(shape), const_cast<char*>(src), file);
@@ -81,6 +123,21 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, ExternalDataFiles* external
     for (int64_t i = 0; i < t.numel(); ++i) t.data<std::string>()[i] = p.string_data(static_cast<int>(i));
     return t;
   }
+  if (is_packed(dt)) {
+    std::string bytes;
+    if (p.has_raw_data()) {
+      bytes = p.raw_data();
+    } else if (dtype_bits(dt) == 6) {  // float6 in int32_data: one element per entry
+      copy_field<int32_t, uint8_t>(p.int32_data(), t, p.name());
+      for (int64_t i = 0; i < t.numel(); ++i) t.data<uint8_t>()[i] &= 0x3f;
+      return t;
+    } else {  // 4- and 2-bit types in int32_data: one packed byte per entry
+      for (int32_t v : p.int32_data()) bytes.push_back(static_cast<char>(v & 0xff));
+    }
+    check_raw_size(p.name(), bytes.size(), packed_bytes(dt, t.numel()));
+    unpack_into(reinterpret_cast<const uint8_t*>(bytes.data()), t);
+    return t;
+  }
   if (p.has_raw_data()) {
     check_raw_size(p.name(), p.raw_data().size(), t.nbytes());
     if (t.nbytes()) std::memcpy(t.raw(), p.raw_data().data(), t.nbytes());
@@ -99,7 +156,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, ExternalDataFiles* external
       copy_field<int32_t, uint16_t>(p.int32_data(), t, p.name());
       break;
     case DataType::UInt8: case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
-    case DataType::Float8E5M2FNUZ: case DataType::UInt4: case DataType::Int4:
+    case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0:
       copy_field<int32_t, uint8_t>(p.int32_data(), t, p.name());
       break;
     case DataType::Bool: copy_field<int32_t, bool>(p.int32_data(), t, p.name()); break;
@@ -111,6 +168,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, ExternalDataFiles* external
 Tensor take_tensor_from_proto(onnx::TensorProto& p, ExternalDataFiles* external) {
   DataType dt = checked_dtype(p.data_type());
   bool movable = p.data_location() != onnx::TensorProto::EXTERNAL && p.has_raw_data() && dt != DataType::String &&
+                 !is_packed(dt) &&
                  dt != DataType::Complex64 && dt != DataType::Complex128;
   if (!movable) return tensor_from_proto(p, external);
   Shape shape = dims_of(p);
@@ -163,6 +221,8 @@ void tensor_to_proto(const Tensor& t, onnx::TensorProto* p) {
   for (int64_t d : t.shape()) p->add_dims(d);
   if (t.dtype() == DataType::String) {
     for (int64_t i = 0; i < t.numel(); ++i) p->add_string_data(t.data<std::string>()[i]);
+  } else if (is_packed(t.dtype())) {
+    p->set_raw_data(pack_elements(t));
   } else {
     p->set_raw_data(t.raw(), t.nbytes());
   }

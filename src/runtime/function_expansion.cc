@@ -64,11 +64,14 @@ std::vector<Node> instantiate(const Function& fn, const Node& call, int unique_i
         attrs[key] = a;
         continue;
       }
+      // A reference to an attribute the caller omits (and that has no default)
+      // leaves the body node's attribute unset, as the spec says.
       if (const Attribute* given = call.attr(a.ref_attr_name)) {
         attrs[key] = *given;
       } else {
         auto def = fn.attribute_defaults.find(a.ref_attr_name);
-        if (def != fn.attribute_defaults.end()) attrs[key] = def->second;
+        if (def == fn.attribute_defaults.end()) continue;
+        attrs[key] = def->second;
       }
       attrs[key].ref_attr_name.clear();
     }

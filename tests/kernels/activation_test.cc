@@ -61,5 +61,16 @@ TEST(Activation, Gelu) {
   expect_near(out[0], {0.8411919906f}, 1e-5f);
 }
 
+TEST(Activation, SwishAndSwiGLU) {
+  auto x = Tensor::from_vector<float>({0, 1}, {2});
+  auto out = run_op(make_node("Swish", {"x"}, {"y"}), {x}, 24);
+  expect_near(out[0], {0, 0.7310586f});
+  out = run_op(make_node("Swish", {"x"}, {"y"}, {{"alpha", attr_float(2.0f)}}), {x}, 24);
+  expect_near(out[0], {0, 0.8807971f});
+  out = run_op(make_node("SwiGLU", {"a", "b"}, {"y"}), {x, Tensor::from_vector<float>({5, 2}, {2})}, 28);
+  expect_near(out[0], {0, 1.4621172f});
+  EXPECT_THROW(run_op(make_node("SwiGLU", {"a", "b"}, {"y"}), {x, Tensor::from_vector<float>({5}, {1})}, 28), Error);
+}
+
 }  // namespace
 }  // namespace onyx::test

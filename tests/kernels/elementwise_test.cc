@@ -124,5 +124,25 @@ TEST(Elementwise, IncompatibleShapesFail) {
                onyx::Error);
 }
 
+TEST(Elementwise, BitShiftSignedOpset28) {
+  auto x = Tensor::from_vector<int8_t>({-8, -8, 8, 64}, {4});
+  auto s = Tensor::from_vector<int8_t>({1, 10, -1, 1}, {4});
+  auto out = run_op(make_node("BitShift", {"x", "s"}, {"y"}, {{"direction", attr_string("RIGHT")}}), {x, s}, 28);
+  EXPECT_EQ(to_vector<int8_t>(out[0]), (std::vector<int8_t>{-4, -1, 0, 32}));  // arithmetic; sign fill when out of range
+  out = run_op(make_node("BitShift", {"x", "s"}, {"y"}, {{"direction", attr_string("LEFT")}}), {x, s}, 28);
+  EXPECT_EQ(to_vector<int8_t>(out[0]), (std::vector<int8_t>{-16, 0, 0, -128}));  // bits past the sign are dropped
+}
+
+TEST(Elementwise, ModFloatZeroTakesDivisorSign) {
+  auto a = Tensor::from_vector<float>({4.f, -4.f, 0.f, 3.f}, {4});
+  auto b = Tensor::from_vector<float>({-2.f, 2.f, -5.f, -std::numeric_limits<float>::infinity()}, {4});
+  auto out = run_op(make_node("Mod", {"a", "b"}, {"y"}), {a, b}, 28);
+  auto v = to_vector<float>(out[0]);
+  EXPECT_TRUE(v[0] == 0 && std::signbit(v[0]));
+  EXPECT_TRUE(v[1] == 0 && !std::signbit(v[1]));
+  EXPECT_TRUE(v[2] == 0 && std::signbit(v[2]));
+  EXPECT_EQ(v[3], -std::numeric_limits<float>::infinity());  // x finite, y -inf, signs differ: y
+}
+
 }  // namespace
 }  // namespace onyx::test

@@ -167,5 +167,19 @@ TEST(Indexing, UniqueFlatAndAxis) {
   EXPECT_EQ(to_vector<std::string>(out[0]), (std::vector<std::string>{"a", "b"}));
 }
 
+TEST(CumProd, InclusiveExclusiveReverse) {
+  auto x = Tensor::from_vector<float>({1, 2, 3}, {3});
+  auto axis = Tensor::scalar<int64_t>(0);
+  auto out = run_op(make_node("CumProd", {"x", "a"}, {"y"}), {x, axis}, 26);
+  expect_near(out[0], {1, 2, 6});
+  out = run_op(make_node("CumProd", {"x", "a"}, {"y"}, {{"exclusive", attr_int(1)}}), {x, axis}, 26);
+  expect_near(out[0], {1, 1, 2});
+  out = run_op(make_node("CumProd", {"x", "a"}, {"y"}, {{"reverse", attr_int(1)}}), {x, axis}, 26);
+  expect_near(out[0], {6, 6, 3});
+  out = run_op(make_node("CumProd", {"x", "a"}, {"y"}, {{"reverse", attr_int(1)}, {"exclusive", attr_int(1)}}),
+               {Tensor::from_vector<int32_t>({1, 2, 3}, {3}), axis}, 26);
+  EXPECT_EQ(to_vector<int32_t>(out[0]), (std::vector<int32_t>{6, 3, 1}));
+}
+
 }  // namespace
 }  // namespace onyx::test

@@ -64,5 +64,36 @@ TEST(MlOps, Errors) {
                Error);
 }
 
+TEST(MlOps, TreeEnsembleBranchModesAndMissingValues) {
+  // node 0: x0 <= 0.5 ? leaf 0 (1.0) : node 1; node 1: x1 in {2, 3} ? leaf 1 (5.0) : leaf 2 (-1.0).
+  // A NaN at node 0 follows the true branch (missing_value_tracks_true).
+  Tensor modes(DataType::UInt8, {2});
+  modes.data<uint8_t>()[0] = 0;
+  modes.data<uint8_t>()[1] = 6;
+  std::map<std::string, Attribute> attrs = {
+      {"nodes_modes", attr_tensor(modes)},
+      {"nodes_splits", attr_tensor(Tensor::from_vector<float>({0.5f, 0.f}, {2}))},
+      {"membership_values", attr_tensor(Tensor::from_vector<float>({2, 3, std::nanf("")}, {3}))},
+      {"leaf_weights", attr_tensor(Tensor::from_vector<float>({1, 5, -1}, {3}))},
+      {"leaf_targetids", attr_ints({0, 0, 0})},
+      {"tree_roots", attr_ints({0})},
+      {"nodes_featureids", attr_ints({0, 1})},
+      {"nodes_truenodeids", attr_ints({0, 1})},
+      {"nodes_trueleafs", attr_ints({1, 1})},
+      {"nodes_falsenodeids", attr_ints({1, 2})},
+      {"nodes_falseleafs", attr_ints({0, 1})},
+      {"nodes_missing_value_tracks_true", attr_ints({1, 0})},
+      {"n_targets", attr_int(1)}};
+  auto x = Tensor::from_vector<float>({0.2f, 0, 0.7f, 3, 0.7f, 4, std::nanf(""), 3}, {4, 2});
+  auto out = run_op(make_node("TreeEnsemble", {"x"}, {"y"}, attrs, "ai.onnx.ml"), {x}, 5);
+  EXPECT_EQ(out[0].shape(), (Shape{4, 1}));
+  expect_near(out[0], {1, 5, -1, 1});
+  attrs["post_transform"] = attr_int(2);  // LOGISTIC
+  out = run_op(make_node("TreeEnsemble", {"x"}, {"y"}, attrs, "ai.onnx.ml"), {x}, 5);
+  expect_near(out[0], {0.7310586f, 0.9933071f, 0.2689414f, 0.7310586f});
+  attrs["nodes_truenodeids"] = attr_ints({0, 7});
+  EXPECT_THROW(run_op(make_node("TreeEnsemble", {"x"}, {"y"}, attrs, "ai.onnx.ml"), {x}, 5), Error);
+}
+
 }  // namespace
 }  // namespace onyx::test

@@ -82,4 +82,24 @@ TEST(BatchNormalization, WrongParamSizeThrows) {
                onyx::Error);
 }
 
+TEST(RMSNormalization, LastAxisWithScale) {
+  // [3, 4]: mean of squares 12.5, rms sqrt(12.5 + 1e-5); scale [1, 2].
+  auto x = Tensor::from_vector<float>({3, 4, 0, 0}, {2, 2});
+  auto scale = Tensor::from_vector<float>({1, 2}, {2});
+  auto out = run_op(make_node("RMSNormalization", {"x", "s"}, {"y"}), {x, scale}, 23);
+  expect_near(out[0], {0.8485278f, 2 * 1.1313704f, 0, 0});
+  // axis 0 normalizes over the whole tensor: mean of squares 6.25.
+  out = run_op(make_node("RMSNormalization", {"x", "s"}, {"y"}, {{"axis", attr_int(0)}}), {x, scale}, 23);
+  expect_near(out[0], {1.2f, 3.2f, 0, 0}, 1e-4f);
+}
+
+TEST(LpNormalization, L1L2AndZeroNorm) {
+  auto x = Tensor::from_vector<float>({3, 4, 0, 0}, {2, 2});
+  auto out = run_op(make_node("LpNormalization", {"x"}, {"y"}), {x}, 22);
+  expect_near(out[0], {0.6f, 0.8f, 0, 0});  // a zero norm gives zeros
+  out = run_op(make_node("LpNormalization", {"x"}, {"y"}, {{"p", attr_int(1)}, {"axis", attr_int(0)}}), {x}, 22);
+  expect_near(out[0], {1, 1, 0, 0});
+  EXPECT_THROW(run_op(make_node("LpNormalization", {"x"}, {"y"}, {{"p", attr_int(3)}}), {x}, 22), Error);
+}
+
 }  // namespace onyx::test

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstring>
 
 #include "op_test_util.h"
 
@@ -81,6 +82,47 @@ TEST(Quantization, Errors) {
                Error);
   EXPECT_THROW(run_op(make_node("DequantizeLinear", {"x", "s", "z"}, {"y"}),
                       {Tensor::from_vector<int8_t>({1}, {1}), Tensor::scalar<float>(1.f), Tensor::scalar<uint8_t>(0)}, 13),
+               Error);
+}
+
+Tensor scalar_of(DataType t, uint8_t code) {
+  Tensor z(t, {});
+  *static_cast<uint8_t*>(z.raw()) = code;
+  return z;
+}
+
+TEST(Quantization, QuantizeToInt4Int2AndFloat8) {
+  Tensor x = Tensor::from_vector<float>({-20.f, 3.4f, 5.f, 100.f}, {4});
+  // int4 zero point 1: round(x / 1) + 1, saturated to [-8, 7]; 5 / 2 = 2.5 ties to 2.
+  auto y = run_op(make_node("QuantizeLinear", {"x", "s", "z"}, {"y"}),
+                  {x, Tensor::scalar<float>(2.f), scalar_of(DataType::Int4, 1)}, 25);
+  EXPECT_EQ(y[0].dtype(), DataType::Int4);
+  EXPECT_EQ(y[0].to_int64_vector(), (std::vector<int64_t>{-8, 3, 3, 7}));
+  y = run_op(make_node("QuantizeLinear", {"x", "s", "z"}, {"y"}),
+             {x, Tensor::scalar<float>(1.f), scalar_of(DataType::UInt2, 0)}, 25);
+  EXPECT_EQ(y[0].to_int64_vector(), (std::vector<int64_t>{0, 3, 3, 3}));
+  // float8: x / scale (no integer rounding), then a saturating cast. 200 ties
+  // between 192 and 208 (E4M3 has 3 mantissa bits) -> 192; 2000 saturates to 448.
+  Tensor xf = Tensor::from_vector<float>({-20.f, 3.f, 5.f, 100.f, 1000.f}, {5});
+  y = run_op(make_node("QuantizeLinear", {"x", "s", "z"}, {"y"}),
+             {xf, Tensor::scalar<float>(0.5f), scalar_of(DataType::Float8E4M3FN, 0)}, 25);
+  EXPECT_EQ(y[0].dtype(), DataType::Float8E4M3FN);
+  auto back = run_op(make_node("DequantizeLinear", {"x", "s"}, {"y"}), {y[0], Tensor::scalar<float>(0.5f)}, 25);
+  expect_near(back[0], {-20.f, 3.f, 5.f, 96.f, 224.f});
+}
+
+TEST(Quantization, DequantizeInt4WithZeroPointAndE8M0Scale) {
+  Tensor x(DataType::Int4, {3});
+  int8_t vals[3] = {-8, 0, 7};
+  std::memcpy(x.raw(), vals, 3);
+  auto y = run_op(make_node("DequantizeLinear", {"x", "s", "z"}, {"y"}),
+                  {x, Tensor::scalar<float>(0.5f), scalar_of(DataType::Int4, static_cast<uint8_t>(-1))}, 25);
+  expect_near(y[0], {-3.5f, 0.5f, 4.0f});
+  // A float8e8m0 scale (code 129 = 4) needs output_dtype.
+  y = run_op(make_node("DequantizeLinear", {"x", "s"}, {"y"}, {{"output_dtype", attr_int(1)}}),
+             {x, scalar_of(DataType::Float8E8M0, 129)}, 25);
+  expect_near(y[0], {-32.f, 0.f, 28.f});
+  EXPECT_THROW(run_op(make_node("DequantizeLinear", {"x", "s"}, {"y"}), {x, scalar_of(DataType::Float8E8M0, 129)}, 25),
                Error);
 }
 

@@ -124,5 +124,22 @@ TEST(ShapeOps, ConstantOfShape) {
   EXPECT_THROW(run_op(make_node("ConstantOfShape", {"s"}, {"y"}), {i64({-1})}), Error);
 }
 
+TEST(ShapeOps, NarrowTypesConstantOfShapeAndPad) {
+  // ConstantOfShape-25 with a float8e8m0 value (code 127 = 1.0) and Pad-25 of an int4 tensor.
+  Tensor value(DataType::Float8E8M0, {1});
+  *static_cast<uint8_t*>(value.raw()) = 127;
+  auto out = run_op(make_node("ConstantOfShape", {"s"}, {"y"}, {{"value", attr_tensor(value)}}),
+                    {Tensor::from_vector<int64_t>({2}, {1})}, 25);
+  EXPECT_EQ(out[0].dtype(), DataType::Float8E8M0);
+  expect_near(out[0], {1, 1});
+  Tensor x(DataType::Int4, {2});
+  static_cast<int8_t*>(x.raw())[0] = -8;
+  static_cast<int8_t*>(x.raw())[1] = 7;
+  Tensor pv(DataType::Int4, {});
+  *static_cast<int8_t*>(pv.raw()) = -1;
+  out = run_op(make_node("Pad", {"x", "p", "v"}, {"y"}), {x, Tensor::from_vector<int64_t>({1, 1}, {2}), pv}, 25);
+  EXPECT_EQ(out[0].to_int64_vector(), (std::vector<int64_t>{-1, -8, 7, -1}));
+}
+
 }  // namespace
 }  // namespace onyx::test

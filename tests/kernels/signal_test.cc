@@ -67,5 +67,14 @@ TEST(Signal, Errors) {
                Error);
 }
 
+TEST(Signal, DftInverseOnesidedIsIrfft) {
+  // rfft([1, 2, 3, 4]) = [10, -2 + 2i, -2]; the IRFFT (default length 2 * (3 - 1)) gives the signal back.
+  auto x = Tensor::from_vector<float>({10, 0, -2, 2, -2, 0}, {1, 3, 2});
+  auto out = run_op(make_node("DFT", {"x"}, {"y"}, {{"inverse", attr_int(1)}, {"onesided", attr_int(1)}, {"axis", attr_int(1)}}),
+                    {x}, 17);
+  EXPECT_EQ(out[0].shape(), (Shape{1, 4, 1}));
+  expect_near(out[0], {1, 2, 3, 4});
+}
+
 }  // namespace
 }  // namespace onyx::test

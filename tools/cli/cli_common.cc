@@ -79,6 +79,13 @@ SessionOptions session_options_from(const Args& args) {
   if (provider != "cpu" && provider != "cuda")
     fail(ErrorCode::InvalidArgument, "--provider must be cpu or cuda, got '" + provider + "'");
   o.providers = {provider};
+  // --provider-option KEY=VALUE (repeatable): options of that provider, e.g.
+  // cudnn_conv_algo_search=HEURISTIC or device_id=1.
+  for (auto& kv : args.all("--provider-option")) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) fail(ErrorCode::InvalidArgument, "--provider-option must be KEY=VALUE, got '" + kv + "'");
+    o.provider_options[provider][kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
   return o;
 }
 
@@ -155,6 +162,8 @@ Feeds random_inputs(const Session& session, const std::map<std::string, int64_t>
 static std::string compare_tensors(const Tensor& a, const Tensor& b, double rtol, double atol) {
   if (a.dtype() != b.dtype()) return "element type " + dtype_name(a.dtype()) + " != expected " + dtype_name(b.dtype());
   if (a.shape() != b.shape()) return "shape " + shape_to_string(a.shape()) + " != expected " + shape_to_string(b.shape());
+  // As ONNX's backend test runner does: bfloat16 outputs are compared within two ULPs.
+  if (b.dtype() == DataType::BFloat16) rtol = std::max(rtol, 1.0 / 64);
   for (int64_t i = 0; i < a.numel(); ++i) {
     std::ostringstream os;
     if (a.dtype() == DataType::String) {
@@ -162,7 +171,7 @@ static std::string compare_tensors(const Tensor& a, const Tensor& b, double rtol
         os << "at " << i << ": '" << a.data<std::string>()[i] << "' != expected '" << b.data<std::string>()[i] << "'";
         return os.str();
       }
-    } else if (dtype_is_float(a.dtype())) {
+    } else if (dtype_is_float(a.dtype()) || dtype_is_small_float(a.dtype())) {
       double x = a.float_at(i), y = b.float_at(i);
       if (std::isnan(x) && std::isnan(y)) continue;
       if (x == y) continue;

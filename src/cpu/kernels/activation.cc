@@ -256,6 +256,37 @@ void register_activation(KernelRegistry& r) {
             return v * r;
           };
         }));
+  // Swish-24: x * sigmoid(alpha * x).
+  r.add("Swish", 24, kMaxOpset, float_act([](const KernelInitContext& ic) {
+          float alpha = ic.get_float("alpha", 1.0f);
+          return [alpha](auto v) {
+            using F = decltype(v);
+            return v / (F(1) + std::exp(-F(alpha) * v));
+          };
+        }));
+  // SwiGLU-28: Swish_alpha(A) * B, A and B of one shape (no broadcasting).
+  r.add("SwiGLU", 28, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          float alpha = ic.get_float("alpha", 1.0f);
+          return [alpha](KernelContext& ctx) {
+            const Tensor& a = ctx.input(0);
+            const Tensor& b = ctx.input(1);
+            if (a.shape() != b.shape() || a.dtype() != b.dtype())
+              kernel_fail("SwiGLU: A " + shape_to_string(a.shape()) + " and B " + shape_to_string(b.shape()) +
+                          " must have one shape and type");
+            Tensor& y = ctx.allocate_output(0, a.dtype(), a.shape());
+            dispatch_float(a.dtype(), [&](auto tag) {
+              using T = typename decltype(tag)::type;
+              using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
+              const T* ap = a.data<T>();
+              const T* bp = b.data<T>();
+              T* yp = y.data<T>();
+              for (int64_t i = 0; i < a.numel(); ++i) {
+                F g = static_cast<F>(ap[i]);
+                yp[i] = T(g / (F(1) + std::exp(-F(alpha) * g)) * static_cast<F>(bp[i]));
+              }
+            });
+          };
+        }));
   r.add("Tanh", 1, kMaxOpset, float_act([](const KernelInitContext&) { return [](auto v) { return tanh_(v); }; }));
   r.add("Softplus", 1, kMaxOpset, float_act([](const KernelInitContext&) { return [](auto v) { return softplus(v); }; }));
   r.add("Softsign", 1, kMaxOpset, float_act([](const KernelInitContext&) {

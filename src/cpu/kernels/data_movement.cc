@@ -423,7 +423,7 @@ void pad_apply(KernelContext& ctx, const Tensor& x, PadMode mode, const std::vec
     }
   }
   Tensor& out = ctx.allocate_output(0, x.dtype(), out_shape);
-  dispatch_all(x.dtype(), [&](auto tag) {
+  dispatch_by_size(x.dtype(), [&](auto tag) {  // pads move elements: any type, the narrow ones included
     using T = typename decltype(tag)::type;
     T v{};
     if (padv.defined()) v = padv.data<T>()[0];
@@ -510,7 +510,12 @@ KernelFactory depth_to_space_factory() {
 KernelFactory space_to_depth_factory() {
   return lambda_factory([](const KernelInitContext& init) {
     int64_t bs = init.get_int("blocksize");
-    return [bs](KernelContext& ctx) {
+    // SpaceToDepth-28's mode: DCR (depth-column-row, the only order before) or
+    // CRD (column-row-depth, the inverse of DepthToSpace's CRD).
+    std::string mode = init.get_string("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") kernel_fail("SpaceToDepth: unknown mode '" + mode + "'");
+    bool crd = mode == "CRD";
+    return [bs, crd](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
       if (x.rank() != 4) kernel_fail("SpaceToDepth: input must be 4-D, got shape " + shape_to_string(x.shape()));
       if (bs <= 0) kernel_fail("SpaceToDepth: blocksize must be positive, got " + S(bs));
@@ -518,7 +523,8 @@ KernelFactory space_to_depth_factory() {
       if (H % bs != 0 || W % bs != 0)
         kernel_fail("SpaceToDepth: spatial shape " + shape_to_string(x.shape()) + " not divisible by blocksize " +
                     S(bs));
-      Tensor t = transpose_tensor(x, {N, C, H / bs, bs, W / bs, bs}, {0, 3, 5, 1, 2, 4});
+      Tensor t = crd ? transpose_tensor(x, {N, C, H / bs, bs, W / bs, bs}, {0, 1, 3, 5, 2, 4})
+                     : transpose_tensor(x, {N, C, H / bs, bs, W / bs, bs}, {0, 3, 5, 1, 2, 4});
       ctx.set_output(0, Value(t.reshaped({N, C * bs * bs, H / bs, W / bs})));
     };
   });
@@ -568,9 +574,9 @@ void register_data_movement(KernelRegistry& r) {
   r.add("Slice", 1, kMaxOpset, slice_factory());
   r.add("Tile", 1, kMaxOpset, tile_factory());
   r.add("Pad", 1, kMaxOpset, pad_factory());
-  r.add("DepthToSpace", 1, kMaxOpset, depth_to_space_factory());
-  r.add("SpaceToDepth", 1, kMaxOpset, space_to_depth_factory());
-  r.add("ReverseSequence", 10, kMaxOpset, reverse_sequence_factory());
+  r.add("DepthToSpace", 1, 28, depth_to_space_factory());
+  r.add("SpaceToDepth", 1, 28, space_to_depth_factory());
+  r.add("ReverseSequence", 10, 28, reverse_sequence_factory());
 }
 
 }  // namespace onyx

@@ -201,6 +201,7 @@ void mod_typed(const Tensor& a, const Tensor& b, Tensor& o, bool fmod) {
         C x = static_cast<C>(xt), y = static_cast<C>(yt);
         C r = std::fmod(x, y);
         if (r != 0 && ((r < 0) != (y < 0))) r += y;
+        if (r == 0) r = std::copysign(C(0), y);  // Mod-28: a zero result takes the sign of y
         return T(r);
       });
     }
@@ -249,10 +250,15 @@ KernelFactory bitshift_factory() {
             U s = static_cast<U>(y);
             return s >= bits ? T(0) : static_cast<T>(static_cast<Wide<T>>(static_cast<U>(x)) << s);
           });
-        else
+        else  // BitShift-28: signed types shift arithmetically; a shift out of range leaves the sign fill
           map_binary<T, T, T>(a, b, o, [](T x, T y) -> T {
             U s = static_cast<U>(y);
-            return s >= bits ? T(0) : static_cast<T>(static_cast<U>(x) >> s);
+            if constexpr (std::is_signed_v<T>) {
+              if (y < 0 || s >= bits) return x < 0 ? T(-1) : T(0);
+              return static_cast<T>(x >> s);
+            } else {
+              return s >= bits ? T(0) : static_cast<T>(x >> s);
+            }
           });
       });
     };
@@ -572,8 +578,10 @@ void register_elementwise(KernelRegistry& r) {
   r.add("Mul", 1, kMaxOpset, arith_factory<Arith::Mul>());
   r.add("Div", 1, kMaxOpset, arith_factory<Arith::Div>());
   r.add("Pow", 1, kMaxOpset, pow_factory());
-  r.add("Mod", 10, kMaxOpset, mod_factory());
-  r.add("BitShift", 11, kMaxOpset, bitshift_factory());
+  // Both checked against their opset-28 revisions (Mod's float special cases,
+  // BitShift on signed types).
+  r.add("Mod", 10, 28, mod_factory());
+  r.add("BitShift", 11, 28, bitshift_factory());
   // Bitwise ops are opset 18; registered from 1 so they are available.
   r.add("BitwiseAnd", 1, kMaxOpset, bitwise_factory<Bits::And>());
   r.add("BitwiseOr", 1, kMaxOpset, bitwise_factory<Bits::Or>());

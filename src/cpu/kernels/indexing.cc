@@ -439,19 +439,22 @@ KernelFactory trilu_factory() {
 
 // ---- CumSum ----
 
-KernelFactory cumsum_factory() {
+// CumSum and CumProd (opset 26): the running sum or product along an axis.
+template <bool Prod>
+KernelFactory cumulative_factory() {
   return lambda_factory([](const KernelInitContext& init) {
     bool exclusive = init.get_int("exclusive", 0) != 0;
     bool reverse = init.get_int("reverse", 0) != 0;
     return [exclusive, reverse](KernelContext& ctx) {
+      const char* op = Prod ? "CumProd" : "CumSum";
       const Tensor& x = ctx.input(0);
       const Tensor& at = ctx.input(1);
       if (at.numel() != 1 || !dtype_is_int(at.dtype()))
-        kernel_fail("CumSum: axis must be an integer scalar, got " + dtype_name(at.dtype()) + " of shape " +
+        kernel_fail(std::string(op) + ": axis must be an integer scalar, got " + dtype_name(at.dtype()) + " of shape " +
                     shape_to_string(at.shape()));
       int64_t r = x.rank();
-      if (r == 0) kernel_fail("CumSum: input must have rank >= 1, got a scalar");
-      int64_t a = axis_in(at.int_at(0), r, "CumSum");
+      if (r == 0) kernel_fail(std::string(op) + ": input must have rank >= 1, got a scalar");
+      int64_t a = axis_in(at.int_at(0), r, op);
       int64_t outer = 1, inner = 1, n = x.shape()[a];
       for (int64_t d = 0; d < a; ++d) outer *= x.shape()[d];
       for (int64_t d = a + 1; d < r; ++d) inner *= x.shape()[d];
@@ -463,18 +466,14 @@ KernelFactory cumsum_factory() {
         T* d = out.data<T>();
         for (int64_t o = 0; o < outer; ++o)
           for (int64_t i = 0; i < inner; ++i) {
-            A acc = A(0);
+            A acc = Prod ? A(1) : A(0);
             for (int64_t t = 0; t < n; ++t) {
               int64_t j = reverse ? n - 1 - t : t;
               int64_t off = (o * n + j) * inner + i;
               A v = static_cast<A>(s[off]);
-              if (exclusive) {
-                d[off] = static_cast<T>(acc);
-                acc = static_cast<A>(acc + v);
-              } else {
-                acc = static_cast<A>(acc + v);
-                d[off] = static_cast<T>(acc);
-              }
+              if (exclusive) d[off] = static_cast<T>(acc);
+              acc = Prod ? static_cast<A>(acc * v) : static_cast<A>(acc + v);
+              if (!exclusive) d[off] = static_cast<T>(acc);
             }
           }
       });
@@ -516,7 +515,9 @@ KernelFactory eye_like_factory() {
 
 // ---- Range ----
 
-void range_run(KernelContext& ctx) {
+// Range-27's stash_type: 1 (the default) computes float16/bfloat16 ranges in
+// float; another value computes each element in the element type itself.
+void range_run(KernelContext& ctx, int64_t stash_type) {
   const Tensor& s = ctx.input(0);
   const Tensor& l = ctx.input(1);
   const Tensor& dl = ctx.input(2);
@@ -550,6 +551,13 @@ void range_run(KernelContext& ctx) {
     }
     Tensor& out = ctx.allocate_output(0, s.dtype(), {n});
     T* o = out.data<T>();
+    if constexpr (!std::is_same_v<A, T>) {
+      if (stash_type != 1) {
+        for (int64_t i = 0; i < n; ++i)
+          o[i] = static_cast<T>(static_cast<A>(start) + static_cast<A>(static_cast<T>(static_cast<A>(i) * delta)));
+        return;
+      }
+    }
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(static_cast<A>(start + static_cast<A>(i) * delta));
   });
 }
@@ -689,9 +697,13 @@ void register_indexing(KernelRegistry& r) {
   r.add("OneHot", 9, kMaxOpset, one_hot_factory());
   r.add("NonZero", 9, kMaxOpset, lambda_factory([](const KernelInitContext&) { return nonzero_run; }));
   r.add("Trilu", 14, kMaxOpset, trilu_factory());
-  r.add("CumSum", 11, kMaxOpset, cumsum_factory());
+  r.add("CumSum", 11, kMaxOpset, cumulative_factory<false>());
+  r.add("CumProd", 26, kMaxOpset, cumulative_factory<true>());
   r.add("EyeLike", 9, kMaxOpset, eye_like_factory());
-  r.add("Range", 11, kMaxOpset, lambda_factory([](const KernelInitContext&) { return range_run; }));
+  r.add("Range", 11, 28, lambda_factory([](const KernelInitContext& ic) {
+          int64_t stash = ic.get_int("stash_type", 1);
+          return [stash](KernelContext& ctx) { range_run(ctx, stash); };
+        }));
   r.add("Compress", 9, kMaxOpset, compress_factory());
   r.add("Unique", 11, kMaxOpset, unique_factory());
 }

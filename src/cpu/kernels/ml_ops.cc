@@ -1,8 +1,10 @@
 // Traditional ML ops of the ai.onnx.ml domain: LabelEncoder, ArrayFeatureExtractor,
-// Binarizer, Normalizer, Scaler, OneHotEncoder, Imputer, FeatureVectorizer.
+// Binarizer, Normalizer, Scaler, OneHotEncoder, Imputer, FeatureVectorizer,
+// TreeEnsemble (ml opset 5).
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -431,9 +433,176 @@ KernelFactory feature_vectorizer_factory() {
   });
 }
 
+// ---------------------------------------------------------------- TreeEnsemble (ml opset 5)
+
+struct TreeEnsembleModel {
+  std::vector<int64_t> roots, feature, true_id, false_id, target;
+  std::vector<uint8_t> modes, true_leaf, false_leaf, missing_true;
+  std::vector<double> splits, weights;
+  std::vector<std::vector<double>> members;  // per node (BRANCH_MEMBER only)
+  int64_t n_targets = 1, aggregate = 1, post = 0;
+};
+
+std::vector<double> tensor_doubles(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = num_at(t, i);
+  return v;
+}
+
+TreeEnsembleModel read_tree_ensemble(const KernelInitContext& ic) {
+  TreeEnsembleModel m;
+  m.roots = ic.get_ints("tree_roots");
+  m.feature = ic.get_ints("nodes_featureids");
+  m.true_id = ic.get_ints("nodes_truenodeids");
+  m.false_id = ic.get_ints("nodes_falsenodeids");
+  m.target = ic.get_ints("leaf_targetids");
+  for (int64_t v : ic.get_ints("nodes_trueleafs")) m.true_leaf.push_back(v != 0);
+  for (int64_t v : ic.get_ints("nodes_falseleafs")) m.false_leaf.push_back(v != 0);
+  for (int64_t v : ic.get_ints("nodes_missing_value_tracks_true")) m.missing_true.push_back(v != 0);
+  Tensor modes = ic.get_tensor("nodes_modes");
+  for (int64_t i = 0; i < modes.numel(); ++i) m.modes.push_back(static_cast<uint8_t>(modes.int_at(i)));
+  m.splits = ic.has("nodes_splits") ? tensor_doubles(ic.get_tensor("nodes_splits")) : std::vector<double>();
+  m.weights = tensor_doubles(ic.get_tensor("leaf_weights"));
+  m.n_targets = ic.get_int("n_targets", 1);
+  m.aggregate = ic.get_int("aggregate_function", 1);
+  m.post = ic.get_int("post_transform", 0);
+  size_t n = m.feature.size();
+  if (m.true_id.size() != n || m.false_id.size() != n || m.true_leaf.size() != n || m.false_leaf.size() != n ||
+      m.modes.size() != n || (!m.missing_true.empty() && m.missing_true.size() != n))
+    kernel_fail("TreeEnsemble: the nodes_* attributes must all have " + std::to_string(n) + " entries");
+  if (m.missing_true.empty()) m.missing_true.assign(n, 0);
+  if (m.target.size() != m.weights.size()) kernel_fail("TreeEnsemble: leaf_targetids and leaf_weights differ in length");
+  if (m.n_targets <= 0) kernel_fail("TreeEnsemble: n_targets must be positive");
+  if (m.aggregate < 0 || m.aggregate > 3) kernel_fail("TreeEnsemble: aggregate_function must be 0 to 3");
+  if (m.post < 0 || m.post > 4) kernel_fail("TreeEnsemble: post_transform must be 0 to 4");
+  // Set-membership values: one NaN-delimited set per BRANCH_MEMBER node, in node order.
+  std::vector<double> mv = ic.has("membership_values") ? tensor_doubles(ic.get_tensor("membership_values")) : std::vector<double>();
+  m.members.resize(n);
+  size_t pos = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (m.modes[i] > 6) kernel_fail("TreeEnsemble: node mode " + std::to_string(m.modes[i]) + " is unknown");
+    if (m.modes[i] == 6) {
+      while (pos < mv.size() && !std::isnan(mv[pos])) m.members[i].push_back(mv[pos++]);
+      ++pos;  // the NaN delimiter
+    } else if (i >= m.splits.size()) {
+      kernel_fail("TreeEnsemble: nodes_splits has too few entries");
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (m.feature[i] < 0) kernel_fail("TreeEnsemble: negative feature id");
+    int64_t lim_t = m.true_leaf[i] ? static_cast<int64_t>(m.weights.size()) : static_cast<int64_t>(n);
+    int64_t lim_f = m.false_leaf[i] ? static_cast<int64_t>(m.weights.size()) : static_cast<int64_t>(n);
+    if (m.true_id[i] < 0 || m.true_id[i] >= lim_t || m.false_id[i] < 0 || m.false_id[i] >= lim_f)
+      kernel_fail("TreeEnsemble: node " + std::to_string(i) + " branches out of range");
+  }
+  for (int64_t t : m.target)
+    if (t < 0 || t >= m.n_targets) kernel_fail("TreeEnsemble: leaf target id out of range");
+  for (int64_t r : m.roots)
+    if (r < 0 || r >= static_cast<int64_t>(n)) kernel_fail("TreeEnsemble: tree root out of range");
+  return m;
+}
+
+KernelFactory tree_ensemble_factory() {
+  return lambda_factory([](const KernelInitContext& ic) {
+    auto m = std::make_shared<TreeEnsembleModel>(read_tree_ensemble(ic));
+    return [m](KernelContext& ctx) {
+      const Tensor& X = ctx.input(0);
+      if (!dtype_is_float(X.dtype())) kernel_fail("TreeEnsemble: X must be a float type, got " + dtype_name(X.dtype()));
+      int64_t N = X.rank() >= 1 ? X.dim(0) : 1, F = X.rank() == 2 ? X.dim(1) : 1;
+      if (X.rank() > 2) kernel_fail("TreeEnsemble: X must be [N, F]");
+      const int64_t T = m->n_targets;
+      std::vector<double> out(static_cast<size_t>(N * T));
+      std::vector<double> acc(static_cast<size_t>(T));
+      std::vector<int64_t> hits(static_cast<size_t>(T));
+      size_t max_steps = m->feature.size() + 1;
+      for (int64_t n = 0; n < N; ++n) {
+        std::fill(acc.begin(), acc.end(), 0.0);
+        std::fill(hits.begin(), hits.end(), 0);
+        for (int64_t root : m->roots) {
+          int64_t node = root;
+          for (size_t step = 0;; ++step) {
+            if (step > max_steps) kernel_fail("TreeEnsemble: a tree has a cycle");
+            if (m->feature[node] >= F) kernel_fail("TreeEnsemble: feature id " + std::to_string(m->feature[node]) + " >= " + std::to_string(F));
+            double x = X.float_at(n * F + m->feature[node]);
+            bool go_true;
+            if (std::isnan(x)) {
+              go_true = m->missing_true[node];
+            } else {
+              double s = m->modes[node] == 6 ? 0.0 : m->splits[node];
+              switch (m->modes[node]) {
+                case 0: go_true = x <= s; break;
+                case 1: go_true = x < s; break;
+                case 2: go_true = x >= s; break;
+                case 3: go_true = x > s; break;
+                case 4: go_true = x == s; break;
+                case 5: go_true = x != s; break;
+                default: go_true = std::find(m->members[node].begin(), m->members[node].end(), x) != m->members[node].end();
+              }
+            }
+            bool leaf = go_true ? m->true_leaf[node] : m->false_leaf[node];
+            int64_t next = go_true ? m->true_id[node] : m->false_id[node];
+            if (!leaf) {
+              node = next;
+              continue;
+            }
+            int64_t t = m->target[next];
+            double w = m->weights[next];
+            if (m->aggregate == 2) acc[t] = hits[t] ? std::min(acc[t], w) : w;
+            else if (m->aggregate == 3) acc[t] = hits[t] ? std::max(acc[t], w) : w;
+            else acc[t] += w;
+            ++hits[t];
+            break;
+          }
+        }
+        if (m->aggregate == 0 && !m->roots.empty())
+          for (auto& a : acc) a /= static_cast<double>(m->roots.size());
+        double* o = out.data() + n * T;
+        switch (m->post) {
+          case 1: case 3: {  // SOFTMAX, SOFTMAX_ZERO (zeros stay zero)
+            double mx = -INFINITY;
+            for (int64_t t = 0; t < T; ++t)
+              if (m->post == 1 || acc[t] != 0) mx = std::max(mx, acc[t]);
+            double sum = 0;
+            for (int64_t t = 0; t < T; ++t) {
+              o[t] = (m->post == 3 && acc[t] == 0) ? 0.0 : std::exp(acc[t] - mx);
+              sum += o[t];
+            }
+            for (int64_t t = 0; t < T; ++t) o[t] = sum > 0 ? o[t] / sum : 0.0;
+            break;
+          }
+          case 2:
+            for (int64_t t = 0; t < T; ++t) o[t] = 1.0 / (1.0 + std::exp(-acc[t]));
+            break;
+          case 4:  // PROBIT: sqrt(2) * erfinv(2p - 1), by Newton steps on erf
+            for (int64_t t = 0; t < T; ++t) {
+              double y = 2 * acc[t] - 1, z = 0;
+              if (y <= -1) { o[t] = -INFINITY; continue; }
+              if (y >= 1) { o[t] = INFINITY; continue; }
+              for (int it = 0; it < 60; ++it) {
+                double err = std::erf(z) - y;
+                z -= err / (2 / std::sqrt(M_PI) * std::exp(-z * z));
+              }
+              o[t] = std::sqrt(2.0) * z;
+            }
+            break;
+          default:
+            for (int64_t t = 0; t < T; ++t) o[t] = acc[t];
+        }
+      }
+      Tensor& Y = ctx.allocate_output(0, X.dtype(), {N, T});
+      dispatch_float(X.dtype(), [&](auto tag) {
+        using V = typename decltype(tag)::type;
+        V* y = Y.data<V>();
+        for (int64_t i = 0; i < N * T; ++i) y[i] = from_d<V>(out[i]);
+      });
+    };
+  });
+}
+
 }  // namespace
 
 void register_ml_ops(KernelRegistry& r) {
+  r.add("TreeEnsemble", 5, kMaxOpset, tree_ensemble_factory(), kMl);
   r.add("LabelEncoder", 1, kMaxOpset, label_encoder_factory(), kMl);
   r.add("ArrayFeatureExtractor", 1, kMaxOpset, array_feature_extractor_factory(), kMl);
   r.add("Binarizer", 1, kMaxOpset, binarizer_factory(), kMl);

@@ -223,6 +223,103 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
   });
 }
 
+// ---- RMSNormalization (opset 23) ----
+// Y = X / sqrt(mean(X^2 over axes [axis, rank)) + epsilon) * scale; stage one
+// in float when stash_type is 1 (the default), else in X's own type.
+
+std::unique_ptr<Kernel> make_rmsnorm(const KernelInitContext& ic) {
+  int64_t axis_attr = ic.get_int("axis", -1);
+  float epsilon = ic.get_float("epsilon", 1e-5f);
+  int64_t stash = ic.get_int("stash_type", 1);
+  return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
+    const Tensor& X = ctx.input(0);
+    const Tensor& scale = ctx.input(1);
+    int64_t rank = X.rank();
+    if (axis_attr < -rank || axis_attr >= std::max<int64_t>(rank, 1))
+      kernel_fail("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank));
+    int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= X.dim(d);
+    for (int64_t d = axis; d < rank; ++d) inner *= X.dim(d);
+    // Scale broadcasts unidirectionally to X.
+    const Shape& ss = scale.shape();
+    if (ss.size() > X.shape().size())
+      kernel_fail("scale shape " + shape_to_string(ss) + " does not broadcast to " + shape_to_string(X.shape()));
+    for (size_t i = 0; i < ss.size(); ++i) {
+      int64_t sd = ss[ss.size() - 1 - i], xd = X.shape()[X.shape().size() - 1 - i];
+      if (sd != 1 && sd != xd)
+        kernel_fail("scale shape " + shape_to_string(ss) + " does not broadcast to " + shape_to_string(X.shape()));
+    }
+    std::vector<int64_t> soff = broadcast_offsets(ss, X.shape());
+    Tensor& Y = ctx.allocate_output(0, scale.dtype(), X.shape());
+    dispatch_float(X.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using Acc = AccOf<T>;
+      auto sv = read_values<Acc>(scale);
+      std::vector<Acc> yv(static_cast<size_t>(X.numel()));
+      bool low = !std::is_same_v<T, float> && !std::is_same_v<T, double> && stash != 1;
+      auto rnd = [&](Acc v) { return low ? static_cast<Acc>(T(v)) : v; };  // stash in T itself
+      for (int64_t r = 0; r < outer; ++r) {
+        const T* xp = X.data<T>() + r * inner;
+        Acc s2 = 0;
+        for (int64_t i = 0; i < inner; ++i) {
+          Acc v = static_cast<Acc>(xp[i]);
+          s2 = rnd(s2 + rnd(v * v));
+        }
+        Acc rms = rnd(std::sqrt(rnd(rnd(inner ? s2 / static_cast<Acc>(inner) : Acc(0)) + static_cast<Acc>(epsilon))));
+        for (int64_t i = 0; i < inner; ++i) {
+          Acc normalized = static_cast<Acc>(T(static_cast<Acc>(xp[i]) / rms));  // back to X's type
+          yv[r * inner + i] = normalized * sv[soff[r * inner + i]];
+        }
+      }
+      dispatch_float(Y.dtype(), [&](auto ytag) {
+        using V = typename decltype(ytag)::type;
+        V* yp = Y.data<V>();
+        for (int64_t i = 0; i < Y.numel(); ++i) yp[i] = V(yv[i]);
+      });
+    });
+  });
+}
+
+// ---- LpNormalization ----
+// Y = X / ||X||_p along `axis` (p = 1 or 2); a zero norm gives zeros (opset 22
+// says so; earlier opsets left it undefined).
+
+std::unique_ptr<Kernel> make_lpnorm(const KernelInitContext& ic) {
+  int64_t axis_attr = ic.get_int("axis", -1);
+  int64_t p = ic.get_int("p", 2);
+  if (p != 1 && p != 2) kernel_fail("LpNormalization: p must be 1 or 2, got " + std::to_string(p));
+  return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
+    const Tensor& X = ctx.input(0);
+    int64_t rank = X.rank();
+    if (axis_attr < -rank || axis_attr >= std::max<int64_t>(rank, 1))
+      kernel_fail("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank));
+    int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
+    int64_t outer = 1, n = rank ? X.dim(axis) : 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= X.dim(d);
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= X.dim(d);
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+    dispatch_float(X.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using Acc = AccOf<T>;
+      const T* xp = X.data<T>();
+      T* yp = Y.data<T>();
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          int64_t base = o * n * inner + i;
+          Acc norm = 0;
+          for (int64_t k = 0; k < n; ++k) {
+            Acc v = static_cast<Acc>(xp[base + k * inner]);
+            norm += p == 1 ? std::abs(v) : v * v;
+          }
+          if (p == 2) norm = std::sqrt(norm);
+          for (int64_t k = 0; k < n; ++k)
+            yp[base + k * inner] = norm == Acc(0) ? T(Acc(0)) : T(static_cast<Acc>(xp[base + k * inner]) / norm);
+        }
+    });
+  });
+}
+
 // ---- LRN ----
 
 std::unique_ptr<Kernel> make_lrn(const KernelInitContext& ic) {
@@ -363,6 +460,8 @@ void register_normalization(KernelRegistry& r) {
           return [eps](KernelContext& ctx) { run_instancenorm(ctx, eps); };
         }));
   r.add("LayerNormalization", 1, kMaxOpset, make_layernorm);
+  r.add("RMSNormalization", 23, kMaxOpset, make_rmsnorm);
+  r.add("LpNormalization", 1, kMaxOpset, make_lpnorm);
   r.add("LRN", 1, kMaxOpset, make_lrn);
   r.add("GroupNormalization", 1, kMaxOpset, make_groupnorm);
   r.add("MeanVarianceNormalization", 1, kMaxOpset, make_mvn);

@@ -294,7 +294,7 @@ KernelFactory constant_of_shape_factory() {
       for (int64_t d : req)
         if (d < 0) kernel_fail("ConstantOfShape: negative dimension in shape " + ints_to_string(req));
       Tensor& out = ctx.allocate_output(0, value.dtype(), req);
-      dispatch_all(value.dtype(), [&](auto tag) {
+      dispatch_by_size(value.dtype(), [&](auto tag) {  // any type, the narrow ones included
         using T = typename decltype(tag)::type;
         T v = value.data<T>()[0];
         T* p = out.data<T>();

@@ -100,16 +100,22 @@ KernelFactory dft_factory() {
       if (axis < 0 || axis >= r - 1)
         kernel_fail("DFT axis " + std::to_string(axis) + " is out of range for input " + shape_to_string(X.shape()));
       const int64_t in_len = X.dim(static_cast<int>(axis));
-      int64_t n = in_len;
+      const bool complex_in = X.dim(r - 1) == 2;
+      // onesided + inverse is the IRFFT: a one-sided complex spectrum in, the
+      // full real signal out (the missing bins are the conjugates of the given
+      // ones); its default length is 2 * (bins - 1).
+      const bool irfft = onesided && inverse;
+      if (irfft && !complex_in) kernel_fail("DFT: an inverse one-sided DFT (IRFFT) needs complex input [..., 2]");
+      int64_t n = irfft ? 2 * (in_len - 1) : in_len;
       if (ctx.has_input(1)) {
         n = scalar_int(ctx.input(1), "dft_length");
         if (n <= 0) kernel_fail("dft_length must be positive, got " + std::to_string(n));
       }
-      const bool complex_in = X.dim(r - 1) == 2;
-      int64_t out_len = onesided ? n / 2 + 1 : n;
+      if (n <= 0) kernel_fail("DFT: the signal length must be positive");
+      int64_t out_len = irfft ? n : onesided ? n / 2 + 1 : n;
       Shape yshape = X.shape();
       yshape[axis] = out_len;
-      yshape[r - 1] = 2;
+      yshape[r - 1] = irfft ? 1 : 2;
       Tensor& Y = ctx.allocate_output(0, X.dtype(), yshape);
       int64_t outer = 1, inner = 1;
       for (int i = 0; i < axis; ++i) outer *= X.dim(i);
@@ -124,14 +130,25 @@ KernelFactory dft_factory() {
         for (int64_t o = 0; o < outer; ++o)
           for (int64_t i = 0; i < inner; ++i) {
             for (int64_t k = 0; k < n; ++k) {
-              if (k < in_len) {
+              if (k < in_len && (!irfft || k <= n / 2)) {
                 const T* p = x + ((o * in_len + k) * inner + i) * comp;
                 in[k] = cd(to_d(p[0]), complex_in ? to_d(p[1]) : 0.0);
+              } else if (irfft && n - k < in_len) {  // conjugate symmetry: X[k] = conj(X[n - k])
+                const T* p = x + ((o * in_len + (n - k)) * inner + i) * comp;
+                in[k] = cd(to_d(p[0]), -to_d(p[1]));
               } else {
                 in[k] = cd(0, 0);
               }
             }
+            if (irfft) {  // the imaginary parts of bins 0 and n/2 (even n) do not contribute to a real signal
+              in[0] = cd(in[0].real(), 0);
+              if (n % 2 == 0) in[n / 2] = cd(in[n / 2].real(), 0);
+            }
             dft.run(in, out);
+            if (irfft) {
+              for (int64_t k = 0; k < out_len; ++k) y[(o * out_len + k) * inner + i] = from_d<T>(out[k].real());
+              continue;
+            }
             for (int64_t k = 0; k < out_len; ++k) {
               T* p = y + ((o * out_len + k) * inner + i) * 2;
               p[0] = from_d<T>(out[k].real());

@@ -4,6 +4,7 @@
 // its input group. Arithmetic is done in double.
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/cpu_provider.h"
@@ -149,7 +150,57 @@ KernelFactory adam_factory() {
 
 }  // namespace
 
+namespace {
+
+// com.onyx SumToShape(g, like): g summed over the axes numpy broadcasting added
+// or stretched to reach it from like's shape: the gradient of a broadcast.
+// The loader's expansion of ai.onnx.preview.training Gradient emits it.
+KernelFactory sum_to_shape_factory() {
+  return lambda_factory([](const KernelInitContext&) {
+    return [](KernelContext& ctx) {
+      const Tensor& g = ctx.input(0);
+      const Shape& target = ctx.input(1).shape();
+      const Shape& gs = g.shape();
+      if (target.size() > gs.size())
+        kernel_fail("SumToShape: " + shape_to_string(gs) + " cannot be summed to " + shape_to_string(target));
+      size_t lead = gs.size() - target.size();
+      for (size_t i = 0; i < target.size(); ++i)
+        if (target[i] != gs[lead + i] && target[i] != 1)
+          kernel_fail("SumToShape: " + shape_to_string(gs) + " cannot be summed to " + shape_to_string(target));
+      Tensor& y = ctx.allocate_output(0, g.dtype(), target);
+      // The output index of each element of g: broadcast dims collapse to 0.
+      std::vector<int64_t> out_strides(gs.size(), 0);
+      int64_t stride = 1;
+      for (size_t i = target.size(); i-- > 0;) {
+        if (target[i] != 1) out_strides[lead + i] = stride;
+        stride *= target[i];
+      }
+      dispatch_float(g.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+        std::vector<A> acc(static_cast<size_t>(y.numel()), A(0));
+        std::vector<int64_t> idx(gs.size(), 0);
+        const T* in = g.data<T>();
+        for (int64_t e = 0; e < g.numel(); ++e) {
+          int64_t o = 0;
+          for (size_t d = 0; d < gs.size(); ++d) o += idx[d] * out_strides[d];
+          acc[o] += static_cast<A>(in[e]);
+          for (size_t d = gs.size(); d-- > 0;) {
+            if (++idx[d] < gs[d]) break;
+            idx[d] = 0;
+          }
+        }
+        T* out = y.data<T>();
+        for (int64_t i = 0; i < y.numel(); ++i) out[i] = T(acc[i]);
+      });
+    };
+  });
+}
+
+}  // namespace
+
 void register_training(KernelRegistry& r) {
+  r.add("SumToShape", 1, kMaxOpset, sum_to_shape_factory(), "com.onyx");
   r.add("Adagrad", 1, kMaxOpset, adagrad_factory(), kDomain);
   r.add("Momentum", 1, kMaxOpset, momentum_factory(), kDomain);
   r.add("Adam", 1, kMaxOpset, adam_factory(), kDomain);

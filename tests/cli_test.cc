@@ -131,6 +131,16 @@ TEST_F(Cli, PerfInterOpThreadsAndParallel) {
   r = perf("-P -y 2 -r 2");
   EXPECT_EQ(r.json.str("execution_mode"), "parallel");
   EXPECT_EQ(onyx("perf " + model_ + " -y x").rc, 1);
+  EXPECT_GE(perf("-P -r 2").json.num("inter_op_threads"), 1);
+}
+
+TEST_F(Cli, PerfSessionConfigEntries) {
+  Result r = perf("-C 'session.dynamic_block_base|4' -x 2 -r 2");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  Result bad = onyx("perf " + model_ + " -C 'session.dynamic_block_base|x'");
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_NE(bad.err.find("'session.dynamic_block_base' must be an integer"), std::string::npos) << bad.err;
+  EXPECT_EQ(onyx("perf " + model_ + " -C nobar").rc, 1);
 }
 
 TEST_F(Cli, PerfOptimizationLevel) {

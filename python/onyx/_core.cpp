@@ -305,6 +305,9 @@ struct PyValue {
 void check_cpu(const std::string& device_type) {
   std::string d;
   for (char c : device_type) d += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // 'cuda' is accepted in a build with the CUDA provider: the value is kept in
+  // host memory and copied to the device by the session that reads it.
+  if (d == "cuda" && onyx::available_providers().front() == "CUDAExecutionProvider") return;
   if (d != "cpu")
     raise_onyx(ErrorCode::InvalidArgument,
                "device '" + device_type + "' is not available in this build of Onyx (only 'cpu')");
@@ -357,8 +360,17 @@ py::list metas_to_py(const std::vector<onyx::ValueMeta>& metas) {
   return out;
 }
 
+// The environment whose thread pools sessions with use_per_session_threads =
+// False share (default thread counts: one per physical core), made on first
+// use and kept for the life of the process.
+std::shared_ptr<onyx::Environment> process_environment() {
+  static auto* env = new std::shared_ptr<onyx::Environment>(onyx::Environment::create());
+  return *env;
+}
+
 class PySession {
  public:
+  const onyx::Session& session() const { return *session_; }
   PySession(py::object model, int opt_level, int intra, int inter, int exec_mode, int log_level,
             std::vector<std::string> providers, std::map<std::string, std::string> config,
             bool initializers_as_constants, bool enable_profiling, std::string profile_file_prefix,
@@ -380,6 +392,21 @@ class PySession {
     flag("session.allow_spinning", o.allow_spinning);
     flag("session.enable_cpu_mem_arena", o.enable_cpu_mem_arena);
     flag("session.enable_mem_pattern", o.enable_mem_pattern);
+    // use_per_session_threads = False: the pools of one process-wide environment
+    flag("session.use_per_session_threads", o.use_per_session_threads);
+    if (!o.use_per_session_threads) o.environment = process_environment();
+    // Provider options travel as config entries "onyx.provider_option.PROVIDER.KEY".
+    const std::string popt = "onyx.provider_option.";
+    for (auto it = o.config.begin(); it != o.config.end();) {
+      if (it->first.rfind(popt, 0) == 0) {
+        std::string rest = it->first.substr(popt.size());
+        size_t dot = rest.find('.');
+        if (dot != std::string::npos) o.provider_options[rest.substr(0, dot)][rest.substr(dot + 1)] = it->second;
+        it = o.config.erase(it);
+      } else {
+        ++it;
+      }
+    }
     o.initializers_as_constants = initializers_as_constants;
     o.enable_profiling = enable_profiling;
     o.profile_file_prefix = std::move(profile_file_prefix);
@@ -402,18 +429,19 @@ class PySession {
 
   // run(output_names, input_feed) -> list of numpy arrays (or lists / None
   // for sequence and optional outputs).
-  py::list run(py::object output_names, py::object feeds) {
+  // run_config: RunOptions config entries (e.g. arena shrinkage).
+  py::list run(py::object output_names, py::object feeds, const std::map<std::string, std::string>& run_config) {
     onyx::Feeds values;  // kept until the outputs are converted (see shared_storage)
-    std::vector<Value> outs = run_values(output_names, feeds, values);
+    std::vector<Value> outs = run_values(output_names, feeds, values, run_config);
     py::list result(outs.size());
     for (size_t i = 0; i < outs.size(); ++i) result[i] = value_to_py(outs[i], true);
     return result;
   }
 
   // The same with OrtValues out (run_with_ort_values, IOBinding).
-  py::list run_ort(py::object output_names, py::object feeds) {
+  py::list run_ort(py::object output_names, py::object feeds, const std::map<std::string, std::string>& run_config) {
     onyx::Feeds values;
-    std::vector<Value> outs = run_values(output_names, feeds, values);
+    std::vector<Value> outs = run_values(output_names, feeds, values, run_config);
     py::list result(outs.size());
     for (size_t i = 0; i < outs.size(); ++i) {
       Value& v = outs[i];
@@ -438,7 +466,8 @@ class PySession {
 
   // Converts the feeds into `values` (which the caller keeps until it has
   // looked at the outputs: an output that is a feed then shows as shared).
-  std::vector<Value> run_values(py::object output_names, py::object feed_obj, onyx::Feeds& values) {
+  std::vector<Value> run_values(py::object output_names, py::object feed_obj, onyx::Feeds& values,
+                                const std::map<std::string, std::string>& run_config = {}) {
     // input_feed: a dict (the fast path) or any other mapping.
     py::dict feeds;
     if (PyDict_Check(feed_obj.ptr())) {
@@ -470,7 +499,9 @@ class PySession {
     std::vector<Value> outs;
     {
       py::gil_scoped_release nogil;
-      outs = session_->run(values, names);
+      onyx::RunOptions run_options;
+      run_options.config = run_config;
+      outs = session_->run(values, names, run_options);
     }
     return outs;
   }
@@ -621,14 +652,17 @@ PYBIND11_MODULE(_core, m) {
            py::arg("execution_mode"), py::arg("log_severity_level"), py::arg("providers"), py::arg("config"),
            py::arg("initializers_as_constants") = false, py::arg("enable_profiling") = false,
            py::arg("profile_file_prefix") = "onnxruntime_profile_", py::arg("optimized_model_filepath") = "")
-      .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"))
-      .def("run_ort", &PySession::run_ort, py::arg("output_names"), py::arg("feeds"))
+      .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"),
+           py::arg("run_config") = std::map<std::string, std::string>())
+      .def("run_ort", &PySession::run_ort, py::arg("output_names"), py::arg("feeds"),
+           py::arg("run_config") = std::map<std::string, std::string>())
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
       .def("overridable_initializers", &PySession::overridable_initializers)
       .def("model_name", &PySession::model_name)
       .def("fusion_counts", &PySession::fusion_counts)
+      .def("providers", [](const PySession& s) { return s.session().providers(); })
       .def("end_profiling", &PySession::end_profiling, py::call_guard<py::gil_scoped_release>());
 
-  m.def("available_providers", []() { return std::vector<std::string>{"CPUExecutionProvider"}; });
+  m.def("available_providers", []() { return onyx::available_providers(); });
 }

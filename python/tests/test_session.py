@@ -206,6 +206,21 @@ def test_run_options(add_path):
         sess.run(None, {"a": a, "b": a}, ro)
 
 
+def test_run_options_arena_shrinkage(mlp_path):
+    # The entry reaches the C++ run (which then empties the arena, checked in
+    # tests/parallel_test.cc); results are unchanged, with OrtValues too.
+    sess = ort.InferenceSession(mlp_path)
+    x = np.linspace(-1, 1, 2 * sess.get_inputs()[0].shape[1], dtype=np.float32).reshape(2, -1)
+    want = sess.run(None, {"x": x})
+    ro = ort.RunOptions()
+    ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    for _ in range(2):
+        for g, w in zip(sess.run(None, {"x": x}, ro), want):
+            np.testing.assert_array_equal(g, w)
+    got = sess.run_with_ort_values(None, {"x": ort.OrtValue.ortvalue_from_numpy(x)}, ro)
+    np.testing.assert_array_equal(got[0].numpy(), want[0])
+
+
 def test_profiling(add_path, tmp_path):
     import json
 

@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include "onyx/status.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define ONYX_CPU_RELAX() _mm_pause()
@@ -48,17 +50,60 @@ bool spin_until(Pred pred, std::chrono::steady_clock::duration budget) {
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads, bool allow_spinning) : allow_spinning_(allow_spinning) {
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  ThreadPoolOptions o;
+  o.num_threads = num_threads;
+  o.allow_spinning = allow_spinning;
+  start_workers(o);
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::ThreadPool(const ThreadPoolOptions& options) : allow_spinning_(options.allow_spinning) {
+  if (static_cast<bool>(options.create_thread) != static_cast<bool>(options.join_thread))
+    fail(ErrorCode::InvalidArgument,
+         "thread options: create_thread and join_thread must be given together (only " +
+             std::string(options.create_thread ? "create_thread" : "join_thread") + " is set)");
+  if (options.dynamic_block_base < 0)
+    fail(ErrorCode::InvalidArgument,
+         "thread options: dynamic_block_base must be 0 or more, got " + std::to_string(options.dynamic_block_base));
+  block_base_ = options.dynamic_block_base;
+  start_workers(options);
+}
+
+void ThreadPool::start_workers(const ThreadPoolOptions& options) {
+  const int workers = std::max(0, options.num_threads - 1);
+  try {
+    if (options.create_thread) {
+      join_thread_ = options.join_thread;
+      handles_.reserve(static_cast<size_t>(workers));
+      for (int i = 0; i < workers; ++i) {
+        handles_.push_back(options.create_thread([this] { worker_loop(); }));
+        ++num_workers_;
+      }
+    } else {
+      workers_.reserve(static_cast<size_t>(workers));
+      for (int i = 0; i < workers; ++i) {
+        workers_.emplace_back([this] { worker_loop(); });
+        ++num_workers_;
+      }
+    }
+  } catch (...) {
+    stop_workers();  // the constructor fails: no destructor will join the ones already started
+    throw;
+  }
+}
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_.store(true);
   }
   wake_.notify_all();
   for (auto& w : workers_) w.join();
+  workers_.clear();
+  for (void* h : handles_) join_thread_(h);
+  handles_.clear();
 }
+
+ThreadPool::~ThreadPool() { stop_workers(); }
 
 void ThreadPool::finish_chunk() {
   // the caller waits for every chunk; wake it if it went to sleep
@@ -78,7 +123,12 @@ bool ThreadPool::run_chunks(uint32_t gen) {
     if (!state_.compare_exchange_weak(s, s + (uint64_t{1} << 16), std::memory_order_acq_rel)) continue;
     // Holding an unfinished chunk of job `gen`: its fields stay valid.
     int64_t b, e;
-    chunk_range(job_n_, parts_of(s), next_of(s), &b, &e);
+    if (job_dynamic_) {
+      b = bounds_[static_cast<size_t>(next_of(s))];
+      e = bounds_[static_cast<size_t>(next_of(s)) + 1];
+    } else {
+      chunk_range(job_n_, parts_of(s), next_of(s), &b, &e);
+    }
     if (b < e) (*job_)(b, e);
     finish_chunk();
   }
@@ -93,7 +143,42 @@ void ThreadPool::parallel_for(int64_t n, RangeFn fn) {
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mutex_);
-  int parts = static_cast<int>(std::min<int64_t>(n, std::min(4 * num_threads(), 0xFFFF)));
+  run_job(n, fn);
+}
+
+bool ThreadPool::try_parallel_for(int64_t n, RangeFn fn) {
+  if (n <= 0) return true;
+  if (t_inside_pool == this || num_threads() == 1) {
+    fn(0, n);
+    return true;
+  }
+  std::unique_lock<std::mutex> call_lock(call_mutex_, std::try_to_lock);
+  if (!call_lock.owns_lock()) return false;
+  run_job(n, fn);
+  return true;
+}
+
+void ThreadPool::run_job(int64_t n, const RangeFn& fn) {
+  int parts;
+  if (block_base_ > 0 && n > 1) {
+    // Guided chunks: each max(min_chunk, remaining / (base x threads)); the
+    // minimum keeps their number within what state_ can count.
+    constexpr int64_t kMaxParts = 4096;
+    const int64_t divisor = static_cast<int64_t>(block_base_) * num_threads();
+    const int64_t min_chunk = std::max<int64_t>(1, (n + kMaxParts - 1) / kMaxParts);
+    bounds_.clear();
+    bounds_.push_back(0);
+    for (int64_t pos = 0; pos < n;) {
+      int64_t rem = n - pos;
+      pos += std::min(rem, std::max(min_chunk, rem / divisor));
+      bounds_.push_back(pos);
+    }
+    parts = static_cast<int>(bounds_.size()) - 1;
+    job_dynamic_ = true;
+  } else {
+    parts = static_cast<int>(std::min<int64_t>(n, std::min(4 * num_threads(), 0xFFFF)));
+    job_dynamic_ = false;
+  }
   job_ = &fn;
   job_n_ = n;
   chunks_done_.store(0, std::memory_order_relaxed);

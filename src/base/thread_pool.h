@@ -6,15 +6,27 @@
 // spin briefly after a job (when allow_spinning), then sleep on a condition
 // variable: back-to-back kernels see no wake-up latency, and an idle session
 // burns no CPU.
+//
+// Chunking: by default (dynamic_block_base 0) [0, n) is cut into up to
+// 4 x threads equal chunks. With a dynamic block base B > 0 the chunks start
+// large and shrink: each takes max(1, remaining / (B x threads)) items, so a
+// thread that drew costly iterations is balanced by the others taking the
+// many small chunks left at the end (guided scheduling).
+//
+// Threads: the pool starts num_threads - 1 workers, with std::thread or, when
+// given, the application's create_thread / join_thread callbacks.
 #pragma once
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <type_traits>
 #include <vector>
+
+#include "onyx/environment.h"
 
 namespace onyx {
 
@@ -33,28 +45,55 @@ class RangeFn {
   void (*call_)(void*, int64_t, int64_t);
 };
 
+// CreateThreadFn / JoinThreadFn (the application's thread functions) are in onyx/environment.h.
+struct ThreadPoolOptions {
+  int num_threads = 1;  // total, the caller included
+  bool allow_spinning = true;
+  int dynamic_block_base = 0;  // 0: static chunking
+  CreateThreadFn create_thread;  // both or neither
+  JoinThreadFn join_thread;
+};
+
 class ThreadPool {
  public:
   // num_threads: total threads including the caller. allow_spinning: workers
   // poll for new work for a short while (~100 us) before sleeping.
   explicit ThreadPool(int num_threads, bool allow_spinning = true);
+  // Throws onyx::Error (InvalidArgument) when only one of create_thread /
+  // join_thread is set; an exception from create_thread is passed on after
+  // the workers already started are joined.
+  explicit ThreadPool(const ThreadPoolOptions& options);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int num_threads() const { return num_workers_ + 1; }
   bool allow_spinning() const { return allow_spinning_; }
+  int dynamic_block_base() const { return block_base_; }
   // Calls fn(begin, end) over [0, n) split in contiguous chunks. Called from
-  // inside one of this pool's jobs, it runs inline.
+  // inside one of this pool's jobs, it runs inline. Concurrent callers from
+  // other threads take turns.
   void parallel_for(int64_t n, RangeFn fn);
+  // The same, except that when another thread's call holds the pool it
+  // returns false at once without running anything.
+  bool try_parallel_for(int64_t n, RangeFn fn);
 
  private:
+  void start_workers(const ThreadPoolOptions& options);
+  void stop_workers();
+  void run_job(int64_t n, const RangeFn& fn);  // with call_mutex_ held
   void worker_loop();
   bool run_chunks(uint32_t gen);  // claims and runs chunks of job `gen`; false when it is stale
   void finish_chunk();
 
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> workers_;  // without create_thread
+  std::vector<void*> handles_;        // with create_thread
+  JoinThreadFn join_thread_;
+  int num_workers_ = 0;
   bool allow_spinning_;
+  int block_base_ = 0;
+  std::vector<int64_t> bounds_;  // chunk k of a dynamic job is [bounds_[k], bounds_[k+1])
+  bool job_dynamic_ = false;
   std::mutex call_mutex_;  // one parallel_for at a time; concurrent callers queue
   std::mutex mutex_;       // for sleeping only
   std::condition_variable wake_, done_;

@@ -20,6 +20,7 @@
 namespace onyx {
 
 class CompiledGraph;  // a subgraph prepared for execution (runtime/execution_plan.h)
+class ExecutionProvider;  // kernels/execution_provider.h
 
 // Reading a node's attributes, with defaults and type checks that name the node.
 class AttributeReader {
@@ -59,8 +60,13 @@ class KernelInitContext : public AttributeReader {
   const Tensor* constant_input(size_t i) const { return i < constants_.size() ? constants_[i] : nullptr; }
   // Prepares the graph held by attribute `name` for execution.
   std::shared_ptr<const CompiledGraph> subgraph(const std::string& name) const;
+  // The provider the kernel is made for (device kernels keep it for their
+  // stream, handles and memory); null outside a session.
+  ExecutionProvider* provider() const { return provider_; }
+  void set_provider(ExecutionProvider* p) { provider_ = p; }
 
  private:
+  ExecutionProvider* provider_ = nullptr;
   int64_t opset_;
   std::vector<const Tensor*> constants_;
   std::function<std::shared_ptr<const CompiledGraph>(const std::string&)> compile_subgraph_;

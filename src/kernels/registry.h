@@ -18,6 +18,12 @@ struct KernelDef {
   int64_t until_version = 1 << 30;  // inclusive
   KernelFactory factory;
   std::function<bool(const Node&)> supports;  // optional finer check (types, attributes)
+  // Inputs a device kernel reads on the host (shapes, indices such as
+  // Reshape's shape or Slice's starts): the partitioner keeps them there.
+  std::vector<int> host_inputs;
+  // Optional check of the element types of the node's inputs (Undefined where
+  // unknown), used when partitioning: device kernels state the types they run.
+  std::function<bool(const std::vector<DataType>&)> supports_types;
 };
 
 class KernelRegistry {

@@ -106,10 +106,26 @@ void Profiler::session_event(const std::string& name, int64_t start_ns, int64_t 
   events_.push_back(std::move(e));
 }
 
+void Profiler::record_kernel(const Node& node, const std::string& provider, int64_t node_start_ns, double device_ms) {
+  if (!active() || device_ms < 0) return;
+  std::string args = "{\"op_name\":";
+  json_quote(args, node.op_type);
+  args += ",\"provider\":";
+  json_quote(args, provider + "ExecutionProvider");
+  args += ",\"device_us\":" + std::to_string(device_ms * 1e3) + "}";
+  Event e{"Kernel", node.name + "_kernel", node_start_ns, node_start_ns + static_cast<int64_t>(device_ms * 1e6),
+          profiler_thread_id(), -1, args};
+  std::lock_guard<std::mutex> lock(mu_);
+  events_.push_back(std::move(e));
+}
+
 int64_t Profiler::begin_run() {
   t_current_run = next_run_.fetch_add(1, std::memory_order_relaxed);
   return now_ns();
 }
+
+int64_t Profiler::thread_run() { return t_current_run; }
+void Profiler::set_thread_run(int64_t run) { t_current_run = run; }
 
 void Profiler::end_run(int64_t start_ns) {
   int64_t end = now_ns();

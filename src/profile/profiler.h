@@ -38,11 +38,20 @@ class Profiler {
   // thread in between belong to it.
   int64_t begin_run();  // returns the start time
   void end_run(int64_t start_ns);
+  // The run that node events recorded on the calling thread belong to (-1:
+  // none). An executor that runs one run's nodes on several threads sets it
+  // on each of them (and restores it after).
+  static int64_t thread_run();
+  static void set_thread_run(int64_t run);
 
   // One executed node that started at `start_ns` and ended now; its inputs
   // and outputs are slots[in_slots[k]] / slots[out_slots[k]] (-1: omitted).
   void record_node(const Node& node, const std::string& provider, const std::vector<int>& in_slots,
                    const std::vector<int>& out_slots, const std::vector<Value>& slots, int64_t start_ns);
+
+  // The device time of a node's kernel (cat "Kernel", named "<node>_kernel"),
+  // measured with device events, placed at the start of its Node event.
+  void record_kernel(const Node& node, const std::string& provider, int64_t node_start_ns, double device_ms);
 
   // Writes the trace to PREFIX_YYYY-MM-DD_HH-MM-SS.json, stops recording and
   // returns the path.

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "runtime/function_expansion.h"
+#include "runtime/partitioner.h"
 
 namespace onyx {
 
@@ -185,10 +186,42 @@ std::vector<std::string> free_names(const Graph& g) {
   return out;
 }
 
+// The dependency counts for the parallel executor (see PlannedNode::reads).
+static void plan_dependencies(CompiledGraph& plan) {
+  std::vector<int> producer(plan.num_slots, -1);
+  for (size_t i = 0; i < plan.nodes.size(); ++i)
+    for (int s : plan.nodes[i].outputs)
+      if (s >= 0) producer[s] = static_cast<int>(i);
+  plan.slot_readers.assign(plan.num_slots, 0);
+  std::vector<int> seen_slot(plan.num_slots, -1), seen_node(plan.nodes.size(), -1);
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    PlannedNode& pn = plan.nodes[i];
+    const int me = static_cast<int>(i);
+    auto read = [&](int s) {
+      if (s < 0 || seen_slot[s] == me) return;
+      seen_slot[s] = me;
+      pn.reads.push_back(s);
+      ++plan.slot_readers[s];
+      int p = producer[s];
+      if (p >= 0 && p != me && seen_node[p] != me) {
+        seen_node[p] = me;
+        ++pn.num_producers;
+        plan.nodes[p].consumers.push_back(me);
+      }
+    };
+    for (int s : pn.inputs) read(s);
+    for (int s : pn.implicit_inputs) read(s);
+    if (pn.num_producers == 0) plan.roots.push_back(me);
+  }
+  for (int s : plan.output_slots) plan.slot_readers[s] = -1;
+}
+
 std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source, const CompileEnv& env,
                                              const std::vector<std::string>& outer_names) {
   auto graph = std::make_shared<Graph>(*source);
   expand_functions(*graph, env);
+  Placement placement;
+  if (!env.device_providers.empty()) placement = partition_graph(*graph, *env.model, env.device_providers, *env.registry);
 
   auto plan = std::make_shared<CompiledGraph>();
   plan->graph = graph;
@@ -259,12 +292,21 @@ std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source
     for (auto& name : implicit[idx]) pn.implicit_inputs.push_back(slot_of.at(name));
 
     int64_t opset = env.model->opset(n.domain);
-    const KernelDef* def = env.registry->find(n, opset);
+    const KernelDef* def = placement.def.empty() ? env.registry->find(n, opset) : placement.def[idx];
     std::vector<std::string> outer = implicit[idx];
     auto compile_sub = [&env, &n, outer](const std::string& attr) -> std::shared_ptr<const CompiledGraph> {
-      return compile_graph(n.attr(attr)->g, env, outer);
+      if (env.device_providers.empty()) return compile_graph(n.attr(attr)->g, env, outer);
+      CompileEnv cpu_env = env;  // subgraphs run on the CPU
+      cpu_env.device_providers.clear();
+      return compile_graph(n.attr(attr)->g, cpu_env, outer);
     };
     KernelInitContext ictx(n, opset, constants, compile_sub);
+    pn.def = def;
+    if (!placement.provider.empty() && placement.provider[idx]) {
+      pn.ep = placement.provider[idx];
+      pn.provider = pn.ep->name();
+      ictx.set_provider(pn.ep);
+    }
     try {
       pn.kernel = def->factory(ictx);
     } catch (const Error& e) {
@@ -282,6 +324,13 @@ std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source
     plan->output_slots.push_back(it->second);
   }
 
+  if (!env.device_providers.empty()) {
+    plan->fallbacks = placement.fallbacks;
+    plan->copies = placement.copies;
+    plan->all_on_device = true;
+    for (auto& pn : plan->nodes) plan->all_on_device &= pn.ep != nullptr;
+  }
+
   // Memory plan: release each value after its last reader; never graph outputs.
   std::vector<int> last_use(plan->num_slots, -1);
   for (size_t i = 0; i < plan->nodes.size(); ++i) {
@@ -294,6 +343,7 @@ std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source
   for (int s : plan->output_slots) last_use[s] = -1;
   for (int s = 0; s < plan->num_slots; ++s)
     if (last_use[s] >= 0) plan->nodes[last_use[s]].release_after.push_back(s);
+  plan_dependencies(*plan);
   return plan;
 }
 

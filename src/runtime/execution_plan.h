@@ -2,6 +2,7 @@
 // kernel created per node, and for each node the slots whose last reader it
 // is (the memory plan: those buffers are released as soon as it finishes).
 #pragma once
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "kernels/execution_provider.h"
 #include "kernels/registry.h"
 #include "onyx/session.h"
 
@@ -42,10 +44,18 @@ struct PlannedNode {
   const Node* node = nullptr;
   std::unique_ptr<Kernel> kernel;
   std::string provider = "CPU";
+  ExecutionProvider* ep = nullptr;  // set for device providers only: outputs come from its memory
+  const KernelDef* def = nullptr;   // the kernel chosen (for the placement log)
   std::vector<int> inputs;           // slot per input, -1 when omitted
   std::vector<int> outputs;          // slot per output, -1 when omitted
   std::vector<int> implicit_inputs;  // outer-scope values its subgraphs read
   std::vector<int> release_after;    // slots last read by this node
+  // For the parallel executor: the distinct slots it reads (inputs and
+  // implicit inputs), how many distinct nodes produce them, and the distinct
+  // nodes (plan indices) that read its outputs.
+  std::vector<int> reads;
+  int num_producers = 0;
+  std::vector<int> consumers;
 };
 
 struct GraphInput {
@@ -65,7 +75,18 @@ class CompiledGraph {
   std::vector<int> output_slots;
   std::vector<int> outer_slots;  // slot of each outer-scope name, in the order given to compile
   std::vector<PlannedNode> nodes;
+  // For the parallel executor: per slot, the number of nodes reading it (its
+  // buffer is released when the last of them finishes; 0: released when its
+  // producer finishes), -1 for graph outputs (never released); and the nodes
+  // with no producer, in plan order.
+  std::vector<int> slot_readers;
+  std::vector<int> roots;
   std::shared_ptr<BufferPool> buffers = std::make_shared<BufferPool>();  // intermediates, reused across runs
+  // Partitioning (when a device provider is in use): op type -> (nodes, why
+  // they run on the CPU), and the number of copy nodes inserted.
+  std::map<std::string, std::pair<int, std::string>> fallbacks;
+  int copies = 0;
+  bool all_on_device = false;  // every node but the copies runs on a device provider
 };
 
 // Everything compiling needs from the session.
@@ -74,6 +95,9 @@ struct CompileEnv {
   const KernelRegistry* registry = nullptr;
   const SessionOptions* options = nullptr;
   std::string model_name;
+  // Device providers in priority order (the CPU is implicitly last); empty:
+  // everything on the CPU. Subgraphs always run on the CPU.
+  std::vector<ExecutionProvider*> device_providers;
 };
 
 // Compiles `graph`. `outer_names` are values the graph may read from the

@@ -24,7 +24,7 @@ class FrameContext final : public KernelContext {
   bool wants_output(size_t i) const override { return i < pn_.outputs.size() && pn_.outputs[i] >= 0; }
   Tensor& allocate_output(size_t i, DataType dtype, const Shape& shape) override {
     Value& v = output_slot(i);
-    v = Value(buffers_ ? buffers_->make(dtype, shape) : Tensor(dtype, shape));
+    v = Value(pn_.ep ? pn_.ep->make_tensor(dtype, shape) : buffers_ ? buffers_->make(dtype, shape) : Tensor(dtype, shape));
     return v.tensor();
   }
   void set_output(size_t i, Value value) override { output_slot(i) = std::move(value); }
@@ -55,10 +55,34 @@ class FrameContext final : public KernelContext {
   fail(code, "model '" + (env.model_name ? *env.model_name : std::string("?")) + "', node " + n.describe() + ": " + msg);
 }
 
+// One node; inlined into the sequential loop, called through run_node by the parallel executor.
+[[gnu::always_inline]] inline void run_node_inline(const PlannedNode& pn, std::vector<Value>& slots, const RunEnv& env,
+                                                   BufferPool* buffers) {
+  FrameContext ctx(pn, slots, env, buffers);
+  const int64_t prof_start = env.profiler ? env.profiler->now_ns() : 0;
+  const int timing = env.profiler && pn.ep ? pn.ep->timing_begin() : -1;
+  try {
+    pn.kernel->run(ctx);
+    if (timing >= 0) env.profiler->record_kernel(*pn.node, pn.provider, prof_start, pn.ep->timing_end(timing));
+  } catch (const Error& e) {
+    rethrow_with_node(env, *pn.node, e.code(), e.what());
+  } catch (const std::exception& e) {
+    rethrow_with_node(env, *pn.node, ErrorCode::RuntimeException, e.what());
+  }
+  for (size_t k = 0; k < pn.outputs.size(); ++k)
+    if (pn.outputs[k] >= 0 && slots[pn.outputs[k]].is_none())
+      rethrow_with_node(env, *pn.node, ErrorCode::RuntimeException,
+                        "the kernel did not produce output " + std::to_string(k) + " ('" + pn.node->outputs[k] + "')");
+  if (env.profiler) env.profiler->record_node(*pn.node, pn.provider, pn.inputs, pn.outputs, slots, prof_start);
+}
+
 }  // namespace
 
-std::vector<Value> execute_graph(const CompiledGraph& plan, std::vector<Value> inputs, const std::vector<Value>& outer,
-                                 const RunEnv& env) {
+void run_node(const PlannedNode& pn, std::vector<Value>& slots, const RunEnv& env, BufferPool* buffers) {
+  run_node_inline(pn, slots, env, buffers);
+}
+
+std::vector<Value> bind_frame(const CompiledGraph& plan, std::vector<Value>& inputs, const std::vector<Value>& outer) {
   std::vector<Value> slots(plan.num_slots);
   for (auto& [slot, t] : plan.constants) slots[slot] = Value(t);
   for (size_t i = 0; i < plan.outer_slots.size() && i < outer.size(); ++i) slots[plan.outer_slots[i]] = outer[i];
@@ -67,21 +91,14 @@ std::vector<Value> execute_graph(const CompiledGraph& plan, std::vector<Value> i
     if (i < inputs.size() && !inputs[i].is_none()) slots[in.slot] = std::move(inputs[i]);
     else if (in.initializer) slots[in.slot] = Value(*in.initializer);
   }
+  return slots;
+}
+
+std::vector<Value> execute_graph(const CompiledGraph& plan, std::vector<Value> inputs, const std::vector<Value>& outer,
+                                 const RunEnv& env) {
+  std::vector<Value> slots = bind_frame(plan, inputs, outer);
   for (const PlannedNode& pn : plan.nodes) {
-    FrameContext ctx(pn, slots, env, plan.buffers.get());
-    const int64_t prof_start = env.profiler ? env.profiler->now_ns() : 0;
-    try {
-      pn.kernel->run(ctx);
-    } catch (const Error& e) {
-      rethrow_with_node(env, *pn.node, e.code(), e.what());
-    } catch (const std::exception& e) {
-      rethrow_with_node(env, *pn.node, ErrorCode::RuntimeException, e.what());
-    }
-    for (size_t k = 0; k < pn.outputs.size(); ++k)
-      if (pn.outputs[k] >= 0 && slots[pn.outputs[k]].is_none())
-        rethrow_with_node(env, *pn.node, ErrorCode::RuntimeException,
-                          "the kernel did not produce output " + std::to_string(k) + " ('" + pn.node->outputs[k] + "')");
-    if (env.profiler) env.profiler->record_node(*pn.node, pn.provider, pn.inputs, pn.outputs, slots, prof_start);
+    run_node_inline(pn, slots, env, plan.buffers.get());
     for (int s : pn.release_after) slots[s] = Value();
   }
   std::vector<Value> out;

@@ -17,6 +17,15 @@ struct RunEnv {
 
 // `inputs` are positional (plan.inputs order; a none Value takes the
 // initializer default); `outer` gives plan.outer_slots' values.
+// A frame of plan.num_slots values with the constants, outer-scope values
+// and inputs (moved from `inputs`) bound, as execute_graph starts.
+std::vector<Value> bind_frame(const CompiledGraph& plan, std::vector<Value>& inputs, const std::vector<Value>& outer);
+
+// Runs one node of a frame: its kernel, the check that it produced every
+// wanted output, its profile event. Errors are rethrown as onyx::Error
+// naming the model and the node.
+void run_node(const PlannedNode& pn, std::vector<Value>& slots, const RunEnv& env, BufferPool* buffers);
+
 std::vector<Value> execute_graph(const CompiledGraph& plan, std::vector<Value> inputs, const std::vector<Value>& outer,
                                  const RunEnv& env);
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "base/thread_pool.h"
@@ -35,10 +36,13 @@ const char* kHelp =
     "(p50 p90 p95 p99 p999), throughput and peak RSS; the last line is one JSON object.\n"
     "Options (short forms as in onnxruntime_perf_test):\n"
     "  -x, --threads N        intra-op threads: threads one node's kernel may use (0: one per core)\n"
-    "  -y, --inter-threads N  inter-op threads: threads running independent nodes at once (0: default)\n"
-    "  -P, --parallel         parallel execution mode (independent nodes run concurrently; needs -y)\n"
+    "  -y, --inter-threads N  inter-op threads in parallel mode, the caller included (0: one per core)\n"
+    "  -P, --parallel         parallel execution mode: independent nodes run at once on -y threads\n"
+    "  -C \"K|V [K|V ...]\"    session config entries, e.g. -C \"session.dynamic_block_base|4\"\n"
     "  -o, --opt-level L      graph optimization level: disable|basic|extended|all or 0|1|2|99 (default all)\n"
     "  -e, --provider P       execution provider: cpu or cuda (default cpu)\n"
+    "  --provider-option K=V  a provider option (repeatable), e.g. enable_cuda_graph=1\n"
+    "  --io-binding           inputs on the device before timing, outputs left there (one caller)\n"
     "  -m, --mode M           'times' (run -r times) or 'duration' (run for -t seconds);\n"
     "                         default: duration when only -t is given, else times\n"
     "  -r, --runs N           repetitions in times mode, over all callers together (default 20)\n"
@@ -98,7 +102,7 @@ double percentile(const std::vector<double>& v, double p) {
 }  // namespace
 
 int cmd_perf(int argc, char** argv) {
-  Args args = parse_args(argc, argv, 2, {"-P", "--parallel", "-I", "--generate-inputs", "-h", "--help", "-v", "--verbose"});
+  Args args = parse_args(argc, argv, 2, {"-P", "--parallel", "-I", "--generate-inputs", "-h", "--help", "-v", "--verbose", "--io-binding"});
   if (args.has("-h") || args.has("--help")) {
     std::printf("%s", kHelp);
     return 0;
@@ -112,6 +116,16 @@ int cmd_perf(int argc, char** argv) {
   std::string inter = pick(args, {"-y", "--inter-threads"});
   if (!inter.empty()) options.inter_op_num_threads = to_int("-y", inter);
   if (any(args, {"-P", "--parallel"})) options.execution_mode = ExecutionMode::Parallel;
+  for (auto& entries : args.all("-C")) {
+    std::stringstream ss(entries);
+    std::string kv;
+    while (ss >> kv) {
+      size_t bar = kv.find('|');
+      if (bar == std::string::npos || bar == 0)
+        fail(ErrorCode::InvalidArgument, "-C needs KEY|VALUE entries, got '" + kv + "'");
+      options.config[kv.substr(0, bar)] = kv.substr(bar + 1);
+    }
+  }
   if (args.has("-o")) options.optimization_level = parse_opt_level(args.get("-o"));
   if (args.has("-e")) {
     std::string p = args.get("-e");
@@ -159,10 +173,35 @@ int cmd_perf(int argc, char** argv) {
   bool generate = specs.empty() || any(args, {"-I", "--generate-inputs"});
   Feeds feeds = generate ? random_inputs(*session, dims) : read_inputs(*session, specs);
 
+  // --io-binding: inputs copied to the device once and outputs left there
+  // (run_with_binding), as onnxruntime's I/O binding; with the CUDA provider
+  // option enable_cuda_graph=1 the runs after the second replay a CUDA graph.
+  const bool io_binding = args.has("--io-binding");
+  IoBinding binding;
+  if (io_binding && callers != 1) fail(ErrorCode::InvalidArgument, "--io-binding takes one caller (-c 1)");
+  if (io_binding) {
+    Device dev{DeviceType::CUDA, 0};
+    for (auto& [k, v] : options.provider_options[options.providers.front()])
+      if (k == "device_id") dev.id = std::stoi(v);
+    if (session->providers().size() < 2)
+      fail(ErrorCode::InvalidArgument, "--io-binding needs a device provider in use (e.g. --provider cuda on a GPU)");
+    for (auto& [name, value] : feeds) {
+      const Tensor& t = value.tensor();
+      Tensor d = session->allocate_on(dev, t.dtype(), t.shape());
+      session->copy_tensor(t, d);
+      binding.bind_input(name, Value(d));
+    }
+    for (auto& out : session->outputs()) binding.bind_output(out.name, dev);
+  }
+  auto run_once = [&]() {
+    if (io_binding) session->run_with_binding(binding);
+    else session->run(feeds);
+  };
+
   t0 = Clock::now();
-  session->run(feeds);
+  run_once();
   double first_ms = ms_since(t0);
-  for (int i = 0; i < warmup; ++i) session->run(feeds);
+  for (int i = 0; i < warmup; ++i) run_once();
 
   // The measured phase: `callers` threads share the session; in times mode
   // they take runs from one counter, in duration mode they run to a deadline.
@@ -190,7 +229,7 @@ int cmd_perf(int argc, char** argv) {
           break;
         }
         auto r0 = Clock::now();
-        session->run(feeds);
+        run_once();
         mine.push_back(ms_since(r0));
       }
     } catch (const std::exception& e) {
@@ -229,6 +268,10 @@ int cmd_perf(int argc, char** argv) {
   const double mean = sum / n, median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
   const double throughput = n / wall_s;
   int threads = options.intra_op_num_threads > 0 ? options.intra_op_num_threads : physical_core_count();
+  // inter-op threads: as given; by default one per core in parallel mode (sequential mode has no inter-op pool)
+  const int inter_threads = options.inter_op_num_threads > 0                     ? options.inter_op_num_threads
+                            : options.execution_mode == ExecutionMode::Parallel ? physical_core_count()
+                                                                                : 0;
   const char* level_names[] = {"disable", "basic", "extended", "all"};
   int lvl = static_cast<int>(options.optimization_level);
   const char* level = level_names[lvl == 99 ? 3 : std::clamp(lvl, 0, 2)];
@@ -238,7 +281,7 @@ int cmd_perf(int argc, char** argv) {
   std::printf("model: %s\n", model.c_str());
   std::printf("settings: provider %s, %d intra-op threads, %d inter-op threads, %s execution, opt level %s, "
               "%d caller%s, %s mode\n",
-              options.providers.front().c_str(), threads, options.inter_op_num_threads,
+              options.providers.front().c_str(), threads, inter_threads,
               options.execution_mode == ExecutionMode::Parallel ? "parallel" : "sequential", level, callers,
               callers == 1 ? "" : "s", mode.c_str());
   std::printf("load: %.1f ms, first run: %.2f ms, warmup runs: %d\n", load_ms, first_ms, warmup);
@@ -256,7 +299,7 @@ int cmd_perf(int argc, char** argv) {
       "\"throughput_per_s\": %.3f, \"generated_inputs\": %s, \"profile\": %s, \"peak_rss_mb\": %.1f}\n",
       load_ms, first_ms, median, mean, times.front(), times.back(), percentile(times, 0.5), percentile(times, 0.9),
       percentile(times, 0.95), percentile(times, 0.99), percentile(times, 0.999), n, threads,
-      options.inter_op_num_threads, options.execution_mode == ExecutionMode::Parallel ? "parallel" : "sequential",
+      inter_threads, options.execution_mode == ExecutionMode::Parallel ? "parallel" : "sequential",
       level, options.providers.front().c_str(), callers, mode.c_str(), warmup, wall_s, throughput,
       generate ? "true" : "false", profile_json.c_str(), peak_rss_mb());
   return 0;

@@ -137,6 +137,8 @@ class Session:
     def _run_with_options(self, fn, output_names, input_feed, run_options):
         if run_options is not None and run_options.terminate:
             raise Fail("[ONNXRuntimeError] : 1 : FAIL : Exiting due to terminate flag being set to true.")
+        if run_options is not None and run_options._config:
+            return fn(output_names, input_feed, dict(run_options._config))
         return fn(output_names, input_feed)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
@@ -228,14 +230,22 @@ class InferenceSession(Session):
             so._onyx_log_level(),
             [_PROVIDER_TO_ONYX[n] for n, _ in chosen],
             {"session.enable_cpu_mem_arena": "1" if so.enable_cpu_mem_arena else "0",
-             "session.enable_mem_pattern": "1" if so.enable_mem_pattern else "0", **so._config},
+             "session.enable_mem_pattern": "1" if so.enable_mem_pattern else "0",
+             "session.use_per_session_threads": "1" if so.use_per_session_threads else "0", **so._config,
+             # provider options, validated by the C++ session (unknown keys and bad values are errors)
+             **{f"onyx.provider_option.{n}.{k}": str(v) for n, o in chosen if n != "CPUExecutionProvider"
+                for k, v in o.items()}},
             enable_profiling=bool(so.enable_profiling),
             profile_file_prefix=str(so.profile_file_prefix),
             optimized_model_filepath=os.fspath(so.optimized_model_filepath or ""),
         )
+        # The providers in use: a CUDA provider without a device falls back to
+        # the CPU with a warning (as onnxruntime), and is not listed then.
+        in_use = list(self._sess.providers())
+        chosen = [(n, o) for n, o in chosen if n in in_use]
         self._providers = [n for n, _ in chosen]
         # The CPU provider takes no options and reports none (as onnxruntime).
-        self._provider_options = [{} if n == "CPUExecutionProvider" else o for n, o in chosen]
+        self._provider_options = [{} if n == "CPUExecutionProvider" else {k: str(v) for k, v in o.items()} for n, o in chosen]
         self._inputs_meta = [NodeArg(*m) for m in self._sess.inputs()]
         self._outputs_meta = [NodeArg(*m) for m in self._sess.outputs()]
         self._overridable_initializers = [NodeArg(*m) for m in self._sess.overridable_initializers()]
@@ -256,6 +266,8 @@ class IOBinding:
         name = getattr(device_type, "device_type", device_type)
         if callable(name):
             name = name()
+        if isinstance(name, str) and name.lower() == "cuda" and "CUDAExecutionProvider" in _AVAILABLE_PROVIDERS:
+            return  # results go through host memory: Python OrtValues live on the host
         if isinstance(name, str) and name.lower() != "cpu":
             raise InvalidArgument(
                 f"[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : device '{name}' is not available in this build of Onyx"
@@ -266,6 +278,12 @@ class IOBinding:
 
     def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr) -> None:
         self._check_device(device_type)
+        dev = getattr(device_type, "device_type", device_type)
+        if isinstance(dev, str) and dev.lower() == "cuda":
+            raise InvalidArgument(
+                "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : binding a CUDA device pointer is not supported by Onyx's "
+                "Python API yet: bind a numpy array or an OrtValue (it is copied to the device)"
+            )
         self._inputs[name] = OrtValue._from_pointer(int(buffer_ptr), [int(d) for d in shape], element_type)
 
     def bind_ortvalue_input(self, name: str, ortvalue: OrtValue) -> None:

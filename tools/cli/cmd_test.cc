@@ -42,11 +42,21 @@ std::string base_name(std::string p) {
 }
 
 // Returns "" on success, else why the case failed.
-std::string run_case(const std::string& dir, double rtol, double atol) {
+// With a device provider and claimed_only, a case none of whose nodes runs on
+// the device returns "unclaimed".
+std::string run_case(const std::string& dir, double rtol, double atol, const std::string& provider = "cpu",
+                     bool claimed_only = false) {
   try {
     SessionOptions options;
     options.log_severity_level = LogLevel::Error;
+    options.providers = {provider};
     auto session = Session::from_file(dir + "/model.onnx", options);
+    if (claimed_only) {
+      bool claimed = false;
+      for (auto& [node, p] : session->node_placement())
+        claimed |= p != "CPUExecutionProvider" && node.rfind("Memcpy", 0) != 0;
+      if (!claimed) return "unclaimed";
+    }
     std::vector<std::string> sets = list_dir(dir, "test_data_set_");
     if (sets.empty()) return "no test_data_set_* folder";
     for (auto& set : sets) {
@@ -75,7 +85,11 @@ std::string run_case(const std::string& dir, double rtol, double atol) {
 }  // namespace
 
 int cmd_test(int argc, char** argv) {
-  Args args = parse_args(argc, argv, 2, {"-v"});
+  Args args = parse_args(argc, argv, 2, {"-v", "--claimed-only"});
+  // --provider cuda runs the cases on the CUDA provider (CPU fallback per
+  // node); with --claimed-only, cases where no node runs on CUDA are skipped.
+  const std::string provider = args.get("--provider", "cpu");
+  const bool claimed_only = args.has("--claimed-only");
   double rtol = args.has("--rtol") ? std::stod(args.get("--rtol")) : 1e-3;
   double atol = args.has("--atol") ? std::stod(args.get("--atol")) : 1e-5;
   std::set<std::string> expect_fail;
@@ -99,9 +113,12 @@ int cmd_test(int argc, char** argv) {
   int passed = 0, failed = 0, skipped = 0, fixed = 0;
   for (auto& c : cases) {
     std::string name = base_name(c);
-    std::string why = run_case(c, rtol, atol);
+    std::string why = run_case(c, rtol, atol, provider, claimed_only);
     bool expected = expect_fail.count(name) != 0;
-    if (why.empty()) {
+    if (why == "unclaimed") {
+      ++skipped;
+      if (args.has("-v")) std::printf("skip %s: no node runs on %s\n", name.c_str(), provider.c_str());
+    } else if (why.empty()) {
       ++passed;
       if (expected) {
         ++fixed;

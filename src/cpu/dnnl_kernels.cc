@@ -3,6 +3,7 @@
 // ReorderInput, ReorderOutput. The optimizer's nchwc_layout pass emits them
 // only when this build has oneDNN (the reorders alone are portable).
 #include "cpu/dnnl_conv.h"
+#include "cpu/nchwc_conv.h"
 #include "cpu/nchwc_pool.h"
 #include "kernels/registry.h"
 
@@ -29,6 +30,8 @@ class NchwcConvKernel final : public Kernel {
     cfg.constant_weights = ctx.constant_input(1) != nullptr;
     if (!DnnlConv::supports(cfg, 4)) kernel_fail("NchwcConv: unsupported activation '" + cfg.activation + "'");
     conv_ = std::make_unique<DnnlConv>(cfg);
+    // Onyx's own AVX-512 direct kernel where it beats oneDNN (nchwc_conv.h)
+    direct_ = NchwcDirectConv::create(cfg, block_, ctx.constant_input(2) != nullptr);
   }
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
@@ -63,13 +66,16 @@ class NchwcConvKernel final : public Kernel {
     }
     Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
     if (y.numel() == 0) return;
-    conv_->run(io, y.data<float>(), ctx.thread_pool());
+    ThreadPool* pool = ctx.thread_pool();
+    if (direct_ && direct_->use_for(io, pool ? pool->num_threads() : 1)) direct_->run(io, y.data<float>(), pool);
+    else conv_->run(io, y.data<float>(), pool);
   }
 
  private:
   int block_;
   int64_t group_;
   std::unique_ptr<DnnlConv> conv_;
+  std::unique_ptr<NchwcDirectConv> direct_;
 };
 
 std::unique_ptr<Kernel> make_nchwc_conv(const KernelInitContext& ctx) { return std::make_unique<NchwcConvKernel>(ctx); }

@@ -1,0 +1,211 @@
+// Times Onyx's direct blocked convolution (cpu/nchwc_conv.h) against oneDNN
+// (cpu/dnnl_conv.h) on the convolution shapes of SqueezeNet 1.1, MobileNetV2
+// and ResNet-50 (batch 1, bias + Relu fused as the optimizer emits them),
+// at 1 and 2 threads. The two run alternately (a few calls each, many
+// rounds) so a noisy shared machine hurts both alike; medians per call.
+//
+//   cmake -S . -B build -DONYX_BUILD_BENCH=ON && ninja -C build conv_bench
+//   build/bench/conv_bench [--rounds N] [--threads 1,2] [--filter squeezenet]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cpu/dnnl_conv.h"
+#include "cpu/nchwc_conv.h"
+
+using namespace onyx;
+
+namespace {
+
+struct ConvShape {
+  const char* model;
+  int64_t C, M, H, W, K, S, P, G;
+  bool plain;  // first layer: NCHW input
+};
+
+const ConvShape kShapes[] = {
+    // SqueezeNet 1.1
+    {"squeezenet", 3, 64, 224, 224, 3, 2, 0, 1, true},
+    {"squeezenet", 64, 16, 55, 55, 1, 1, 0, 1, false},
+    {"squeezenet", 16, 64, 55, 55, 1, 1, 0, 1, false},
+    {"squeezenet", 16, 64, 55, 55, 3, 1, 1, 1, false},
+    {"squeezenet", 128, 16, 55, 55, 1, 1, 0, 1, false},
+    {"squeezenet", 128, 32, 27, 27, 1, 1, 0, 1, false},
+    {"squeezenet", 32, 128, 27, 27, 1, 1, 0, 1, false},
+    {"squeezenet", 32, 128, 27, 27, 3, 1, 1, 1, false},
+    {"squeezenet", 256, 32, 27, 27, 1, 1, 0, 1, false},
+    {"squeezenet", 256, 48, 13, 13, 1, 1, 0, 1, false},
+    {"squeezenet", 48, 192, 13, 13, 1, 1, 0, 1, false},
+    {"squeezenet", 48, 192, 13, 13, 3, 1, 1, 1, false},
+    {"squeezenet", 384, 48, 13, 13, 1, 1, 0, 1, false},
+    {"squeezenet", 384, 64, 13, 13, 1, 1, 0, 1, false},
+    {"squeezenet", 64, 256, 13, 13, 1, 1, 0, 1, false},
+    {"squeezenet", 64, 256, 13, 13, 3, 1, 1, 1, false},
+    {"squeezenet", 512, 64, 13, 13, 1, 1, 0, 1, false},
+    {"squeezenet", 512, 1000, 13, 13, 1, 1, 0, 1, false},
+    // MobileNetV2
+    {"mobilenet", 3, 32, 224, 224, 3, 2, 1, 1, true},
+    {"mobilenet", 32, 32, 112, 112, 3, 1, 1, 32, false},
+    {"mobilenet", 32, 16, 112, 112, 1, 1, 0, 1, false},
+    {"mobilenet", 16, 96, 112, 112, 1, 1, 0, 1, false},
+    {"mobilenet", 96, 96, 112, 112, 3, 2, 1, 96, false},
+    {"mobilenet", 96, 24, 56, 56, 1, 1, 0, 1, false},
+    {"mobilenet", 24, 144, 56, 56, 1, 1, 0, 1, false},
+    {"mobilenet", 144, 144, 56, 56, 3, 1, 1, 144, false},
+    {"mobilenet", 144, 24, 56, 56, 1, 1, 0, 1, false},
+    {"mobilenet", 144, 144, 56, 56, 3, 2, 1, 144, false},
+    {"mobilenet", 144, 32, 28, 28, 1, 1, 0, 1, false},
+    {"mobilenet", 32, 192, 28, 28, 1, 1, 0, 1, false},
+    {"mobilenet", 192, 192, 28, 28, 3, 1, 1, 192, false},
+    {"mobilenet", 192, 32, 28, 28, 1, 1, 0, 1, false},
+    {"mobilenet", 192, 192, 28, 28, 3, 2, 1, 192, false},
+    {"mobilenet", 192, 64, 14, 14, 1, 1, 0, 1, false},
+    {"mobilenet", 64, 384, 14, 14, 1, 1, 0, 1, false},
+    {"mobilenet", 384, 384, 14, 14, 3, 1, 1, 384, false},
+    {"mobilenet", 384, 64, 14, 14, 1, 1, 0, 1, false},
+    {"mobilenet", 384, 96, 14, 14, 1, 1, 0, 1, false},
+    {"mobilenet", 96, 576, 14, 14, 1, 1, 0, 1, false},
+    {"mobilenet", 576, 576, 14, 14, 3, 1, 1, 576, false},
+    {"mobilenet", 576, 96, 14, 14, 1, 1, 0, 1, false},
+    {"mobilenet", 576, 576, 14, 14, 3, 2, 1, 576, false},
+    {"mobilenet", 576, 160, 7, 7, 1, 1, 0, 1, false},
+    {"mobilenet", 160, 960, 7, 7, 1, 1, 0, 1, false},
+    {"mobilenet", 960, 960, 7, 7, 3, 1, 1, 960, false},
+    {"mobilenet", 960, 160, 7, 7, 1, 1, 0, 1, false},
+    {"mobilenet", 960, 320, 7, 7, 1, 1, 0, 1, false},
+    {"mobilenet", 320, 1280, 7, 7, 1, 1, 0, 1, false},
+    // ResNet-50
+    {"resnet50", 3, 64, 224, 224, 7, 2, 3, 1, true},
+    {"resnet50", 64, 64, 56, 56, 1, 1, 0, 1, false},
+    {"resnet50", 64, 64, 56, 56, 3, 1, 1, 1, false},
+    {"resnet50", 64, 256, 56, 56, 1, 1, 0, 1, false},
+    {"resnet50", 256, 64, 56, 56, 1, 1, 0, 1, false},
+    {"resnet50", 256, 128, 56, 56, 1, 1, 0, 1, false},
+    {"resnet50", 128, 128, 56, 56, 3, 2, 1, 1, false},
+    {"resnet50", 128, 512, 28, 28, 1, 1, 0, 1, false},
+    {"resnet50", 256, 512, 56, 56, 1, 2, 0, 1, false},
+    {"resnet50", 512, 128, 28, 28, 1, 1, 0, 1, false},
+    {"resnet50", 128, 128, 28, 28, 3, 1, 1, 1, false},
+    {"resnet50", 512, 256, 28, 28, 1, 1, 0, 1, false},
+    {"resnet50", 256, 256, 28, 28, 3, 2, 1, 1, false},
+    {"resnet50", 256, 1024, 14, 14, 1, 1, 0, 1, false},
+    {"resnet50", 512, 1024, 28, 28, 1, 2, 0, 1, false},
+    {"resnet50", 1024, 256, 14, 14, 1, 1, 0, 1, false},
+    {"resnet50", 256, 256, 14, 14, 3, 1, 1, 1, false},
+    {"resnet50", 1024, 512, 14, 14, 1, 1, 0, 1, false},
+    {"resnet50", 512, 512, 14, 14, 3, 2, 1, 1, false},
+    {"resnet50", 512, 2048, 7, 7, 1, 1, 0, 1, false},
+    {"resnet50", 1024, 2048, 14, 14, 1, 2, 0, 1, false},
+    {"resnet50", 2048, 512, 7, 7, 1, 1, 0, 1, false},
+    {"resnet50", 512, 512, 7, 7, 3, 1, 1, 1, false},
+};
+
+void fill(Tensor& t, int seed) {
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<float>(((i * 37 + seed * 11) % 23) - 11) / 16.0f;
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 30, per_round = 4;
+  std::vector<int> threads = {1, 2};
+  std::string filter;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc) {
+      threads.clear();
+      for (const char* s = argv[++i]; *s;) {
+        threads.push_back(std::atoi(s));
+        while (*s && *s != ',') ++s;
+        if (*s) ++s;
+      }
+    } else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+  }
+  if (!dnnl_available() || !nchwc_direct_available()) {
+    std::fprintf(stderr, "needs oneDNN and an AVX-512 CPU\n");
+    return 1;
+  }
+  std::printf("%-10s %-34s %3s %9s %9s %7s %8s\n", "model", "conv (C->M HxW k s p g)", "thr", "onednn_ms", "direct_ms",
+              "speedup", "policy");
+  for (int nthr : threads) {
+    ThreadPool pool(nthr);
+    for (const ConvShape& s : kShapes) {
+      if (!filter.empty() && std::string(s.model).find(filter) == std::string::npos) continue;
+      DnnlConvConfig cfg;
+      cfg.attrs.kernel = {s.K, s.K};
+      cfg.attrs.strides = {s.S, s.S};
+      cfg.attrs.pads = {s.P, s.P, s.P, s.P};
+      cfg.group = s.G;
+      cfg.activation = "Relu";
+      cfg.constant_weights = true;
+      DnnlConv dnnl(cfg);
+      auto direct = NchwcDirectConv::create(cfg, 16);
+      Tensor w(DataType::Float, {s.M, s.C / s.G, s.K, s.K}), b(DataType::Float, {s.M});
+      fill(w, 1);
+      fill(b, 2);
+      Shape xl = {1, s.C, s.H, s.W};
+      Shape xs = s.plain ? xl : blocked_shape(xl, 16);
+      Tensor x(DataType::Float, xs);
+      fill(x, 3);
+      Shape ys = blocked_shape(dnnl.output_shape(xl, w.shape()), 16);
+      Tensor y(DataType::Float, ys);
+      DnnlConv::Io io;
+      io.x = x.data<float>();
+      io.x_shape = xs;
+      io.x_block = s.plain ? 0 : 16;
+      io.w = &w;
+      io.b = &b;
+      io.y_block = 16;
+      if (!direct || !direct->supports(io)) continue;
+      for (int i = 0; i < 3; ++i) {
+        dnnl.run(io, y.data<float>(), &pool);
+        direct->run(io, y.data<float>(), &pool);
+      }
+      // Each round: a pause (the pool's workers and OpenMP's threads stop
+      // spinning), one untimed call, then per_round timed calls; oneDNN and
+      // the direct kernel alternate.
+      std::vector<double> td, tn;
+      auto block = [&](bool use_direct, std::vector<double>& out) {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+        for (int k = 0; k <= per_round; ++k) {
+          double t0 = now_ms();
+          if (use_direct) direct->run(io, y.data<float>(), &pool);
+          else dnnl.run(io, y.data<float>(), &pool);
+          if (k > 0) out.push_back(now_ms() - t0);
+        }
+      };
+      for (int r = 0; r < rounds; ++r) {
+        block(false, td);
+        block(true, tn);
+      }
+      double md = median(td), mn = median(tn);
+      DirectConvShape ds;
+      int64_t OH = ys[2], OW = ys[3];
+      ds.C = s.C, ds.M = s.M, ds.H = s.H, ds.W = s.W, ds.OH = OH, ds.OW = OW, ds.KH = ds.KW = s.K, ds.SH = ds.SW = s.S;
+      ds.group = s.G, ds.plain_input = s.plain;
+      char label[64];
+      std::snprintf(label, sizeof label, "%ld->%ld %ldx%ld k%ld s%ld p%ld g%ld%s", (long)s.C, (long)s.M, (long)s.H,
+                    (long)s.W, (long)s.K, (long)s.S, (long)s.P, (long)s.G, s.plain ? " nchw" : "");
+      std::printf("%-10s %-34s %3d %9.4f %9.4f %7.2f %8s\n", s.model, label, nthr, md, mn, md / mn,
+                  direct_conv_preferred(ds, nthr) ? "direct" : "onednn");
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,484 @@
+// Direct blocked convolution: weight packing, tiling, threading and the
+// selection policy; the AVX-512 micro-kernels are in nchwc_conv_avx512.cc.
+//
+// Work: units of (image, group of up to 4 output blocks, output row,
+// segment of the row) split over the ThreadPool. A row segment is cut into
+// tiles of up to max_pixels(nb) pixels (evenly: 55 -> 5 x 6 + 5 x 5). Output
+// rows whose kernel rows leave the image sum the rows inside only; tiles
+// whose pixels reach into the left / right padding read from a copy of their
+// input columns with zeros in the padding, so every tile runs the same fast
+// kernel. 1x1 stride-1 unpadded convolutions are one long row of H*W pixels.
+// Depthwise convolutions run a row kernel per (pair of channel blocks,
+// output row): edge pixels over their valid taps, the rest in tiles of 8.
+#include "cpu/nchwc_conv.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "cpu/nchwc_conv_kernel.h"
+#include "kernels/kernel.h"
+
+namespace onyx {
+
+using nchwc::TileArgs;
+using nchwc::TileFn;
+
+bool nchwc_direct_available() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static bool ok = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  }();
+  return ok;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+constexpr int kBlock = 16;
+
+// ONYX_CONV_DIRECT: 0 never, 1 always (where supported), unset: the policy.
+int direct_env() {
+  static int p = [] {
+    const char* e = std::getenv("ONYX_CONV_DIRECT");
+    return e && *e ? std::atoi(e) : -1;
+  }();
+  return p;
+}
+
+bool parse_activation(const std::string& act, const std::vector<float>& p, int* kind, float* p0, float* p1) {
+  auto param = [&](size_t i, float def) { return i < p.size() ? p[i] : def; };
+  *p0 = 0.0f;
+  *p1 = 0.0f;
+  if (act.empty()) *kind = nchwc::kActNone;
+  else if (act == "Relu") *kind = nchwc::kActRelu;
+  else if (act == "LeakyRelu") *kind = nchwc::kActLeakyRelu, *p0 = param(0, 0.01f);
+  else if (act == "Clip") *kind = nchwc::kActClip, *p0 = param(0, -3.4e38f), *p1 = param(1, 3.4e38f);
+  else if (act == "HardSigmoid") *kind = nchwc::kActHardSigmoid, *p0 = param(0, 0.2f), *p1 = param(1, 0.5f);
+  else if (act == "HardSwish") *kind = nchwc::kActHardSwish;
+  else if (act == "Sigmoid") *kind = nchwc::kActSigmoid;
+  else if (act == "Tanh") *kind = nchwc::kActTanh;
+  else return false;
+  return true;
+}
+
+// 64-byte aligned float buffer.
+struct AlignedBuf {
+  float* p = nullptr;
+  size_t n = 0;
+  explicit AlignedBuf(size_t count) : n(count) {
+    size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
+    p = static_cast<float*>(std::aligned_alloc(64, bytes ? bytes : 64));
+    std::memset(p, 0, bytes);
+  }
+  ~AlignedBuf() { std::free(p); }
+  AlignedBuf(const AlignedBuf&) = delete;
+  AlignedBuf& operator=(const AlignedBuf&) = delete;
+};
+
+float* scratch(size_t floats) {
+  thread_local std::vector<float> buf;
+  if (buf.size() < floats) buf.resize(floats);
+  return buf.data();
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+// Policy, from bench/conv_bench.cc on this machine (Zen 5, 1 thread, bias +
+// Relu fused; medians of 15-30 interleaved rounds; ratio = oneDNN 2.6 time /
+// ours, > 1: the direct kernel is faster). The machine was shared and
+// loaded (load average 6-10 on 2 cores), so ratios within ~5% are ties;
+// ranges are over several runs.
+//   plain 3-channel input, 3x3 s2, 64 outputs (SqueezeNet conv1)  1.02-1.12
+//   plain 3->64 7x7 s2 (ResNet-50 conv1)                          0.92-0.98
+//   plain 3->32 3x3 s2 (MobileNetV2 conv1; 2 output blocks)       0.60-0.80
+//   blocked 3x3 s1 without Winograd (16->64 @55, 48->192 and
+//     64->256 @13: oneDNN's direct kernel)                         0.95-1.11
+//   blocked 3x3 s2 (ResNet-50: 128 @56, 256 @28, 512 @14)         0.88-1.00, 0.89-1.07, 1.04-1.41
+//   3x3 s1 where oneDNN runs Winograd (see dnnl_conv.cc: C, M >= 32
+//     at >= 27x27, or C >= 128 at >= 7x7)                          0.21-0.63
+//   1x1 at <= 14x14 with C >= 192, M <= 160 (SqueezeNet squeeze
+//     convs @13, MobileNetV2 projections @14 and @7)               0.99-1.13
+//   other 1x1 (large images, or many outputs)                      0.67-1.05
+//   depthwise 3x3 stride 2 (MobileNetV2)                           0.96-1.02
+//   depthwise 3x3 stride 1 (MobileNetV2)                           0.56-0.88
+// At 2 threads oneDNN's OpenMP threads and the session's pool compete for
+// the two cores: on this loaded machine oneDNN's 2-thread medians were
+// 0.6-10 ms on layers it runs in 0.02-1.5 ms with one thread, while the
+// direct kernel (the pool only) stayed near its 1-thread time. Ties go to
+// the direct kernel for that reason.
+bool direct_conv_preferred(const DirectConvShape& s, int threads) {
+  (void)threads;
+  const bool depthwise = s.group > 1 && s.group == s.C && s.group == s.M;
+  if (depthwise) return s.KH == 3 && s.KW == 3 && s.SH == 2 && s.SW == 2 && s.DH == 1 && s.DW == 1;
+  if (s.group != 1) return false;
+  const int64_t out_px = s.OH * s.OW;
+  if (s.KH * s.KW == 1) return s.SH == 1 && s.SW == 1 && out_px <= 14 * 14 && s.C >= 192 && s.M <= 160;
+  if (s.plain_input) return s.C <= 4 && s.M % 64 == 0 && s.KH * s.KW <= 9;
+  const bool s1 = s.SH == 1 && s.SW == 1 && s.DH == 1 && s.DW == 1;
+  const bool winograd = s1 && s.KH == 3 && s.KW == 3 && s.C >= 32 && s.M >= 32 &&
+                        (out_px >= 27 * 27 || (s.C >= 128 && out_px >= 7 * 7));
+  if (winograd) return false;
+  return s.M % 64 == 0 || s.M >= 128;  // full tiles of output blocks
+}
+
+struct NchwcDirectConv::Impl {
+  DnnlConvConfig cfg;
+  bool bias_constant = false;
+  int act = 0;
+  float p0 = 0, p1 = 0;
+
+  struct OcGroup {
+    int64_t g, ob, nb;  // group, first block within the group, blocks
+    size_t w_off;       // in the packed weights
+  };
+  struct Packed {
+    const void* w_from = nullptr;
+    const void* b_from = nullptr;
+    bool plain = false;
+    std::unique_ptr<AlignedBuf> w, bias;
+    std::vector<OcGroup> ocg;
+  };
+  mutable std::mutex mu;
+  mutable std::vector<std::shared_ptr<const Packed>> packs;  // one per (weights, bias, plain)
+
+  std::shared_ptr<const Packed> pack(const Tensor& w, const Tensor* b, bool plain, bool depthwise) const {
+    const float* wd = w.data<float>();
+    const float* bd = b ? b->data<float>() : nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (auto& p : packs)
+        if (p->w_from == wd && p->b_from == bd && p->plain == plain) return p;
+    }
+    auto pk = std::make_shared<Packed>();
+    pk->w_from = wd;
+    pk->b_from = bd;
+    pk->plain = plain;
+    const int64_t M = w.dim(0), Cg = w.dim(1), KH = w.dim(2), KW = w.dim(3), G = cfg.group;
+    const int64_t Mg = M / G;
+    const int64_t OCB = ceil_div(M, kBlock);
+    pk->bias = std::make_unique<AlignedBuf>(OCB * kBlock);
+    if (bd) std::memcpy(pk->bias->p, bd, M * sizeof(float));
+    if (depthwise) {
+      // [CB][KH][KW][16]
+      pk->w = std::make_unique<AlignedBuf>(OCB * KH * KW * kBlock);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t k = 0; k < KH * KW; ++k) pk->w->p[((m / kBlock) * KH * KW + k) * kBlock + m % kBlock] = wd[m * KH * KW + k];
+    } else {
+      const int64_t ici = plain ? Cg : kBlock;
+      const int64_t icb_n = plain ? 1 : ceil_div(Cg, kBlock);
+      const int64_t ocb_g = ceil_div(Mg, kBlock);
+      // split each group's blocks into tiles of <= 4 blocks, as even as
+      // possible. With many input channels and a spatial kernel, tiles of 2
+      // blocks (2 x 12 pixels) keep a tile's filters closer to L1; measured
+      // (bench/conv_bench, 1 thread, ours / oneDNN speedup, 4 vs 2 blocks):
+      // 16->64 @55 1.10 vs 1.11, 48->192 @13 1.05 vs 1.05, 64->256 @13 1.09
+      // vs 0.98; ResNet-50 3x3 s2 128->128 @56 0.26 vs 0.90, 256->256 @28
+      // 0.86 vs 1.01.
+      int64_t max_nb = nchwc::kMaxBlocks;
+      if (!plain && KH * KW > 1 && Cg > 64) max_nb = 2;
+      const int64_t nt = ceil_div(ocb_g, max_nb);
+      size_t off = 0;
+      for (int64_t g = 0; g < G; ++g)
+        for (int64_t t = 0, ob = 0; t < nt; ++t) {
+          int64_t nb = ocb_g / nt + (t < ocb_g % nt ? 1 : 0);
+          pk->ocg.push_back({g, ob, nb, off});
+          off += static_cast<size_t>(icb_n * KH * KW * ici * nb * kBlock);
+          ob += nb;
+        }
+      pk->w = std::make_unique<AlignedBuf>(off);
+      // [icb][kh][kw][ic][b][16] per tile of blocks
+      for (const OcGroup& o : pk->ocg) {
+        float* dst = pk->w->p + o.w_off;
+        for (int64_t icb = 0; icb < icb_n; ++icb)
+          for (int64_t kh = 0; kh < KH; ++kh)
+            for (int64_t kw = 0; kw < KW; ++kw)
+              for (int64_t ic = 0; ic < ici; ++ic)
+                for (int64_t bb = 0; bb < o.nb; ++bb)
+                  for (int64_t l = 0; l < kBlock; ++l, ++dst) {
+                    int64_t c = plain ? ic : icb * kBlock + ic;
+                    int64_t m = (o.ob + bb) * kBlock + l;
+                    if (c < Cg && m < Mg) *dst = wd[(((o.g * Mg + m) * Cg + c) * KH + kh) * KW + kw];
+                  }
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    packs.push_back(pk);
+    return pk;
+  }
+};
+
+std::unique_ptr<NchwcDirectConv> NchwcDirectConv::create(const DnnlConvConfig& cfg, int block, bool bias_constant) {
+  if (!nchwc_direct_available() || block != kBlock || !cfg.constant_weights || cfg.group < 1) return nullptr;
+  int act;
+  float p0, p1;
+  if (!parse_activation(cfg.activation, cfg.activation_params, &act, &p0, &p1)) return nullptr;
+  std::unique_ptr<NchwcDirectConv> d(new NchwcDirectConv());
+  d->impl_ = std::make_unique<Impl>();
+  d->impl_->cfg = cfg;
+  d->impl_->cfg.attrs.ceil_mode = false;
+  d->impl_->bias_constant = bias_constant;
+  d->impl_->act = act;
+  d->impl_->p0 = p0;
+  d->impl_->p1 = p1;
+  return d;
+}
+
+NchwcDirectConv::~NchwcDirectConv() = default;
+
+namespace {
+
+struct Geo {
+  int64_t N, C, H, W, M, OH, OW, KH, KW, SH, SW, DH, DW, PH, PW, G;
+  bool plain, depthwise;
+};
+
+bool geometry(const DnnlConvConfig& cfg, const DnnlConv::Io& io, Geo* g) {
+  if (!io.w || io.w->rank() != 4 || io.w->dtype() != DataType::Float) return false;
+  if (io.y_block != kBlock) return false;
+  const Shape& ws = io.w->shape();
+  g->G = cfg.group;
+  g->plain = io.x_block == 0;
+  if (!g->plain && io.x_block != kBlock) return false;
+  if (g->plain ? io.x_shape.size() != 4 : io.x_shape.size() != 5) return false;
+  g->N = io.x_shape[0];
+  g->C = g->plain ? io.x_shape[1] : ws[1] * g->G;
+  g->H = io.x_shape[2];
+  g->W = io.x_shape[3];
+  g->M = ws[0];
+  g->KH = ws[2];
+  g->KW = ws[3];
+  if (g->C != ws[1] * g->G || g->M % g->G != 0) return false;
+  if (!g->plain && io.x_shape[1] != ceil_div(g->C, kBlock)) return false;
+  const int64_t Cg = ws[1], Mg = g->M / g->G;
+  g->depthwise = g->G > 1 && Cg == 1 && Mg == 1;
+  if (g->G > 1 && !g->depthwise && (g->plain || Cg % kBlock || Mg % kBlock)) return false;
+  if (g->depthwise && g->plain) return false;
+  SpatialGeometry sg = compute_geometry({g->H, g->W}, cfg.attrs, {g->KH, g->KW});
+  g->OH = sg.out[0];
+  g->OW = sg.out[1];
+  g->SH = sg.strides[0];
+  g->SW = sg.strides[1];
+  g->DH = sg.dilations[0];
+  g->DW = sg.dilations[1];
+  g->PH = sg.pad_begin[0];
+  g->PW = sg.pad_begin[1];
+  return true;
+}
+
+// The valid kernel taps [lo, hi) of output position o along one axis.
+inline void tap_range(int64_t o, int64_t S, int64_t P, int64_t D, int64_t K, int64_t In, int64_t* lo, int64_t* hi) {
+  int64_t i0 = o * S - P;
+  *lo = i0 < 0 ? ceil_div(-i0, D) : 0;
+  *hi = In - 1 - i0 < 0 ? 0 : std::min(K, (In - 1 - i0) / D + 1);
+  if (*hi < *lo) *hi = *lo;
+}
+
+}  // namespace
+
+bool NchwcDirectConv::supports(const DnnlConv::Io& io) const {
+  Geo g;
+  if (!geometry(impl_->cfg, io, &g)) return false;
+  if (io.b && !impl_->bias_constant) return false;
+  return true;
+}
+
+bool NchwcDirectConv::use_for(const DnnlConv::Io& io, int threads) const {
+  int env = direct_env();
+  if (env == 0) return false;
+  Geo g;
+  if (!geometry(impl_->cfg, io, &g)) return false;
+  if (io.b && !impl_->bias_constant) return false;
+  if (env == 1) return true;
+  DirectConvShape s;
+  s.C = g.C, s.M = g.M, s.H = g.H, s.W = g.W, s.OH = g.OH, s.OW = g.OW, s.KH = g.KH, s.KW = g.KW;
+  s.SH = g.SH, s.SW = g.SW, s.DH = g.DH, s.DW = g.DW, s.group = g.G, s.plain_input = g.plain;
+  return direct_conv_preferred(s, threads);
+}
+
+void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) const {
+  const Impl& im = *impl_;
+  Geo g;
+  if (!geometry(im.cfg, io, &g)) kernel_fail("NchwcConv: this shape is not supported by the direct kernel");
+  auto pk = im.pack(*io.w, io.b, g.plain, g.depthwise);
+  const float* bias = io.b ? pk->bias->p : nullptr;
+  const int64_t OCB = ceil_div(g.M, kBlock);
+  const uint32_t tail_mask = g.M % kBlock ? (1u << (g.M % kBlock)) - 1 : 0xFFFFu;
+  const int64_t CB = g.plain ? 0 : ceil_div(g.C, kBlock);
+
+  // 1x1, stride 1, no padding: one row of H*W pixels.
+  int64_t H = g.H, W = g.W, OH = g.OH, OW = g.OW;
+  if (g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PH == 0 && g.PW == 0 && g.OH == g.H && g.OW == g.W) {
+    W = OW = g.H * g.W;
+    H = OH = 1;
+  }
+  const int64_t out_plane = OH * OW * kBlock;  // one output block of one image
+
+  if (g.depthwise) {
+    static const nchwc::DwRowFn dw_row = nchwc::dw_row_kernel_avx512();
+    // units: (image, pair of channel blocks, output row); two blocks per
+    // call give 16 independent FMA chains
+    const int64_t npairs = ceil_div(OCB, 2);
+    const int64_t units = g.N * npairs * OH;
+    parallel_for(units * OW * g.KH * g.KW > 4096 ? pool : nullptr, units, [&](int64_t u0, int64_t u1) {
+      nchwc::DwRowArgs a{};
+      a.x_kh_stride = g.DH * W * kBlock;
+      a.KW = g.KW, a.SW = g.SW, a.DW = g.DW, a.PW = g.PW, a.W = W, a.OW = OW;
+      a.x_cb_stride = H * W * kBlock;
+      a.w_cb_stride = g.KH * g.KW * kBlock;
+      a.y_cb_stride = OH * OW * kBlock;
+      a.act = im.act;
+      a.p0 = im.p0;
+      a.p1 = im.p1;
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t oh = u % OH, cb = (u / OH) % npairs * 2, n = u / (OH * npairs);
+        int64_t kh_lo, kh_hi;
+        tap_range(oh, g.SH, g.PH, g.DH, g.KH, H, &kh_lo, &kh_hi);
+        a.ncb = std::min<int64_t>(2, OCB - cb);
+        a.x = io.x + ((n * CB + cb) * H + (oh * g.SH - g.PH + kh_lo * g.DH)) * W * kBlock;
+        a.w = pk->w->p + (cb * g.KH + kh_lo) * g.KW * kBlock;
+        a.kh_count = kh_hi - kh_lo;
+        a.bias = bias ? bias + cb * kBlock : nullptr;
+        a.last_mask = cb + a.ncb == OCB ? tail_mask : 0xFFFFu;
+        const int64_t yoff = ((n * OCB + cb) * OH + oh) * OW * kBlock;
+        a.y = y + yoff;
+        a.z = io.z ? io.z + yoff : nullptr;
+        dw_row(a);
+      }
+    });
+    return;
+  }
+
+  // the tile kernels, by blocks and pixels
+  const int ic_code = g.plain ? (g.C == 3 ? 3 : 0) : kBlock;
+  using TileTable = std::array<std::array<TileFn, 16>, nchwc::kMaxBlocks + 1>;
+  auto make_table = [](int ic) {
+    TileTable t{};
+    for (int nb = 1; nb <= nchwc::kMaxBlocks; ++nb)
+      for (int p = 1; p <= nchwc::max_pixels(nb); ++p) t[nb][p] = nchwc::tile_kernel_avx512(nb, p, ic);
+    return t;
+  };
+  static const TileTable tables[3] = {make_table(kBlock), make_table(3), make_table(0)};
+  const TileTable& fns = tables[ic_code == kBlock ? 0 : ic_code == 3 ? 1 : 2];
+
+  const int64_t Cg = g.C / g.G, Mg = g.M / g.G;
+  const int64_t icb_g = g.plain ? 1 : ceil_div(Cg, kBlock);  // input blocks per group
+  const int64_t ici = g.plain ? g.C : kBlock;
+  const int64_t nocg = static_cast<int64_t>(pk->ocg.size());
+  const int nthr = pool ? pool->num_threads() : 1;
+  // row segments: long rows (1x1 flattened) are cut so both threads get work
+  const int64_t seg_len = OW > 192 ? 96 : OW;
+  const int64_t nseg = ceil_div(OW, seg_len);
+  // rows per unit: the weights of an input-block chunk (loaded into L1 once)
+  // serve up to 4 rows, while leaving >= 8 units per thread
+  int64_t rows = 1;
+  while (rows < 4 && g.N * nocg * ceil_div(OH, rows * 2) * nseg >= 8 * nthr) rows *= 2;
+  const int64_t nrg = ceil_div(OH, rows);
+  const int64_t units = g.N * nocg * nrg * nseg;
+  const double flops = 2.0 * g.N * g.M * g.OH * g.OW * Cg * g.KH * g.KW;
+  // input strides (blocked: [n][cb][h][w][16]; plain: [n][c][h][w])
+  const int64_t x_img = g.plain ? g.C * H * W : CB * H * W * kBlock;
+  const int64_t x_icb = g.plain ? 0 : H * W * kBlock;
+  const int64_t x_row = g.plain ? W : W * kBlock;  // one input row
+  const int64_t x_col = g.plain ? 1 : kBlock;      // one input column
+  const int64_t x_ic = g.plain ? H * W : 1;
+  const bool z_in_y = io.z == y;
+
+  parallel_for(flops > 2e5 ? pool : nullptr, units, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t seg = u % nseg, rg = (u / nseg) % nrg, oi = (u / (nseg * nrg)) % nocg,
+                    n = u / (nseg * nrg * nocg);
+      const Impl::OcGroup& o = pk->ocg[oi];
+      const TileFn* tf = fns[o.nb].data();
+      const int64_t pmax = nchwc::max_pixels(static_cast<int>(o.nb));
+      const int64_t ob_global = o.g * (Mg / kBlock) + o.ob;  // G > 1: Mg % 16 == 0
+      TileArgs a{};
+      a.w_kw_stride = ici * o.nb * kBlock;
+      a.w_kh_stride = g.KW * a.w_kw_stride;
+      a.w_icb_stride = g.KH * a.w_kh_stride;
+      a.kw_count = g.KW;
+      a.ic_inner = ici;
+      a.x_kw_stride = g.DW * x_col;
+      a.x_px_stride = g.SW * x_col;
+      a.y_block_stride = out_plane;
+      a.bias = bias ? bias + ob_global * kBlock : nullptr;
+      a.last_mask = ob_global + o.nb == OCB ? tail_mask : 0xFFFFu;
+      a.act = im.act;
+      a.p0 = im.p0;
+      a.p1 = im.p1;
+      // input blocks per pass: their weights stay in L1 (<= 32 KB)
+      const int64_t chunk = std::clamp<int64_t>(32768 / (a.w_icb_stride * 4), 1, icb_g);
+      const int64_t s0 = seg * seg_len, s1 = std::min(OW, s0 + seg_len), len = s1 - s0;
+      const int64_t ntiles = ceil_div(len, pmax);
+      const int64_t oh0 = rg * rows, oh1 = std::min(OH, oh0 + rows);
+      for (int64_t c0 = 0; c0 < icb_g; c0 += chunk) {
+        const int64_t cn = std::min(chunk, icb_g - c0);
+        a.icb_count = cn;
+        // z in place of y: start from it (and don't read it again at the end)
+        a.accumulate = c0 > 0 || z_in_y;
+        a.finish = c0 + cn == icb_g;
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+          int64_t kh_lo, kh_hi;
+          tap_range(oh, g.SH, g.PH, g.DH, g.KH, H, &kh_lo, &kh_hi);
+          const int64_t khc = kh_hi - kh_lo;
+          const int64_t ih_first = oh * g.SH - g.PH + kh_lo * g.DH;
+          const float* xbase = io.x + n * x_img + (o.g * icb_g + c0) * x_icb + ih_first * x_row;
+          a.w = pk->w->p + o.w_off + c0 * a.w_icb_stride + kh_lo * a.w_kh_stride;
+          a.kh_count = khc;
+          float* yrow = y + ((n * OCB + ob_global) * OH + oh) * OW * kBlock;
+          const float* zrow = io.z && !z_in_y ? io.z + ((n * OCB + ob_global) * OH + oh) * OW * kBlock : nullptr;
+          for (int64_t t = 0, ow = s0; t < ntiles; ++t) {
+            const int64_t P = len / ntiles + (t < len % ntiles ? 1 : 0);
+            const int64_t iw0 = ow * g.SW - g.PW, iw1 = (ow + P - 1) * g.SW - g.PW + (g.KW - 1) * g.DW;
+            a.y = yrow + ow * kBlock;
+            a.z = zrow ? zrow + ow * kBlock : nullptr;
+            if (iw0 >= 0 && iw1 < W) {
+              a.x = xbase + iw0 * x_col;
+              a.x_kh_stride = g.DH * x_row;
+              a.x_icb_stride = x_icb;
+              a.x_ic_stride = x_ic;
+            } else {
+              // copy the columns [iw0, iw1] of the valid rows, zeros outside the image:
+              // blocked [icb][kh][col][16], plain [c][kh][col]
+              const int64_t cols = iw1 - iw0 + 1;
+              const int64_t planes = g.plain ? g.C : cn;
+              const int64_t width = g.plain ? 1 : kBlock;
+              float* sc = scratch(static_cast<size_t>(planes * std::max<int64_t>(khc, 1) * cols * width));
+              const int64_t plane_stride = g.plain ? H * W : x_icb;
+              // columns [v0, v1) are inside the image: one copy per row
+              const int64_t v0 = std::max<int64_t>(iw0, 0), v1 = std::min<int64_t>(iw1 + 1, W);
+              const int64_t left = std::min(cols, v0 - iw0), mid = std::max<int64_t>(v1 - v0, 0);
+              const int64_t right = cols - left - mid;
+              for (int64_t c = 0; c < planes; ++c)
+                for (int64_t r = 0; r < khc; ++r) {
+                  const float* src = xbase + c * plane_stride + r * g.DH * x_row;
+                  float* d = sc + (c * khc + r) * cols * width;
+                  if (left) std::memset(d, 0, left * width * sizeof(float));
+                  if (mid) std::memcpy(d + left * width, src + v0 * width, mid * width * sizeof(float));
+                  if (right > 0) std::memset(d + (left + mid) * width, 0, right * width * sizeof(float));
+                }
+              a.x = sc;
+              a.x_kh_stride = cols * width;
+              a.x_icb_stride = khc * cols * width;
+              a.x_ic_stride = g.plain ? khc * cols : 1;
+            }
+            tf[P](a);
+            ow += P;
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace onyx

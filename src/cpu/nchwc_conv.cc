@@ -117,8 +117,17 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // 0.6-10 ms on layers it runs in 0.02-1.5 ms with one thread, while the
 // direct kernel (the pool only) stayed near its 1-thread time. Ties go to
 // the direct kernel for that reason.
+//
+// Mixing the two in one multi-threaded session is the worst case: OpenMP's
+// team and the pool trade the two cores at every switch. Quiet machine,
+// 2 threads, compare_ort.py ORT/Onyx: this 1-thread policy at 2 threads
+// 0.61 / 0.70 / 0.98 (SqueezeNet / MobileNetV2 / ResNet-50); every conv
+// direct: SqueezeNet 2.4-2.9 ms vs oneDNN 3.0-3.5, but MobileNetV2 4.2-5.1
+// vs 3.2-4.2 and ResNet-50 26.6-29.5 vs 23.7-24.5 (no Winograd). So with
+// more than one thread oneDNN runs every convolution, until oneDNN runs on
+// the pool's threads.
 bool direct_conv_preferred(const DirectConvShape& s, int threads) {
-  (void)threads;
+  if (threads > 1) return false;
   const bool depthwise = s.group > 1 && s.group == s.C && s.group == s.M;
   if (depthwise) return s.KH == 3 && s.KW == 3 && s.SH == 2 && s.SW == 2 && s.DH == 1 && s.DW == 1;
   if (s.group != 1) return false;

@@ -100,6 +100,13 @@ SessionThreads make_session_threads(const SessionOptions& options, const std::st
   check_thread_functions(options.create_thread, options.join_thread, where);
   ThreadPoolOptions p;
   p.allow_spinning = options.allow_spinning;
+  // onnxruntime's spelling of the same switch, as a config entry.
+  if (auto it = options.config.find("session.intra_op.allow_spinning"); it != options.config.end()) {
+    if (it->second != "0" && it->second != "1")
+      fail(ErrorCode::InvalidArgument,
+           where + ": session.intra_op.allow_spinning must be \"0\" or \"1\", got \"" + it->second + "\"");
+    p.allow_spinning = it->second == "1";
+  }
   p.create_thread = options.create_thread;
   p.join_thread = options.join_thread;
   p.num_threads = options.intra_op_num_threads > 0 ? options.intra_op_num_threads : physical_core_count();

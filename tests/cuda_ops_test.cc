@@ -308,8 +308,11 @@ TEST(CudaOps, Float16PathMatchesFloat32) {
   std::string b32 = build(false), b16 = build(true);
   auto cpu = Session::from_bytes(b32.data(), b32.size(), cpu_o);
   auto gpu = Session::from_bytes(b16.data(), b16.size(), gpu_o);
-  for (auto& [node, p] : gpu->node_placement())
-    if (node == "matmul" || node == "layernorm" || node == "softmax") EXPECT_EQ(p, "CUDAExecutionProvider") << node;
+  for (auto& [node, p] : gpu->node_placement()) {
+    if (node == "matmul" || node == "layernorm" || node == "softmax") {
+      EXPECT_EQ(p, "CUDAExecutionProvider") << node;
+    }
+  }
   Feeds feeds = {{"x", Value(random_tensor({4, 16}, 7))}};
   Tensor a = cpu->run(feeds)[0].tensor();
   Tensor b = gpu->run(feeds)[0].tensor();

@@ -154,7 +154,9 @@ TEST(Optimizer, DisabledPassDoesNotRun) {
   o.config["session.disable_passes"] = "constant_folding,dead_code_elimination";
   auto s = Session::from_bytes(bytes.data(), bytes.size(), o);
   for (auto& p : s->optimization_report().passes)
-    if (p.name == "constant_folding" || p.name == "dead_code_elimination") EXPECT_EQ(p.ms, 0.0) << p.name;
+    if (p.name == "constant_folding" || p.name == "dead_code_elimination") {
+      EXPECT_EQ(p.ms, 0.0) << p.name;
+    }
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+
+#include "cpu/exp_avx512.h"
 #define ONYX_VM_X86 1
 #define ONYX_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
 #endif
@@ -62,22 +64,6 @@ ONYX_AVX512 inline __mmask16 tail_mask(int64_t left) {
 }
 
 // e^x: x = k ln2 + r, |r| <= ln2/2, e^r by a degree-6 Taylor polynomial, scaled by 2^k.
-ONYX_AVX512 inline __m512 exp16(__m512 x) {
-  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.7228f)), _mm512_set1_ps(-87.3365f));
-  __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.0f / 720);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(p, k);
-}
-
 // erf by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7).
 ONYX_AVX512 inline __m512 erf16(__m512 x) {
   __m512 ax = _mm512_abs_ps(x);
@@ -88,7 +74,7 @@ ONYX_AVX512 inline __m512 erf16(__m512 x) {
   p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
   p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
   p = _mm512_mul_ps(p, t);
-  __m512 e = exp16(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), ax), ax));
+  __m512 e = exp16_avx512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), ax), ax));
   __m512 y = _mm512_fnmadd_ps(p, e, _mm512_set1_ps(1.0f));
   // copy the sign of x
   __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0x80000000u)));
@@ -98,7 +84,7 @@ ONYX_AVX512 inline __m512 erf16(__m512 x) {
 ONYX_AVX512 void exp_avx512(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
-    _mm512_mask_storeu_ps(y + i, m, exp16(_mm512_maskz_loadu_ps(m, x + i)));
+    _mm512_mask_storeu_ps(y + i, m, exp16_avx512(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }
 
@@ -120,7 +106,7 @@ ONYX_AVX512 void gelu_tanh_avx512(const float* x, float* y, int64_t n) {
     __m512 u = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f),
                              _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), v), _mm512_mul_ps(v, v), v));
     // tanh(u) = 1 - 2 / (exp(2u) + 1)
-    __m512 e = exp16(_mm512_mul_ps(two, u));
+    __m512 e = exp16_avx512(_mm512_mul_ps(two, u));
     __m512 th = _mm512_sub_ps(one, _mm512_div_ps(two, _mm512_add_ps(e, one)));
     _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, th)));
   }
@@ -137,7 +123,7 @@ ONYX_AVX512 void softmax_avx512(const float* x, float* y, int64_t n) {
   __m512 sum = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
-    __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vmax));
+    __m512 e = exp16_avx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vmax));
     sum = _mm512_mask_add_ps(sum, m, sum, e);
     _mm512_mask_storeu_ps(y + i, m, e);
   }

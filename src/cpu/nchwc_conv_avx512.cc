@@ -1,8 +1,8 @@
 // AVX-512 micro-kernels of the direct blocked convolution; see
 // nchwc_conv_kernel.h. This file is compiled with -mavx512f (and only runs on
-// CPUs that have it): it includes nothing but the intrinsics, so no inline
-// library code compiled for AVX-512 can be picked by the linker for other
-// files.
+// CPUs that have it): it includes nothing but the intrinsics and internal-linkage
+// helpers, so no inline library code compiled for AVX-512 can be picked by
+// the linker for other files.
 //
 // A tile keeps NB x P accumulators (16 output channels x one pixel each) in
 // zmm registers. For each input channel it loads the NB packed filter vectors
@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "cpu/exp_avx512.h"
 #include "cpu/nchwc_conv_kernel.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -23,22 +24,6 @@ namespace onyx::nchwc {
 
 #if defined(__AVX512F__)
 namespace {
-
-__attribute__((always_inline)) inline __m512 exp512(__m512 x) {
-  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.7f)), _mm512_set1_ps(-87.3f));
-  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
-  __m512 p = _mm512_set1_ps(1.0f / 720);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(p, n);
-}
 
 __attribute__((always_inline)) inline __m512 activate(__m512 v, int act, float p0, float p1) {
   switch (act) {
@@ -60,12 +45,12 @@ __attribute__((always_inline)) inline __m512 activate(__m512 v, int act, float p
       return _mm512_mul_ps(v, t);
     }
     case kActSigmoid: {
-      __m512 e = exp512(_mm512_sub_ps(_mm512_setzero_ps(), v));
+      __m512 e = exp16_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v));
       return _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
     }
     case kActTanh: {
       __m512 a = _mm512_abs_ps(v);
-      __m512 e = exp512(_mm512_mul_ps(a, _mm512_set1_ps(-2.0f)));
+      __m512 e = exp16_avx512(_mm512_mul_ps(a, _mm512_set1_ps(-2.0f)));
       __m512 t = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
       // copy the sign of v
       return _mm512_castsi512_ps(_mm512_or_si512(

@@ -1,0 +1,27 @@
+// exp(x) on 16 floats with AVX-512 (range reduction to 2^k * e^r, |r| <=
+// ln2/2, then a degree-6 polynomial; relative error ~1e-7), shared by the
+// vector math (gemm_vmath.cc) and the direct convolution's activations
+// (nchwc_conv_avx512.cc). `static`: each file gets its own copy, so a copy
+// compiled for AVX-512 is never picked by the linker for another file.
+#pragma once
+#include <immintrin.h>
+
+namespace onyx {
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512 exp16_avx512(__m512 x) {
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.7228f)), _mm512_set1_ps(-87.3365f));
+  __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 720);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, k);
+}
+
+}  // namespace onyx

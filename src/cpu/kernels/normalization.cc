@@ -21,6 +21,14 @@ std::vector<Acc> read_values(const Tensor& t) {
 template <class T>
 using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
+// The `axis` attribute, valid in [-rank, max(rank, 1)), as an index from 0;
+// an error naming it otherwise.
+int64_t normalized_axis(int64_t axis_attr, int64_t rank) {
+  if (axis_attr < -rank || axis_attr >= std::max<int64_t>(rank, 1))
+    kernel_fail("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank));
+  return axis_attr < 0 ? axis_attr + rank : axis_attr;
+}
+
 // ---- BatchNormalization ----
 
 std::unique_ptr<Kernel> make_batchnorm(const KernelInitContext& ic) {
@@ -163,9 +171,7 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
     const Tensor& scale = ctx.input(1);
     const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
     int64_t rank = X.rank();
-    if (axis_attr < -rank || axis_attr >= std::max<int64_t>(rank, 1))
-      kernel_fail("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank));
-    int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
+    int64_t axis = normalized_axis(axis_attr, rank);
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= X.dim(d);
     for (int64_t d = axis; d < rank; ++d) inner *= X.dim(d);
@@ -235,9 +241,7 @@ std::unique_ptr<Kernel> make_rmsnorm(const KernelInitContext& ic) {
     const Tensor& X = ctx.input(0);
     const Tensor& scale = ctx.input(1);
     int64_t rank = X.rank();
-    if (axis_attr < -rank || axis_attr >= std::max<int64_t>(rank, 1))
-      kernel_fail("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank));
-    int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
+    int64_t axis = normalized_axis(axis_attr, rank);
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= X.dim(d);
     for (int64_t d = axis; d < rank; ++d) inner *= X.dim(d);
@@ -292,9 +296,7 @@ std::unique_ptr<Kernel> make_lpnorm(const KernelInitContext& ic) {
   return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
     const Tensor& X = ctx.input(0);
     int64_t rank = X.rank();
-    if (axis_attr < -rank || axis_attr >= std::max<int64_t>(rank, 1))
-      kernel_fail("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank));
-    int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
+    int64_t axis = normalized_axis(axis_attr, rank);
     int64_t outer = 1, n = rank ? X.dim(axis) : 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= X.dim(d);
     for (int64_t d = axis + 1; d < rank; ++d) inner *= X.dim(d);

@@ -9,7 +9,8 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config \
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata \
-  libgtest-dev libgmock-dev libdnnl-dev libjpeg62-turbo-dev libpng-dev python3-onnx python3-numpy >/dev/null
+  libgtest-dev libgmock-dev libdnnl-dev libjpeg62-turbo-dev libpng-dev \
+  libopenjp2-7-dev libwebp-dev python3-onnx python3-numpy >/dev/null
 # The Python package and its tests (for the python3 on PATH).
 # onnx is pinned: scripts/test.sh generates its node conformance cases.
 python3 -m pip install -q --root-user-action=ignore numpy "onnx==1.23.2" onnxruntime pytest "scikit-build-core>=0.10" "pybind11>=2.12"

@@ -1,4 +1,4 @@
-// ImageDecoder on tiny BMP and PNM images built byte by byte.
+// ImageDecoder on tiny BMP, PNM and TIFF images built byte by byte.
 #include <string>
 
 #include "op_test_util.h"
@@ -66,10 +66,26 @@ TEST(ImageDecoder, UncompressedTiff) {
   EXPECT_THROW(run_op(decoder("RGB"), {bytes(tiff(5))}, 20), Error);  // LZW: not supported
 }
 
-TEST(ImageDecoder, GarbageIsEmptyAndWebpIsNotImplemented) {
+TEST(ImageDecoder, GarbageIsEmpty) {
   auto out = run_op(decoder("RGB"), {bytes("not an image")}, 20);
   EXPECT_EQ(out[0].shape(), (Shape{0, 0, 3}));
-  EXPECT_THROW(run_op(decoder("RGB"), {bytes(std::string("RIFF\0\0\0\0WEBPVP8 ", 16))}, 20), Error);
+}
+
+// A truncated WebP / JPEG 2000 stream is corrupt (an empty result) when the
+// build has the codec, and an error naming the missing library when it has not.
+void expect_corrupt_or_missing_codec(const std::string& stream, const char* library) {
+  try {
+    auto out = run_op(decoder("RGB"), {bytes(stream)}, 20);
+    EXPECT_EQ(out[0].shape(), (Shape{0, 0, 3}));
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(library), std::string::npos) << e.what();
+  }
+}
+
+TEST(ImageDecoder, TruncatedWebpAndJpeg2000) {
+  expect_corrupt_or_missing_codec(std::string("RIFF\0\0\0\0WEBPVP8 ", 16), "libwebp");
+  expect_corrupt_or_missing_codec(std::string("\0\0\0\x0CjP  \r\n\x87\n", 12), "libopenjp2");
+  expect_corrupt_or_missing_codec(std::string("\xFF\x4F\xFF\x51\0\x2F", 6), "libopenjp2");
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // ImageDecoder (opset 20): an encoded image (uint8 bytes) -> a uint8 tensor
 // [H, W, C] in RGB, BGR or Grayscale. BMP, the PNM family (PBM/PGM/PPM) and
-// uncompressed baseline TIFF are decoded here; JPEG and PNG through libjpeg
-// and libpng when the build found them (ONYX_WITH_JPEG / ONYX_WITH_PNG, see
-// src/CMakeLists.txt). Compressed TIFF, WebP and JPEG 2000 are recognized and
-// reported as not supported.
+// uncompressed baseline TIFF are decoded here; JPEG, PNG, JPEG 2000 and WebP
+// through libjpeg, libpng, libopenjp2 and libwebp when the build found them
+// (ONYX_WITH_JPEG / _PNG / _OPENJP2 / _WEBP, see src/CMakeLists.txt). A format
+// whose library is missing, and compressed TIFF, are reported as not supported.
 // A stream that is not a recognizable image, or is corrupt, decodes to an
 // empty tensor, as the spec says.
 #include <algorithm>
@@ -21,6 +21,12 @@
 #endif
 #if ONYX_WITH_PNG
 #include <png.h>
+#endif
+#if ONYX_WITH_OPENJP2
+#include <openjpeg.h>
+#endif
+#if ONYX_WITH_WEBP
+#include <webp/decode.h>
 #endif
 
 namespace onyx {
@@ -274,6 +280,119 @@ Image decode_png(const Bytes& b) {
 }
 #endif
 
+#if ONYX_WITH_OPENJP2
+// openjpeg reads through a stream of callbacks; this one walks the encoded bytes in memory.
+struct MemoryStream {
+  Bytes bytes;
+  size_t pos = 0;
+};
+
+OPJ_SIZE_T memory_read(void* dst, OPJ_SIZE_T n, void* user) {
+  auto* s = static_cast<MemoryStream*>(user);
+  if (s->pos >= s->bytes.n) return static_cast<OPJ_SIZE_T>(-1);  // openjpeg's end of stream
+  n = std::min<OPJ_SIZE_T>(n, s->bytes.n - s->pos);
+  std::memcpy(dst, s->bytes.p + s->pos, n);
+  s->pos += n;
+  return n;
+}
+
+// A skip must move by exactly n or fail: openjpeg retries a short skip forever.
+OPJ_OFF_T memory_skip(OPJ_OFF_T n, void* user) {
+  auto* s = static_cast<MemoryStream*>(user);
+  OPJ_OFF_T target = static_cast<OPJ_OFF_T>(s->pos) + n;
+  if (target < 0 || target > static_cast<OPJ_OFF_T>(s->bytes.n)) return -1;
+  s->pos = static_cast<size_t>(target);
+  return n;
+}
+
+OPJ_BOOL memory_seek(OPJ_OFF_T to, void* user) {
+  auto* s = static_cast<MemoryStream*>(user);
+  if (to < 0 || to > static_cast<OPJ_OFF_T>(s->bytes.n)) return OPJ_FALSE;
+  s->pos = static_cast<size_t>(to);
+  return OPJ_TRUE;
+}
+
+// Owns what one openjpeg decode allocates.
+struct OpenJpegDecode {
+  MemoryStream memory;
+  opj_stream_t* stream = nullptr;
+  opj_codec_t* codec = nullptr;
+  opj_image_t* image = nullptr;
+  ~OpenJpegDecode() {
+    if (image) opj_image_destroy(image);
+    if (codec) opj_destroy_codec(codec);
+    if (stream) opj_stream_destroy(stream);
+  }
+};
+
+// Decoded components (int32 samples of any precision, maybe signed) -> 8-bit
+// gray or RGB. A second or fourth component is alpha and is dropped, as the
+// reference (Pillow's convert("RGB")) does.
+Image image_from_components(const opj_image_t& j) {
+  if (j.color_space == OPJ_CLRSPC_SYCC || j.color_space == OPJ_CLRSPC_EYCC || j.color_space == OPJ_CLRSPC_CMYK)
+    fail(ErrorCode::NotImplemented, "ImageDecoder: JPEG 2000 in YCC or CMYK colour is not supported");
+  Image img;
+  if (j.numcomps == 0) return img;
+  img.c = j.numcomps >= 3 ? 3 : 1;
+  const opj_image_comp_t& first = j.comps[0];
+  img.h = first.h, img.w = first.w;
+  for (int64_t k = 0; k < img.c; ++k) {
+    const opj_image_comp_t& comp = j.comps[k];
+    if (comp.w != first.w || comp.h != first.h)
+      fail(ErrorCode::NotImplemented, "ImageDecoder: JPEG 2000 with subsampled components is not supported");
+    if (comp.prec == 0 || comp.prec > 16)
+      fail(ErrorCode::NotImplemented, "ImageDecoder: JPEG 2000 with " + std::to_string(comp.prec) +
+                                          "-bit samples is not supported");
+    if (!comp.data) return Image();
+  }
+  img.px.resize(static_cast<size_t>(img.h * img.w * img.c));
+  for (int64_t k = 0; k < img.c; ++k) {
+    const opj_image_comp_t& comp = j.comps[k];
+    int64_t offset = comp.sgnd ? int64_t{1} << (comp.prec - 1) : 0, maxval = (int64_t{1} << comp.prec) - 1;
+    for (int64_t i = 0; i < img.h * img.w; ++i) {
+      int64_t v = std::clamp<int64_t>(comp.data[i] + offset, 0, maxval);
+      img.px[i * img.c + k] = static_cast<uint8_t>(comp.prec == 8 ? v : (v * 255 + maxval / 2) / maxval);
+    }
+  }
+  return img;
+}
+
+// A JP2 file or a bare J2K codestream; lossless and lossy, any number of layers.
+Image decode_jpeg2000(const Bytes& b, bool jp2_file) {
+  OpenJpegDecode d;
+  d.memory.bytes = b;
+  d.stream = opj_stream_create(OPJ_J2K_STREAM_CHUNK_SIZE, OPJ_TRUE);
+  if (!d.stream) return Image();
+  opj_stream_set_user_data(d.stream, &d.memory, nullptr);
+  opj_stream_set_user_data_length(d.stream, b.n);
+  opj_stream_set_read_function(d.stream, memory_read);
+  opj_stream_set_skip_function(d.stream, memory_skip);
+  opj_stream_set_seek_function(d.stream, memory_seek);
+  d.codec = opj_create_decompress(jp2_file ? OPJ_CODEC_JP2 : OPJ_CODEC_J2K);
+  opj_dparameters_t params;
+  opj_set_default_decoder_parameters(&params);
+  if (!d.codec || !opj_setup_decoder(d.codec, &params) || !opj_read_header(d.stream, d.codec, &d.image) ||
+      !opj_decode(d.codec, d.stream, d.image) || !opj_end_decompress(d.codec, d.stream))
+    return Image();
+  return image_from_components(*d.image);
+}
+#endif
+
+#if ONYX_WITH_WEBP
+// Still images, lossy or lossless, with libwebp's default ("fancy") chroma
+// upsampling, as the reference (Pillow over libwebp) decodes. Alpha is dropped.
+Image decode_webp(const Bytes& b) {
+  WebPBitstreamFeatures features;
+  if (WebPGetFeatures(b.p, b.n, &features) != VP8_STATUS_OK) return Image();
+  if (features.has_animation) fail(ErrorCode::NotImplemented, "ImageDecoder: animated WebP is not supported");
+  Image img;
+  img.h = features.height, img.w = features.width, img.c = 3;
+  img.px.resize(static_cast<size_t>(img.h * img.w * img.c));
+  if (!WebPDecodeRGBInto(b.p, b.n, img.px.data(), img.px.size(), static_cast<int>(img.w * img.c))) return Image();
+  return img;
+}
+#endif
+
 bool starts(const Bytes& b, const char* magic, size_t n) { return b.n >= n && std::memcmp(b.p, magic, n) == 0; }
 
 Image decode(const Bytes& b) {
@@ -294,10 +413,22 @@ Image decode(const Bytes& b) {
 #endif
   }
   if (starts(b, "II*\0", 4) || starts(b, "MM\0*", 4)) return decode_tiff(b);
-  if (starts(b, "RIFF", 4) && b.n >= 12 && std::memcmp(b.p + 8, "WEBP", 4) == 0)
-    fail(ErrorCode::NotImplemented, "ImageDecoder: WebP images are not supported");
-  if (starts(b, "\0\0\0\x0CjP  ", 8) || starts(b, "\xFF\x4F\xFF\x51", 4))
-    fail(ErrorCode::NotImplemented, "ImageDecoder: JPEG 2000 images are not supported");
+  if (starts(b, "RIFF", 4) && b.n >= 12 && std::memcmp(b.p + 8, "WEBP", 4) == 0) {
+#if ONYX_WITH_WEBP
+    return decode_webp(b);
+#else
+    fail(ErrorCode::NotImplemented, "ImageDecoder: WebP needs libwebp, which this build of Onyx was made without");
+#endif
+  }
+  bool jp2_file = starts(b, "\0\0\0\x0CjP  ", 8);
+  if (jp2_file || starts(b, "\xFF\x4F\xFF\x51", 4)) {
+#if ONYX_WITH_OPENJP2
+    return decode_jpeg2000(b, jp2_file);
+#else
+    fail(ErrorCode::NotImplemented,
+         "ImageDecoder: JPEG 2000 needs libopenjp2, which this build of Onyx was made without");
+#endif
+  }
   return Image();  // not an image we recognize: an empty result
 }
 

@@ -144,7 +144,11 @@ int main(int argc, char** argv) {
   std::printf("%-10s %-34s %3s %9s %9s %7s %8s\n", "model", "conv (C->M HxW k s p g)", "thr", "onednn_ms", "direct_ms",
               "speedup", "policy");
   for (int nthr : threads) {
-    ThreadPool pool(nthr);
+    // as a session whose plan has oneDNN convolutions: the pool runs on OpenMP's team
+    ThreadPoolOptions po;
+    po.num_threads = nthr;
+    po.use_openmp_team = true;
+    ThreadPool pool(po);
     for (const ConvShape& s : kShapes) {
       if (!filter.empty() && std::string(s.model).find(filter) == std::string::npos) continue;
       DnnlConvConfig cfg;
@@ -203,7 +207,7 @@ int main(int argc, char** argv) {
       std::snprintf(label, sizeof label, "%ld->%ld %ldx%ld k%ld s%ld p%ld g%ld%s", (long)s.C, (long)s.M, (long)s.H,
                     (long)s.W, (long)s.K, (long)s.S, (long)s.P, (long)s.G, s.plain ? " nchw" : "");
       std::printf("%-10s %-34s %3d %9.4f %9.4f %7.2f %8s\n", s.model, label, nthr, md, mn, md / mn,
-                  direct_conv_preferred(ds, nthr) ? "direct" : "onednn");
+                  direct_conv_preferred(ds, nthr, pool.uses_openmp_team()) ? "direct" : "onednn");
       std::fflush(stdout);
     }
   }

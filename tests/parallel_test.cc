@@ -14,6 +14,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "base/openmp_team.h"
 #include "base/thread_pool.h"
 #include "model_builder.h"
 #include "onyx/environment.h"
@@ -321,6 +322,45 @@ TEST(ThreadPoolChunks, StaticChunksByDefault) {
   for (int64_t s : sizes) EXPECT_EQ(s, 10);
 }
 
+// A pool on the OpenMP team (where Onyx has OpenMP): no workers of its own,
+// yet every chunk runs once, several threads take part, nested calls run
+// inline, and the application's thread functions turn the team off.
+TEST(ThreadPoolOpenMp, RunsEveryChunkOnTheTeam) {
+  ThreadPoolOptions o;
+  o.num_threads = 3;
+  o.use_openmp_team = true;
+  for (int base : {0, 4}) {
+    o.dynamic_block_base = base;
+    ThreadPool pool(o);
+    EXPECT_EQ(pool.uses_openmp_team(), openmp_available());
+    EXPECT_EQ(pool.num_threads(), 3);
+    for (int64_t n : {1, 7, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::mutex mu;
+      std::set<std::thread::id> threads;
+      parallel_for(&pool, n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          hits[size_t(i)]++;
+          parallel_for(&pool, 2, [&](int64_t, int64_t) {});  // nested: inline
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // lets the other threads claim chunks
+        std::lock_guard<std::mutex> lock(mu);
+        threads.insert(std::this_thread::get_id());
+      });
+      for (auto& h : hits) ASSERT_EQ(h.load(), 1) << "base " << base << " n " << n;
+      if (n == 1000) EXPECT_GT(threads.size(), 1u);
+    }
+  }
+  o.create_thread = [](std::function<void()> fn) -> void* { return new std::thread(std::move(fn)); };
+  o.join_thread = [](void* h) {
+    auto* t = static_cast<std::thread*>(h);
+    t->join();
+    delete t;
+  };
+  ThreadPool own(o);
+  EXPECT_FALSE(own.uses_openmp_team());  // the application's threads run it
+}
+
 TEST(ThreadPoolChunks, NegativeBlockBaseIsAnError) {
   ThreadPoolOptions o;
   o.num_threads = 2;
@@ -575,6 +615,26 @@ TEST(DynamicBlockBase, ValidatedAndResultsUnchanged) {
       auto s = load(branchy_model(), o);
       expect_same(reference->run(branchy_feeds(3)), s->run(branchy_feeds(3)));
     }
+}
+
+// "session.intra_op.openmp_team": "0" / "1" only, and results the same either way.
+TEST(OpenMpTeamConfig, ValidatedAndResultsUnchanged) {
+  SessionOptions bad;
+  bad.intra_op_num_threads = 2;
+  bad.config["session.intra_op.openmp_team"] = "yes";
+  Error e = error_of([&] { load(test::add_relu_model(), bad); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(std::string(e.what()).find("session.intra_op.openmp_team must be \"0\" or \"1\""), std::string::npos)
+      << e.what();
+  SessionOptions seq;
+  seq.intra_op_num_threads = 1;
+  auto reference = load(branchy_model(), seq);
+  for (const char* team : {"0", "1"}) {
+    SessionOptions o;
+    o.intra_op_num_threads = 2;
+    o.config["session.intra_op.openmp_team"] = team;
+    expect_same(reference->run(branchy_feeds(3)), load(branchy_model(), o)->run(branchy_feeds(3)));
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "base/openmp_team.h"
 #include "onyx/status.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -69,7 +70,10 @@ ThreadPool::ThreadPool(const ThreadPoolOptions& options) : allow_spinning_(optio
 }
 
 void ThreadPool::start_workers(const ThreadPoolOptions& options) {
-  const int workers = std::max(0, options.num_threads - 1);
+  num_threads_ = std::max(1, options.num_threads);
+  openmp_team_ = options.use_openmp_team && !options.create_thread && openmp_available();
+  if (openmp_team_) return;
+  const int workers = num_threads_ - 1;
   try {
     if (options.create_thread) {
       join_thread_ = options.join_thread;
@@ -184,6 +188,19 @@ void ThreadPool::run_job(int64_t n, const RangeFn& fn) {
   chunks_done_.store(0, std::memory_order_relaxed);
   uint32_t gen = gen_of(state_.load(std::memory_order_relaxed)) + 1;
   state_.store((uint64_t{gen} << 32) | static_cast<uint64_t>(parts), std::memory_order_seq_cst);
+  if (openmp_team_) {
+    struct TeamJob {
+      ThreadPool* pool;
+      uint32_t gen;
+    } team_job{this, gen};
+    // The team's threads claim chunks like workers; the region ends when all have.
+    run_on_openmp_team(num_threads_, [](void* a) {
+      auto* j = static_cast<TeamJob*>(a);
+      j->pool->run_chunks(j->gen);
+    }, &team_job);
+    job_ = nullptr;
+    return;
+  }
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     { std::lock_guard<std::mutex> lock(mutex_); }
     wake_.notify_all();

@@ -14,7 +14,11 @@
 // many small chunks left at the end (guided scheduling).
 //
 // Threads: the pool starts num_threads - 1 workers, with std::thread or, when
-// given, the application's create_thread / join_thread callbacks.
+// given, the application's create_thread / join_thread callbacks. With
+// use_openmp_team it starts none and runs each job on the caller's OpenMP
+// team (base/openmp_team.h): when oneDNN's OpenMP threads run the
+// convolutions, the other kernels then run on those same threads instead of
+// a second set competing for the cores.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -50,6 +54,7 @@ struct ThreadPoolOptions {
   int num_threads = 1;  // total, the caller included
   bool allow_spinning = true;
   int dynamic_block_base = 0;  // 0: static chunking
+  bool use_openmp_team = false;  // no own workers; ignored without OpenMP or with create_thread
   CreateThreadFn create_thread;  // both or neither
   JoinThreadFn join_thread;
 };
@@ -67,8 +72,9 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int num_threads() const { return num_workers_ + 1; }
+  int num_threads() const { return num_threads_; }
   bool allow_spinning() const { return allow_spinning_; }
+  bool uses_openmp_team() const { return openmp_team_; }
   int dynamic_block_base() const { return block_base_; }
   // Calls fn(begin, end) over [0, n) split in contiguous chunks. Called from
   // inside one of this pool's jobs, it runs inline. Concurrent callers from
@@ -90,6 +96,8 @@ class ThreadPool {
   std::vector<void*> handles_;        // with create_thread
   JoinThreadFn join_thread_;
   int num_workers_ = 0;
+  int num_threads_ = 1;
+  bool openmp_team_ = false;
   bool allow_spinning_;
   int block_base_ = 0;
   std::vector<int64_t> bounds_;  // chunk k of a dynamic job is [bounds_[k], bounds_[k+1])

@@ -67,7 +67,7 @@ class NchwcConvKernel final : public Kernel {
     Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
     if (y.numel() == 0) return;
     ThreadPool* pool = ctx.thread_pool();
-    if (direct_ && direct_->use_for(io, pool ? pool->num_threads() : 1)) direct_->run(io, y.data<float>(), pool);
+    if (direct_ && direct_->use_for(io, pool)) direct_->run(io, y.data<float>(), pool);
     else conv_->run(io, y.data<float>(), pool);
   }
 

@@ -112,22 +112,16 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 //   other 1x1 (large images, or many outputs)                      0.67-1.05
 //   depthwise 3x3 stride 2 (MobileNetV2)                           0.96-1.02
 //   depthwise 3x3 stride 1 (MobileNetV2)                           0.56-0.88
-// At 2 threads oneDNN's OpenMP threads and the session's pool compete for
-// the two cores: on this loaded machine oneDNN's 2-thread medians were
-// 0.6-10 ms on layers it runs in 0.02-1.5 ms with one thread, while the
-// direct kernel (the pool only) stayed near its 1-thread time. Ties go to
-// the direct kernel for that reason.
-//
-// Mixing the two in one multi-threaded session is the worst case: OpenMP's
-// team and the pool trade the two cores at every switch. Quiet machine,
-// 2 threads, compare_ort.py ORT/Onyx: this 1-thread policy at 2 threads
-// 0.61 / 0.70 / 0.98 (SqueezeNet / MobileNetV2 / ResNet-50); every conv
-// direct: SqueezeNet 2.4-2.9 ms vs oneDNN 3.0-3.5, but MobileNetV2 4.2-5.1
-// vs 3.2-4.2 and ResNet-50 26.6-29.5 vs 23.7-24.5 (no Winograd). So with
-// more than one thread oneDNN runs every convolution, until oneDNN runs on
-// the pool's threads.
-bool direct_conv_preferred(const DirectConvShape& s, int threads) {
-  if (threads > 1) return false;
+// At 2 threads the same per-layer choice holds when the session's pool runs
+// on oneDNN's OpenMP team (ThreadPoolOptions::use_openmp_team, the default
+// for plans with oneDNN convolutions): bench/conv_bench at 2 threads gave
+// the same winners within ~10%. With a separate pool (one_runtime false:
+// the application's own threads) the two thread sets trade the cores at
+// every switch - SqueezeNet / MobileNetV2 at 2 threads ran at 0.61 / 0.70 of
+// onnxruntime mixed, against ~0.85 / ~1.0 on one runtime - so there oneDNN
+// runs every convolution.
+bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime) {
+  if (threads > 1 && !one_runtime) return false;
   const bool depthwise = s.group > 1 && s.group == s.C && s.group == s.M;
   if (depthwise) return s.KH == 3 && s.KW == 3 && s.SH == 2 && s.SW == 2 && s.DH == 1 && s.DW == 1;
   if (s.group != 1) return false;
@@ -302,7 +296,7 @@ bool NchwcDirectConv::supports(const DnnlConv::Io& io) const {
   return true;
 }
 
-bool NchwcDirectConv::use_for(const DnnlConv::Io& io, int threads) const {
+bool NchwcDirectConv::use_for(const DnnlConv::Io& io, const ThreadPool* pool) const {
   int env = direct_env();
   if (env == 0) return false;
   Geo g;
@@ -312,7 +306,8 @@ bool NchwcDirectConv::use_for(const DnnlConv::Io& io, int threads) const {
   DirectConvShape s;
   s.C = g.C, s.M = g.M, s.H = g.H, s.W = g.W, s.OH = g.OH, s.OW = g.OW, s.KH = g.KH, s.KW = g.KW;
   s.SH = g.SH, s.SW = g.SW, s.DH = g.DH, s.DW = g.DW, s.group = g.G, s.plain_input = g.plain;
-  return direct_conv_preferred(s, threads);
+  const int threads = pool ? pool->num_threads() : 1;
+  return direct_conv_preferred(s, threads, !pool || pool->uses_openmp_team());
 }
 
 void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) const {

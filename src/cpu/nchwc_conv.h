@@ -28,7 +28,9 @@ struct DirectConvShape {
   bool plain_input = false;
 };
 // Whether the direct kernel is expected to beat oneDNN on this shape.
-bool direct_conv_preferred(const DirectConvShape& s, int threads);
+// one_runtime: the pool runs on oneDNN's OpenMP team, so mixing the two
+// kernels costs no switch between thread sets.
+bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime);
 
 class NchwcDirectConv {
  public:
@@ -41,7 +43,7 @@ class NchwcDirectConv {
   // Whether this call (shapes; weights and bias constant) can run here.
   bool supports(const DnnlConv::Io& io) const;
   // supports() and the policy / ONYX_CONV_DIRECT say to use it (cached per shape).
-  bool use_for(const DnnlConv::Io& io, int threads) const;
+  bool use_for(const DnnlConv::Io& io, const ThreadPool* pool) const;
   // Same contract as DnnlConv::run with y_block == 16; requires supports(io).
   // The weights (and bias) are packed on the first call and kept: they must
   // be constants that stay at the same address.

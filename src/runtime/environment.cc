@@ -74,7 +74,21 @@ int dynamic_block_base_from(const SessionOptions& options, const std::string& mo
   return std::stoi(v);
 }
 
-SessionThreads make_session_threads(const SessionOptions& options, const std::string& model_name) {
+namespace {
+
+// A "0" / "1" session config entry; `absent` when it is not set.
+bool config_flag(const SessionOptions& options, const std::string& key, bool absent, const std::string& where) {
+  auto it = options.config.find(key);
+  if (it == options.config.end()) return absent;
+  if (it->second != "0" && it->second != "1")
+    fail(ErrorCode::InvalidArgument, where + ": " + key + " must be \"0\" or \"1\", got \"" + it->second + "\"");
+  return it->second == "1";
+}
+
+}  // namespace
+
+SessionThreads make_session_threads(const SessionOptions& options, const std::string& model_name,
+                                    bool openmp_kernels) {
   const std::string where = "model '" + model_name + "': session options";
   const int block_base = dynamic_block_base_from(options, model_name);
   const bool parallel = options.execution_mode == ExecutionMode::Parallel;
@@ -99,14 +113,9 @@ SessionThreads make_session_threads(const SessionOptions& options, const std::st
   check_count(options.inter_op_num_threads, "inter_op_num_threads", where);
   check_thread_functions(options.create_thread, options.join_thread, where);
   ThreadPoolOptions p;
-  p.allow_spinning = options.allow_spinning;
   // onnxruntime's spelling of the same switch, as a config entry.
-  if (auto it = options.config.find("session.intra_op.allow_spinning"); it != options.config.end()) {
-    if (it->second != "0" && it->second != "1")
-      fail(ErrorCode::InvalidArgument,
-           where + ": session.intra_op.allow_spinning must be \"0\" or \"1\", got \"" + it->second + "\"");
-    p.allow_spinning = it->second == "1";
-  }
+  p.allow_spinning = config_flag(options, "session.intra_op.allow_spinning", options.allow_spinning, where);
+  p.use_openmp_team = config_flag(options, "session.intra_op.openmp_team", openmp_kernels, where);
   p.create_thread = options.create_thread;
   p.join_thread = options.join_thread;
   p.num_threads = options.intra_op_num_threads > 0 ? options.intra_op_num_threads : physical_core_count();

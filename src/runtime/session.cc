@@ -146,7 +146,7 @@ void Session::Impl::initialize() {
     outputs.push_back({model.graph.outputs[i].name, model.graph.outputs[i].type});
     output_index[model.graph.outputs[i].name] = i;
   }
-  threads = make_session_threads(thread_options(), model.path);
+  threads = make_session_threads(thread_options(), model.path, runs_openmp_kernels(*plan));
   if (auto arena = environment_arena(options, model.path)) plan->buffers = std::move(arena);
   if (profiler) profiler->session_event("session_initialization", init_start);
 }

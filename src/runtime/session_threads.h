@@ -34,7 +34,12 @@ int dynamic_block_base_from(const SessionOptions& options, const std::string& mo
 
 // Creates (or borrows) the pools for a session; throws onyx::Error
 // (InvalidArgument) naming the model on inconsistent options.
-SessionThreads make_session_threads(const SessionOptions& options, const std::string& model_name);
+// openmp_kernels: the plan runs kernels on OpenMP (oneDNN); the session's own
+// intra-op pool then runs on the OpenMP team too, unless the application
+// creates the threads or the config entry "session.intra_op.openmp_team" is
+// "0".
+SessionThreads make_session_threads(const SessionOptions& options, const std::string& model_name,
+                                    bool openmp_kernels = false);
 
 // The environment's shared arena when the config entry
 // "session.use_env_allocators" is "1" (null when absent or "0"; an error

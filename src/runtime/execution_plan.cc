@@ -344,6 +344,7 @@ std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source
   for (int s = 0; s < plan->num_slots; ++s)
     if (last_use[s] >= 0) plan->nodes[last_use[s]].release_after.push_back(s);
   plan_dependencies(*plan);
+  plan_in_place_concats(*plan);
   return plan;
 }
 

@@ -13,6 +13,7 @@
 #include "kernels/execution_provider.h"
 #include "kernels/registry.h"
 #include "onyx/session.h"
+#include "runtime/in_place_concat.h"
 
 namespace onyx {
 
@@ -56,6 +57,8 @@ struct PlannedNode {
   std::vector<int> reads;
   int num_producers = 0;
   std::vector<int> consumers;
+  // A Concat whose inputs may be written straight into its output.
+  std::shared_ptr<InPlaceConcat> in_place_concat;
 };
 
 struct GraphInput {
@@ -82,6 +85,8 @@ class CompiledGraph {
   std::vector<int> slot_readers;
   std::vector<int> roots;
   std::shared_ptr<BufferPool> buffers = std::make_shared<BufferPool>();  // intermediates, reused across runs
+  // Per slot, the in-place Concat it is an input of (empty: there are none).
+  std::vector<ConcatPart> concat_part_of;
   // Partitioning (when a device provider is in use): op type -> (nodes, why
   // they run on the CPU), and the number of copy nodes inserted.
   std::map<std::string, std::pair<int, std::string>> fallbacks;

@@ -8,8 +8,10 @@ namespace {
 
 class FrameContext final : public KernelContext {
  public:
-  FrameContext(const PlannedNode& pn, std::vector<Value>& slots, const RunEnv& env, BufferPool* buffers)
-      : pn_(pn), slots_(slots), env_(env), buffers_(buffers) {}
+  // plan: set when outputs may be placed in a Concat's output (in_place_concat.h).
+  FrameContext(const PlannedNode& pn, std::vector<Value>& slots, const RunEnv& env, BufferPool* buffers,
+               const CompiledGraph* plan)
+      : pn_(pn), slots_(slots), env_(env), buffers_(buffers), plan_(plan) {}
 
   const Node& node() const override { return *pn_.node; }
   size_t num_inputs() const override { return pn_.inputs.size(); }
@@ -24,7 +26,9 @@ class FrameContext final : public KernelContext {
   bool wants_output(size_t i) const override { return i < pn_.outputs.size() && pn_.outputs[i] >= 0; }
   Tensor& allocate_output(size_t i, DataType dtype, const Shape& shape) override {
     Value& v = output_slot(i);
-    v = Value(pn_.ep ? pn_.ep->make_tensor(dtype, shape) : buffers_ ? buffers_->make(dtype, shape) : Tensor(dtype, shape));
+    if (pn_.ep) v = Value(pn_.ep->make_tensor(dtype, shape));
+    else if (plan_ && pn_.outputs[i] >= 0) v = Value(make_slot_tensor(*plan_, slots_, pn_.outputs[i], dtype, shape, buffers_));
+    else v = Value(buffers_ ? buffers_->make(dtype, shape) : Tensor(dtype, shape));
     return v.tensor();
   }
   void set_output(size_t i, Value value) override { output_slot(i) = std::move(value); }
@@ -47,6 +51,7 @@ class FrameContext final : public KernelContext {
   std::vector<Value>& slots_;
   const RunEnv& env_;
   BufferPool* buffers_;
+  const CompiledGraph* plan_;
   Value scratch_;
 };
 
@@ -55,11 +60,18 @@ class FrameContext final : public KernelContext {
   fail(code, "model '" + (env.model_name ? *env.model_name : std::string("?")) + "', node " + n.describe() + ": " + msg);
 }
 
-// One node; inlined into the sequential loop, called through run_node by the parallel executor.
+// One node; inlined into the sequential loop, called through run_node by the
+// parallel executor. in_place_plan: the plan, when Concat inputs may be
+// written in place (sequential runs only: producers running at once would
+// race to allocate the shared output).
 [[gnu::always_inline]] inline void run_node_inline(const PlannedNode& pn, std::vector<Value>& slots, const RunEnv& env,
-                                                   BufferPool* buffers) {
-  FrameContext ctx(pn, slots, env, buffers);
+                                                   BufferPool* buffers, const CompiledGraph* in_place_plan) {
   const int64_t prof_start = env.profiler ? env.profiler->now_ns() : 0;
+  if (pn.in_place_concat && in_place_plan && concat_in_place(*pn.in_place_concat, slots)) {
+    if (env.profiler) env.profiler->record_node(*pn.node, pn.provider, pn.inputs, pn.outputs, slots, prof_start);
+    return;
+  }
+  FrameContext ctx(pn, slots, env, buffers, in_place_plan);
   const int timing = env.profiler && pn.ep ? pn.ep->timing_begin() : -1;
   try {
     pn.kernel->run(ctx);
@@ -69,6 +81,7 @@ class FrameContext final : public KernelContext {
   } catch (const std::exception& e) {
     rethrow_with_node(env, *pn.node, ErrorCode::RuntimeException, e.what());
   }
+  if (pn.in_place_concat && in_place_plan) learn_concat_layout(*pn.in_place_concat, slots);
   for (size_t k = 0; k < pn.outputs.size(); ++k)
     if (pn.outputs[k] >= 0 && slots[pn.outputs[k]].is_none())
       rethrow_with_node(env, *pn.node, ErrorCode::RuntimeException,
@@ -79,7 +92,7 @@ class FrameContext final : public KernelContext {
 }  // namespace
 
 void run_node(const PlannedNode& pn, std::vector<Value>& slots, const RunEnv& env, BufferPool* buffers) {
-  run_node_inline(pn, slots, env, buffers);
+  run_node_inline(pn, slots, env, buffers, nullptr);
 }
 
 std::vector<Value> bind_frame(const CompiledGraph& plan, std::vector<Value>& inputs, const std::vector<Value>& outer) {
@@ -98,7 +111,7 @@ std::vector<Value> execute_graph(const CompiledGraph& plan, std::vector<Value> i
                                  const RunEnv& env) {
   std::vector<Value> slots = bind_frame(plan, inputs, outer);
   for (const PlannedNode& pn : plan.nodes) {
-    run_node_inline(pn, slots, env, plan.buffers.get());
+    run_node_inline(pn, slots, env, plan.buffers.get(), &plan);
     for (int s : pn.release_after) slots[s] = Value();
   }
   std::vector<Value> out;

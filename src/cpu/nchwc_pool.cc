@@ -110,9 +110,12 @@ void BlockedPool::run(const float* x, const Shape& xl, int block, float* y, Thre
   if (g.nd != 2) kernel_fail("blocked pooling is 2-D only, got " + std::to_string(g.nd) + " spatial dims");
   RowFn fn = row_kernel(block);
   const int64_t OH = g.out[0], row = g.out[1] * block;
+  // Rows outermost: a thread pools the rows the producing convolution most
+  // likely wrote on the same core (it splits by rows too), instead of whole
+  // channel blocks whose rows came from every core.
   parallel_for(pool, planes * OH, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
-      int64_t p = r / OH, oh = r % OH;
+      int64_t oh = r / planes, p = r % planes;
       fn(x + p * in_plane, y + p * out_plane + oh * row, oh, g, cfg_.kind, cfg_.count_include_pad);
     }
   });

@@ -163,10 +163,9 @@ TEST(Nchwc, PoolsMatchPlainKernels) {
   }
 }
 
-// Onyx's own blocked pooling (cpu/nchwc_pool): dilations, asymmetric pads,
-// both block sizes, a batch of 2 and a thread pool, against the plain kernels.
-TEST(Nchwc, BlockedPoolMatchesPlainKernels) {
-  Tensor x = pattern({2, 24, 11, 9}, 3);
+// Onyx's own blocked pooling (cpu/nchwc_pool) on x: dilations, asymmetric
+// pads, both block sizes and a thread pool, against the plain kernels.
+void check_blocked_pool(const Tensor& x) {
   struct Case {
     std::string op;
     std::map<std::string, Attribute> attrs;
@@ -174,15 +173,17 @@ TEST(Nchwc, BlockedPoolMatchesPlainKernels) {
   std::vector<Case> cases = {
       {"MaxPool", {{"kernel_shape", attr_ints({3, 2})}, {"dilations", attr_ints({2, 3})}, {"pads", attr_ints({2, 0, 1, 3})}}},
       {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"ceil_mode", attr_int(1)}}},
+      {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
       {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 1})}, {"pads", attr_ints({1, 0, 1, 2})}}},
       {"AveragePool",
        {{"kernel_shape", attr_ints({2, 3})}, {"pads", attr_ints({1, 1, 0, 2})}, {"count_include_pad", attr_int(1)}}},
+      {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"dilations", attr_ints({1, 2})}, {"pads", attr_ints({1, 2, 1, 2})}}},
       {"GlobalAveragePool", {}},
   };
   ThreadPool pool(2);
   for (int block : {8, 16})
     for (auto& c : cases) {
-      SCOPED_TRACE(c.op + " block " + std::to_string(block));
+      SCOPED_TRACE(c.op + " block " + std::to_string(block) + " input " + shape_to_string(x.shape()));
       Tensor expected = run_op(make_node(c.op, {"x"}, {"y"}, c.attrs), {x})[0];
       BlockedPoolConfig cfg;
       cfg.kind = c.op == "MaxPool" ? BlockedPoolConfig::Max
@@ -199,8 +200,15 @@ TEST(Nchwc, BlockedPoolMatchesPlainKernels) {
       Tensor y(DataType::Float, blocked_shape(ys, block));
       Tensor xb = to_blocked(x, block);
       op.run(xb.data<float>(), x.shape(), block, y.data<float>(), &pool);
-      expect_close(from_blocked(y, 24), expected, 1e-5f);
+      expect_close(from_blocked(y, x.shape()[1]), expected, 1e-5f);
     }
+}
+
+// A narrow input (mostly edge windows, batch 2) and a wide one (mostly
+// windows inside the row, pooled four at a time).
+TEST(Nchwc, BlockedPoolMatchesPlainKernels) {
+  check_blocked_pool(pattern({2, 24, 11, 9}, 3));
+  check_blocked_pool(pattern({1, 32, 13, 41}, 5));
 }
 
 }  // namespace onyx::test

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "cpu/block_transpose_avx512.h"
 #include "kernels/kernel.h"
 
 #ifdef ONYX_WITH_DNNL
@@ -28,12 +29,17 @@ void reorder_to_blocked(const float* x, const Shape& plain, int block, float* y,
   const int64_t N = plain[0], C = plain[1], CB = (C + block - 1) / block;
   int64_t S = 1;
   for (size_t i = 2; i < plain.size(); ++i) S *= plain[i];
+  const bool fast = block == 16 && nchwc::block_transpose_available();
   parallel_for(N * CB * S * block > (1 << 15) ? pool : nullptr, N * CB, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       int64_t n = r / CB, cb = r % CB;
       int64_t cn = std::min<int64_t>(block, C - cb * block);
       const float* src = x + (n * C + cb * block) * S;
       float* dst = y + r * S * block;
+      if (fast) {
+        nchwc::planes_to_block16(src, S, cn, dst);
+        continue;
+      }
       for (int64_t s = 0; s < S; ++s) {
         float* d = dst + s * block;
         for (int64_t j = 0; j < cn; ++j) d[j] = src[j * S + s];
@@ -47,12 +53,17 @@ void reorder_from_blocked(const float* x, const Shape& plain, int block, float* 
   const int64_t N = plain[0], C = plain[1], CB = (C + block - 1) / block;
   int64_t S = 1;
   for (size_t i = 2; i < plain.size(); ++i) S *= plain[i];
+  const bool fast = block == 16 && nchwc::block_transpose_available();
   parallel_for(N * CB * S * block > (1 << 15) ? pool : nullptr, N * CB, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       int64_t n = r / CB, cb = r % CB;
       int64_t cn = std::min<int64_t>(block, C - cb * block);
       const float* src = x + r * S * block;
       float* dst = y + (n * C + cb * block) * S;
+      if (fast) {
+        nchwc::block_to_planes16(src, S, cn, dst);
+        continue;
+      }
       for (int64_t j = 0; j < cn; ++j) {
         float* d = dst + j * S;
         for (int64_t s = 0; s < S; ++s) d[s] = src[s * block + j];

@@ -1,0 +1,79 @@
+#include "cpu/block_transpose_avx512.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ONYX_BLOCK_TRANSPOSE 1
+#endif
+
+namespace onyx::nchwc {
+
+#ifdef ONYX_BLOCK_TRANSPOSE
+
+namespace {
+
+// r[i] = row i of a 16x16 tile -> r[j] = column j.
+inline void transpose16(__m512 r[16]) {
+  __m512 a[16], b[16];
+  for (int k = 0; k < 8; ++k) {  // pairs of rows interleaved, per 128-bit lane
+    a[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+    a[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+  }
+  for (int k = 0; k < 4; ++k) {  // lane l of b[4k+m]: column 4l+m of rows 4k..4k+3
+    b[4 * k + 0] = _mm512_shuffle_ps(a[4 * k], a[4 * k + 2], 0x44);
+    b[4 * k + 1] = _mm512_shuffle_ps(a[4 * k], a[4 * k + 2], 0xEE);
+    b[4 * k + 2] = _mm512_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0x44);
+    b[4 * k + 3] = _mm512_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0xEE);
+  }
+  for (int m = 0; m < 4; ++m) {  // gather lane l of b[m], b[4+m], b[8+m], b[12+m]
+    __m512 c0 = _mm512_shuffle_f32x4(b[m], b[4 + m], 0x88), c1 = _mm512_shuffle_f32x4(b[m], b[4 + m], 0xDD);
+    __m512 d0 = _mm512_shuffle_f32x4(b[8 + m], b[12 + m], 0x88), d1 = _mm512_shuffle_f32x4(b[8 + m], b[12 + m], 0xDD);
+    r[m] = _mm512_shuffle_f32x4(c0, d0, 0x88);
+    r[8 + m] = _mm512_shuffle_f32x4(c0, d0, 0xDD);
+    r[4 + m] = _mm512_shuffle_f32x4(c1, d1, 0x88);
+    r[12 + m] = _mm512_shuffle_f32x4(c1, d1, 0xDD);
+  }
+}
+
+}  // namespace
+
+bool block_transpose_available() {
+  static const bool ok = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return ok;
+}
+
+void block_to_planes16(const float* src, int64_t S, int64_t channels, float* dst) {
+  int64_t s0 = 0;
+  for (; s0 + 16 <= S; s0 += 16) {
+    __m512 r[16];
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + (s0 + i) * 16);
+    transpose16(r);
+    for (int64_t j = 0; j < channels; ++j) _mm512_storeu_ps(dst + j * S + s0, r[j]);
+  }
+  for (; s0 < S; ++s0)
+    for (int64_t j = 0; j < channels; ++j) dst[j * S + s0] = src[s0 * 16 + j];
+}
+
+void planes_to_block16(const float* src, int64_t S, int64_t channels, float* dst) {
+  int64_t s0 = 0;
+  for (; s0 + 16 <= S; s0 += 16) {
+    __m512 r[16];
+    for (int j = 0; j < 16; ++j) r[j] = j < channels ? _mm512_loadu_ps(src + j * S + s0) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int i = 0; i < 16; ++i) _mm512_storeu_ps(dst + (s0 + i) * 16, r[i]);
+  }
+  for (; s0 < S; ++s0)
+    for (int64_t j = 0; j < 16; ++j) dst[s0 * 16 + j] = j < channels ? src[j * S + s0] : 0.0f;
+}
+
+#else
+
+bool block_transpose_available() { return false; }
+void block_to_planes16(const float*, int64_t, int64_t, float*) {}
+void planes_to_block16(const float*, int64_t, int64_t, float*) {}
+
+#endif
+
+}  // namespace onyx::nchwc

@@ -380,9 +380,14 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
   const int64_t ici = g.plain ? g.C : kBlock;
   const int64_t nocg = static_cast<int64_t>(pk->ocg.size());
   const int nthr = pool ? pool->num_threads() : 1;
-  // row segments: long rows (1x1 flattened) are cut so both threads get work
-  const int64_t seg_len = OW > 192 ? 96 : OW;
-  const int64_t nseg = ceil_div(OW, seg_len);
+  // Row segments: long rows (1x1 flattened) are cut in ~96 pixels, and with
+  // several threads rows are cut further (not below 16 pixels) until there
+  // are 4 units per thread: a 1x1 conv at 13x13 with 64 outputs was one
+  // unit, so one thread did it all.
+  int64_t nseg = OW > 192 ? ceil_div(OW, 96) : 1;
+  while (nthr > 1 && g.N * nocg * OH * nseg < 4 * nthr && ceil_div(OW, nseg + 1) >= 16) ++nseg;
+  const int64_t seg_len = ceil_div(OW, nseg);
+  nseg = ceil_div(OW, seg_len);
   // rows per unit: the weights of an input-block chunk (loaded into L1 once)
   // serve up to 4 rows, while leaving >= 8 units per thread
   int64_t rows = 1;
@@ -397,11 +402,21 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
   const int64_t x_col = g.plain ? 1 : kBlock;      // one input column
   const int64_t x_ic = g.plain ? H * W : 1;
   const bool z_in_y = io.z == y;
+  // Which index varies slowest among a thread's units: output channel groups
+  // when the weights outweigh the input (each thread streams only its share
+  // of them), else rows, so a thread reads the rows the layer before wrote
+  // on the same core and writes the rows the next one will read there.
+  const bool rows_outer = nthr > 1 && static_cast<double>(pk->w->n) <= static_cast<double>(x_img);
 
   parallel_for(flops > 2e5 ? pool : nullptr, units, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t seg = u % nseg, rg = (u / nseg) % nrg, oi = (u / (nseg * nrg)) % nocg,
-                    n = u / (nseg * nrg * nocg);
+      int64_t seg, rg, oi;
+      const int64_t n = u / (nseg * nrg * nocg);
+      if (rows_outer) {
+        oi = u % nocg, seg = (u / nocg) % nseg, rg = (u / (nocg * nseg)) % nrg;
+      } else {
+        seg = u % nseg, rg = (u / nseg) % nrg, oi = (u / (nseg * nrg)) % nocg;
+      }
       const Impl::OcGroup& o = pk->ocg[oi];
       const TileFn* tf = fns[o.nb].data();
       const int64_t pmax = nchwc::max_pixels(static_cast<int>(o.nb));

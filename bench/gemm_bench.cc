@@ -1,13 +1,20 @@
 // GEMM throughput on transformer-sized products, timed in thread CPU time
 // (robust on a shared machine: time spent descheduled is not counted).
 // Usage: gemm_bench [iters]
+//        gemm_bench --threads T [iters]: wall time on a T-thread pool, the B
+//        operand cycling through copies larger than the L3 cache (weights
+//        that come from memory, as in a whole BERT run); best of 7 medians.
 #include <time.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
+#include <chrono>
+
+#include "base/thread_pool.h"
 #include "cpu/gemm.h"
 
 namespace {
@@ -18,7 +25,38 @@ double thread_seconds() {
 }
 }  // namespace
 
+// Wall time per product with weights from memory on a pool of `threads`.
+void cold_weights(int threads, int iters) {
+  onyx::ThreadPool pool(threads);
+  struct Shape { long M, N, K; };
+  for (Shape s : std::vector<Shape>{{128, 768, 768}, {128, 2304, 768}, {128, 3072, 768}, {128, 768, 3072}}) {
+    const int copies = static_cast<int>(std::max<long>(2, (96L << 20) / (s.K * s.N * 4)));
+    std::vector<float> A(s.M * s.K), B(s.K * s.N), C(s.M * s.N);
+    for (size_t i = 0; i < A.size(); ++i) A[i] = (i % 17) * 0.01f;
+    for (size_t i = 0; i < B.size(); ++i) B[i] = (i % 13) * 0.01f;
+    std::vector<onyx::PackedB> pbs;
+    for (int c = 0; c < copies; ++c) pbs.push_back(onyx::gemm_pack_b(false, s.K, s.N, B.data(), s.N));
+    double best = 1e9;
+    for (int r = 0; r < 7; ++r) {
+      std::vector<double> t;
+      for (int i = 0; i < iters; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        onyx::gemm_f32_packed(false, s.M, 1.0f, A.data(), s.K, pbs[i % copies], 0.0f, C.data(), s.N, &pool);
+        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      std::sort(t.begin(), t.end());
+      best = std::min(best, t[t.size() / 2]);
+    }
+    std::printf("%d threads, cold B  M=%5ld N=%5ld K=%5ld  %7.3f ms  %6.1f GFLOP/s\n", threads, s.M, s.N, s.K,
+                best * 1e3, 2.0 * s.M * s.N * s.K / best * 1e-9);
+  }
+}
+
 int main(int argc, char** argv) {
+  if (argc > 2 && std::string(argv[1]) == "--threads") {
+    cold_weights(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 40);
+    return 0;
+  }
   int iters = argc > 1 ? std::atoi(argv[1]) : 20;
   struct Shape { long M, N, K; };
   std::vector<Shape> shapes = {{128, 768, 768}, {128, 2304, 768}, {128, 3072, 768}, {128, 768, 3072},

@@ -12,10 +12,11 @@ __author__ = "Onyx developers"
 
 import os as _os
 
-# oneDNN runs on OpenMP, whose threads spin ~2 ms after each parallel region by
-# default and burn a core between runs. libgomp reads GOMP_SPINCOUNT once, when
-# _core loads it just below: a short spin keeps the speed (see DESIGN.md).
-_os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+# oneDNN (and with it the intra-op pool) runs on OpenMP, whose threads spin
+# ~2 ms after each parallel region by default and burn a core between runs.
+# libgomp reads GOMP_SPINCOUNT once, when _core loads it just below: a short
+# spin keeps the speed (2000: ~3% of a core idle at 2 threads; see the CLI).
+_os.environ.setdefault("GOMP_SPINCOUNT", "2000")
 
 from onyx.capi import onnxruntime_pybind11_state as _state  # noqa: E402  (first: loads _core)
 from onyx.capi.onnxruntime_pybind11_state import (  # noqa: E402,F401

@@ -52,5 +52,40 @@ TEST(ExecutionPlan, SortsNodesTopologically) {
   EXPECT_EQ(plan->nodes[1].node->name, "second");
 }
 
+// A freed buffer serves the next request it fits without wasting over half
+// of it, the most recently freed first; a repeating run reaches a steady state.
+TEST(BufferPool, ReusesBuffersThatFitMostRecentFirst) {
+  auto pool = std::make_shared<BufferPool>();
+  const void* first = nullptr;
+  {
+    Tensor a = pool->make(DataType::Float, {1024});  // 4096 bytes
+    first = a.raw();
+  }
+  EXPECT_EQ(pool->cached_bytes(), 4096u);
+  {
+    Tensor b = pool->make(DataType::Float, {752});  // 3008 bytes: fits the 4096 one
+    EXPECT_EQ(b.raw(), first);
+    EXPECT_EQ(pool->cached_bytes(), 0u);
+    Tensor c = pool->make(DataType::Float, {256});  // 1024 bytes: would waste most of it
+    EXPECT_NE(c.raw(), first);
+  }
+  EXPECT_EQ(pool->cached_bytes(), 4096u + 1024u);  // capacities, not the sizes asked
+  {
+    Tensor d = pool->make(DataType::Float, {1000});  // the 4096 one (freed last)
+    Tensor e = pool->make(DataType::Float, {300});   // 1200 bytes: the 1024 one is too small
+    EXPECT_EQ(d.raw(), first);
+    EXPECT_EQ(pool->cached_bytes(), 1024u);
+  }
+  size_t steady = 0;
+  for (int run = 0; run < 6; ++run) {
+    Tensor x = pool->make(DataType::Float, {2000});
+    Tensor y = pool->make(DataType::Float, {600});
+    x = Tensor();
+    Tensor z = pool->make(DataType::Float, {1500});
+    if (run == 2) steady = pool->cached_bytes();
+    if (run > 2) EXPECT_EQ(pool->cached_bytes(), steady) << "run " << run;
+  }
+}
+
 }  // namespace
 }  // namespace onyx

@@ -123,13 +123,19 @@ Tensor BufferPool::make(DataType dtype, const Shape& shape) {
   if (bytes < kMinBytes) return Tensor(dtype, shape);
   bytes = (bytes + 63) / 64 * 64;
   void* p = nullptr;
+  size_t capacity = bytes;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = free_.find(bytes);
-    if (it != free_.end() && !it->second.empty()) {
-      p = it->second.back();
-      it->second.pop_back();
-      cached_ -= bytes;
+    // The most recently freed buffer that fits without wasting over half of
+    // it: it is the likeliest still in cache, and sizes that differ a little
+    // share buffers instead of each keeping its own.
+    for (size_t i = free_.size(); i-- > 0;) {
+      if (free_[i].second < bytes || free_[i].second > 2 * bytes) continue;
+      p = free_[i].first;
+      capacity = free_[i].second;
+      free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+      cached_ -= capacity;
+      break;
     }
   }
   if (!p) {
@@ -137,14 +143,15 @@ Tensor BufferPool::make(DataType dtype, const Shape& shape) {
     if (!p) fail(ErrorCode::RuntimeException, "out of memory allocating " + std::to_string(bytes) + " bytes");
   }
   std::shared_ptr<BufferPool> self = shared_from_this();
-  return Tensor::wrap(dtype, shape, p, std::shared_ptr<void>(p, [self, bytes](void* q) { self->give_back(q, bytes); }));
+  return Tensor::wrap(dtype, shape, p,
+                      std::shared_ptr<void>(p, [self, capacity](void* q) { self->give_back(q, capacity); }));
 }
 
 void BufferPool::give_back(void* p, size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (cached_ + bytes <= max_cached_) {
-      free_[bytes].push_back(p);
+      free_.emplace_back(p, bytes);
       cached_ += bytes;
       return;
     }
@@ -154,8 +161,7 @@ void BufferPool::give_back(void* p, size_t bytes) {
 
 void BufferPool::trim() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& [bytes, list] : free_)
-    for (void* p : list) std::free(p);
+  for (auto& [p, bytes] : free_) std::free(p);
   free_.clear();
   cached_ = 0;
 }

@@ -18,9 +18,10 @@
 namespace onyx {
 
 // Reuses the memory of a plan's intermediate tensors across runs: a released
-// buffer goes back to a free list keyed by its size and serves the next
-// request of that size, so a steady-state run of fixed shapes allocates no
-// tensor memory. Thread-safe; tensors keep the pool alive, so outputs may
+// buffer goes back to a free list and serves the next request it fits (the
+// most recently freed of those between the size asked and twice it), so a
+// steady-state run of fixed shapes allocates no tensor memory and keeps few,
+// warm buffers. Thread-safe; tensors keep the pool alive, so outputs may
 // outlive the session. Holds at most kMaxCachedBytes of free buffers.
 class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
@@ -36,7 +37,7 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
  private:
   void give_back(void* p, size_t bytes);
   mutable std::mutex mutex_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
+  std::vector<std::pair<void*, size_t>> free_;  // (buffer, capacity), most recently freed last
   size_t cached_ = 0;
   size_t max_cached_;
 };

@@ -351,6 +351,24 @@ TEST(ThreadPoolOpenMp, RunsEveryChunkOnTheTeam) {
       if (n == 1000) EXPECT_GT(threads.size(), 1u);
     }
   }
+  // callers on other threads while the team is busy: each runs its own loop, all of it once
+  {
+    o.dynamic_block_base = 0;
+    ThreadPool pool(o);
+    std::vector<std::vector<std::atomic<int>>> hits(3);
+    for (auto& h : hits) h = std::vector<std::atomic<int>>(500);
+    std::vector<std::thread> callers;
+    for (int c = 0; c < 3; ++c)
+      callers.emplace_back([&, c] {
+        for (int round = 0; round < 20; ++round)
+          parallel_for(&pool, 500, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) hits[c][size_t(i)]++;
+          });
+      });
+    for (auto& t : callers) t.join();
+    for (auto& h : hits)
+      for (auto& x : h) ASSERT_EQ(x.load(), 20);
+  }
   o.create_thread = [](std::function<void()> fn) -> void* { return new std::thread(std::move(fn)); };
   o.join_thread = [](void* h) {
     auto* t = static_cast<std::thread*>(h);

@@ -146,6 +146,14 @@ void ThreadPool::parallel_for(int64_t n, RangeFn fn) {
     fn(0, n);
     return;
   }
+  if (openmp_team_) {
+    // Another caller's job holds the team: this thread runs its loop alone
+    // rather than wait (a second team would oversubscribe the cores).
+    std::unique_lock<std::mutex> call_lock(call_mutex_, std::try_to_lock);
+    if (call_lock.owns_lock()) run_job(n, fn);
+    else fn(0, n);
+    return;
+  }
   std::lock_guard<std::mutex> call_lock(call_mutex_);
   run_job(n, fn);
 }

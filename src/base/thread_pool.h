@@ -78,7 +78,8 @@ class ThreadPool {
   int dynamic_block_base() const { return block_base_; }
   // Calls fn(begin, end) over [0, n) split in contiguous chunks. Called from
   // inside one of this pool's jobs, it runs inline. Concurrent callers from
-  // other threads take turns.
+  // other threads take turns; on the OpenMP team, a caller that finds the
+  // team busy runs its loop inline instead.
   void parallel_for(int64_t n, RangeFn fn);
   // The same, except that when another thread's call holds the pool it
   // returns false at once without running anything.

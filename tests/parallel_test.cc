@@ -343,7 +343,7 @@ TEST(ThreadPoolOpenMp, RunsEveryChunkOnTheTeam) {
           hits[size_t(i)]++;
           parallel_for(&pool, 2, [&](int64_t, int64_t) {});  // nested: inline
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // lets the other threads claim chunks
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));  // lets the other threads claim chunks
         std::lock_guard<std::mutex> lock(mu);
         threads.insert(std::this_thread::get_id());
       });
@@ -368,6 +368,27 @@ TEST(ThreadPoolOpenMp, RunsEveryChunkOnTheTeam) {
     for (auto& t : callers) t.join();
     for (auto& h : hits)
       for (auto& x : h) ASSERT_EQ(x.load(), 20);
+  }
+  // an exception in a chunk reaches the caller (it must not leave the OpenMP
+  // region), and the pool keeps working
+  {
+    ThreadPool pool(o);
+    EXPECT_THROW(parallel_for(&pool, 100,
+                              [](int64_t b, int64_t e) {
+                                if (b <= 50 && 50 < e) fail(ErrorCode::RuntimeException, "chunk 50 failed");
+                              }),
+                 Error);
+    std::vector<std::atomic<int>> hits(100);
+    std::set<std::thread::id> threads;
+    std::mutex mu;
+    parallel_for(&pool, 100, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[size_t(i)]++;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::lock_guard<std::mutex> lock(mu);
+      threads.insert(std::this_thread::get_id());
+    });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+    if (pool.uses_openmp_team()) EXPECT_GT(threads.size(), 1u);  // the caller isn't stuck "inside" the pool
   }
   o.create_thread = [](std::function<void()> fn) -> void* { return new std::thread(std::move(fn)); };
   o.join_thread = [](void* h) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <fstream>
 #include <set>
 #include <string>
@@ -119,7 +120,10 @@ void ThreadPool::finish_chunk() {
 }
 
 bool ThreadPool::run_chunks(uint32_t gen) {
-  const ThreadPool* outer = t_inside_pool;
+  struct Inside {  // restores the thread's marker however the chunks end
+    const ThreadPool* outer = t_inside_pool;
+    ~Inside() { t_inside_pool = outer; }
+  } inside;
   t_inside_pool = this;
   for (;;) {
     uint64_t s = state_.load(std::memory_order_acquire);
@@ -136,7 +140,6 @@ bool ThreadPool::run_chunks(uint32_t gen) {
     if (b < e) (*job_)(b, e);
     finish_chunk();
   }
-  t_inside_pool = outer;
   return true;
 }
 
@@ -197,16 +200,27 @@ void ThreadPool::run_job(int64_t n, const RangeFn& fn) {
   uint32_t gen = gen_of(state_.load(std::memory_order_relaxed)) + 1;
   state_.store((uint64_t{gen} << 32) | static_cast<uint64_t>(parts), std::memory_order_seq_cst);
   if (openmp_team_) {
+    // The team's threads claim chunks like workers; the region ends when all
+    // have. An exception must not leave an OpenMP region (that terminates):
+    // the first is kept and rethrown on the caller, the other threads finish
+    // the remaining chunks.
     struct TeamJob {
       ThreadPool* pool;
       uint32_t gen;
-    } team_job{this, gen};
-    // The team's threads claim chunks like workers; the region ends when all have.
+      std::mutex mutex;
+      std::exception_ptr error;
+    } team_job{this, gen, {}, nullptr};
     run_on_openmp_team(num_threads_, [](void* a) {
       auto* j = static_cast<TeamJob*>(a);
-      j->pool->run_chunks(j->gen);
+      try {
+        j->pool->run_chunks(j->gen);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(j->mutex);
+        if (!j->error) j->error = std::current_exception();
+      }
     }, &team_job);
     job_ = nullptr;
+    if (team_job.error) std::rethrow_exception(team_job.error);
     return;
   }
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {

@@ -13,39 +13,13 @@
 #include <vector>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/float_values.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
 namespace {
 
 std::string S(int64_t v) { return std::to_string(v); }
-
-// Element type <-> compute type A (float, or double for double tensors).
-template <class A>
-std::vector<A> load(const Tensor& t) {
-  std::vector<A> v(static_cast<size_t>(t.numel()));
-  dispatch_float(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if constexpr (std::is_same_v<T, double>) v[i] = static_cast<A>(p[i]);
-      else v[i] = static_cast<A>(static_cast<float>(p[i]));
-    }
-  });
-  return v;
-}
-
-template <class A>
-void store(const A* v, Tensor& t) {
-  dispatch_float(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if constexpr (std::is_same_v<T, double>) p[i] = static_cast<double>(v[i]);
-      else p[i] = T(static_cast<float>(v[i]));
-    }
-  });
-}
 
 // ---- Attention ----
 
@@ -137,14 +111,14 @@ void attention_typed(KernelContext& ctx, const AttentionAttrs& at) {
     if (pv.rank() != 4 || pv.dim(0) != B || pv.dim(1) != Hkv || pv.dim(2) != P || pv.dim(3) != Dv)
       kernel_fail("Attention: past_value shape " + shape_to_string(pv.shape()) + " should be [" + S(B) + ", " +
                   S(Hkv) + ", " + S(P) + ", " + S(Dv) + "]");
-    past_k = load<A>(pk);
-    past_v = load<A>(pv);
+    past_k = load_floats<A>(pk);
+    past_v = load_floats<A>(pv);
   }
   const int64_t T = P + kv.S;
-  std::vector<A> Kall = concat_cache<A>(has_past ? &past_k : nullptr, P, load<A>(k), kv);
-  std::vector<A> Vall = concat_cache<A>(has_past ? &past_v : nullptr, P, load<A>(vt), vv);
-  if (ctx.wants_output(1)) store(Kall.data(), ctx.allocate_output(1, k.dtype(), {B, Hkv, T, D}));
-  if (ctx.wants_output(2)) store(Vall.data(), ctx.allocate_output(2, vt.dtype(), {B, Hkv, T, Dv}));
+  std::vector<A> Kall = concat_cache<A>(has_past ? &past_k : nullptr, P, load_floats<A>(k), kv);
+  std::vector<A> Vall = concat_cache<A>(has_past ? &past_v : nullptr, P, load_floats<A>(vt), vv);
+  if (ctx.wants_output(1)) store_floats(Kall.data(), ctx.allocate_output(1, k.dtype(), {B, Hkv, T, D}));
+  if (ctx.wants_output(2)) store_floats(Vall.data(), ctx.allocate_output(2, vt.dtype(), {B, Hkv, T, Dv}));
 
   // nonpad_kv_seqlen (opset 24): valid keys per batch; the causal offset follows it.
   std::vector<int64_t> nonpad;
@@ -185,7 +159,7 @@ void attention_typed(KernelContext& ctx, const AttentionAttrs& at) {
       for (int64_t i = 0; i < mask->numel(); ++i)
         mask_vals[i] = mask->data<bool>()[i] ? A(0) : -std::numeric_limits<A>::infinity();
     } else if (dtype_is_float(mask->dtype())) {
-      mask_vals = load<A>(*mask);
+      mask_vals = load_floats<A>(*mask);
     } else {
       for (int64_t i = 0; i < mask->numel(); ++i) mask_vals[i] = static_cast<A>(mask->int_at(i));
     }
@@ -193,7 +167,7 @@ void attention_typed(KernelContext& ctx, const AttentionAttrs& at) {
 
   const A scale = at.has_scale ? static_cast<A>(at.scale) : A(1) / std::sqrt(static_cast<A>(D));
   const A sqrt_scale = std::sqrt(scale);
-  std::vector<A> qa = load<A>(q);
+  std::vector<A> qa = load_floats<A>(q);
   const int64_t qk_mode = at.qk_mode;
   bool want_qk = ctx.wants_output(3);
   std::vector<A> qk_out(want_qk ? static_cast<size_t>(B * Hq * Sq * T) : 0);
@@ -261,11 +235,11 @@ void attention_typed(KernelContext& ctx, const AttentionAttrs& at) {
       for (int64_t h = 0; h < Hq; ++h)
         for (int64_t i = 0; i < Sq; ++i)
           std::copy_n(y.data() + ((b * Hq + h) * Sq + i) * Dv, Dv, y3.data() + ((b * Sq + i) * Hq + h) * Dv);
-    store(y3.data(), out);
+    store_floats(y3.data(), out);
   } else {
-    store(y.data(), ctx.allocate_output(0, q.dtype(), {B, Hq, Sq, Dv}));
+    store_floats(y.data(), ctx.allocate_output(0, q.dtype(), {B, Hq, Sq, Dv}));
   }
-  if (want_qk) store(qk_out.data(), ctx.allocate_output(3, q.dtype(), {B, Hq, Sq, T}));
+  if (want_qk) store_floats(qk_out.data(), ctx.allocate_output(3, q.dtype(), {B, Hq, Sq, T}));
 }
 
 KernelFactory attention_factory() {
@@ -342,7 +316,7 @@ KernelFactory rotary_embedding_factory() {
         kernel_fail("RotaryEmbedding: without position_ids the caches must be [" + S(B) + ", " + S(Sq) + ", " +
                     S(half) + "], got " + shape_to_string(cos_t.shape()));
       }
-      std::vector<float> xv = load<float>(x), cv = load<float>(cos_t), sv = load<float>(sin_t);
+      std::vector<float> xv = load_floats<float>(x), cv = load_floats<float>(cos_t), sv = load_floats<float>(sin_t);
       std::vector<float> out(xv);
       for (int64_t b = 0; b < B; ++b)
         for (int64_t s = 0; s < Sq; ++s) {
@@ -361,7 +335,7 @@ KernelFactory rotary_embedding_factory() {
             }
           }
         }
-      store(out.data(), ctx.allocate_output(0, x.dtype(), x.shape()));
+      store_floats(out.data(), ctx.allocate_output(0, x.dtype(), x.shape()));
     };
   });
 }
@@ -450,7 +424,7 @@ KernelFactory flex_attention_factory() {
       if (Hkv <= 0 || Hq % Hkv != 0) kernel_fail("FlexAttention: q heads must be a multiple of kv heads");
       const int64_t group = Hq / Hkv;
       DataType st = sp ? static_cast<DataType>(sp) : (q.dtype() == DataType::Double ? DataType::Double : DataType::Float);
-      std::vector<double> qa = load<double>(q), ka = load<double>(k), va = load<double>(v);
+      std::vector<double> qa = load_floats<double>(q), ka = load_floats<double>(k), va = load_floats<double>(v);
       const double scale = has_scale ? scale_attr : 1.0 / std::sqrt(static_cast<double>(D));
       Tensor scores(st, {B, Hq, L, Sk});
       std::vector<double> sc(static_cast<size_t>(B * Hq * L * Sk));
@@ -466,16 +440,16 @@ KernelFactory flex_attention_factory() {
             }
       auto apply = [&](const std::shared_ptr<const CompiledGraph>& g, const char* what) {
         Tensor t(st, {B, Hq, L, Sk});
-        store(sc.data(), t);
+        store_floats(sc.data(), t);
         std::vector<Value> out = ctx.run_subgraph(*g, {Value(t)});
         if (out.size() != 1 || !out[0].is_tensor() || out[0].tensor().shape() != t.shape())
           kernel_fail(std::string("FlexAttention: ") + what + " must return one tensor of shape " + shape_to_string(t.shape()));
-        sc = load<double>(out[0].tensor());
+        sc = load_floats<double>(out[0].tensor());
       };
       if (score_mod) apply(score_mod, "score_mod");
       else {  // round to the softmax precision as a subgraph input would be
-        store(sc.data(), scores);
-        sc = load<double>(scores);
+        store_floats(sc.data(), scores);
+        sc = load_floats<double>(scores);
       }
       for (int64_t r = 0; r < B * Hq * L; ++r) {
         double* row = sc.data() + r * Sk;
@@ -501,7 +475,7 @@ KernelFactory flex_attention_factory() {
               for (int64_t c = 0; c < Dv; ++c) yr[c] += pr[j] * vr[c];
             }
           }
-      store(y.data(), ctx.allocate_output(0, q.dtype(), {B, Hq, L, Dv}));
+      store_floats(y.data(), ctx.allocate_output(0, q.dtype(), {B, Hq, L, Dv}));
     };
   });
 }
@@ -551,16 +525,16 @@ KernelFactory linear_attention_factory() {
       }
       if (beta && (beta->rank() != 3 || beta->dim(0) != B || beta->dim(1) != T || (beta->dim(2) != hkv && beta->dim(2) != 1)))
         kernel_fail("LinearAttention: beta shape " + shape_to_string(beta->shape()) + " should be [B, T, H_kv] or [B, T, 1]");
-      std::vector<float> qa = load<float>(q), ka = load<float>(k), va = load<float>(v);
-      std::vector<float> ga = decay ? load<float>(*decay) : std::vector<float>();
-      std::vector<float> ba = beta ? load<float>(*beta) : std::vector<float>();
+      std::vector<float> qa = load_floats<float>(q), ka = load_floats<float>(k), va = load_floats<float>(v);
+      std::vector<float> ga = decay ? load_floats<float>(*decay) : std::vector<float>();
+      std::vector<float> ba = beta ? load_floats<float>(*beta) : std::vector<float>();
       std::vector<float> state(static_cast<size_t>(B * hkv * dk * dv), 0.f);
       if (ctx.has_input(3)) {
         const Tensor& ps = ctx.input(3);
         if (ps.shape() != Shape{B, hkv, dk, dv})
           kernel_fail("LinearAttention: past_state shape " + shape_to_string(ps.shape()) + " should be [" + S(B) + ", " +
                       S(hkv) + ", " + S(dk) + ", " + S(dv) + "]");
-        state = load<float>(ps);
+        state = load_floats<float>(ps);
       }
       const float scale = scale_attr != 0.f ? scale_attr : 1.f / std::sqrt(static_cast<float>(dk));
       std::vector<float> out(static_cast<size_t>(B * T * hq * dv), 0.f), kv_read(static_cast<size_t>(dv));
@@ -598,10 +572,10 @@ KernelFactory linear_attention_factory() {
             for (int64_t j = 0; j < dv; ++j) o[j] *= scale;
           }
         }
-      store(out.data(), ctx.allocate_output(0, q.dtype(), {B, T, hq * dv}));
+      store_floats(out.data(), ctx.allocate_output(0, q.dtype(), {B, T, hq * dv}));
       if (ctx.wants_output(1)) {
         DataType st = ctx.has_input(3) ? ctx.input(3).dtype() : q.dtype();
-        store(state.data(), ctx.allocate_output(1, st, {B, hkv, dk, dv}));
+        store_floats(state.data(), ctx.allocate_output(1, st, {B, hkv, dk, dv}));
       }
     };
   });
@@ -625,15 +599,15 @@ KernelFactory causal_conv_factory() {
       const int64_t K = w.dim(2), P = K - 1;
       const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
       if (bias && bias->numel() != C) kernel_fail("CausalConvWithState: bias must have " + S(C) + " values");
-      std::vector<float> xa = load<float>(x), wa = load<float>(w);
-      std::vector<float> ba = bias ? load<float>(*bias) : std::vector<float>(static_cast<size_t>(C), 0.f);
+      std::vector<float> xa = load_floats<float>(x), wa = load_floats<float>(w);
+      std::vector<float> ba = bias ? load_floats<float>(*bias) : std::vector<float>(static_cast<size_t>(C), 0.f);
       std::vector<float> past(static_cast<size_t>(B * C * P), 0.f);
       if (ctx.has_input(3)) {
         const Tensor& ps = ctx.input(3);
         if (ps.shape() != Shape{B, C, P})
           kernel_fail("CausalConvWithState: past_state shape " + shape_to_string(ps.shape()) + " should be [" + S(B) +
                       ", " + S(C) + ", " + S(P) + "]");
-        past = load<float>(ps);
+        past = load_floats<float>(ps);
       }
       std::vector<float> y(static_cast<size_t>(B * C * L)), present(static_cast<size_t>(B * C * P));
       std::vector<float> padded(static_cast<size_t>(P + L));
@@ -650,8 +624,8 @@ KernelFactory causal_conv_factory() {
           }
           std::copy_n(padded.data() + L, P, present.data() + (b * C + c) * P);
         }
-      store(y.data(), ctx.allocate_output(0, x.dtype(), x.shape()));
-      if (ctx.wants_output(1)) store(present.data(), ctx.allocate_output(1, x.dtype(), {B, C, P}));
+      store_floats(y.data(), ctx.allocate_output(0, x.dtype(), x.shape()));
+      if (ctx.wants_output(1)) store_floats(present.data(), ctx.allocate_output(1, x.dtype(), {B, C, P}));
     };
   });
 }

@@ -8,19 +8,12 @@
 
 #include "cpu/conv_geometry.h"
 #include "cpu/cpu_provider.h"
-#include "kernels/dispatch.h"
+#include "cpu/float_values.h"
 
 namespace onyx {
 namespace {
 
 std::string S(int64_t v) { return std::to_string(v); }
-
-template <class A>
-std::vector<A> load(const Tensor& t) {
-  std::vector<A> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = static_cast<A>(t.float_at(i));
-  return v;
-}
 
 template <class A>
 void deform_conv_typed(KernelContext& ctx, const SpatialAttrs& sa, int64_t group, int64_t offset_group) {
@@ -54,9 +47,9 @@ void deform_conv_typed(KernelContext& ctx, const SpatialAttrs& sa, int64_t group
       kernel_fail("DeformConv: mask shape " + shape_to_string(mask->shape()) + " should be " + shape_to_string(expect_mask));
   }
   if (bias && bias->numel() != M) kernel_fail("DeformConv: B must have " + S(M) + " values");
-  std::vector<A> xv = load<A>(x), wv = load<A>(w), ov = load<A>(off);
-  std::vector<A> mv = mask ? load<A>(*mask) : std::vector<A>();
-  std::vector<A> bv = bias ? load<A>(*bias) : std::vector<A>(static_cast<size_t>(M), A(0));
+  std::vector<A> xv = load_floats<A>(x), wv = load_floats<A>(w), ov = load_floats<A>(off);
+  std::vector<A> mv = mask ? load_floats<A>(*mask) : std::vector<A>();
+  std::vector<A> bv = bias ? load_floats<A>(*bias) : std::vector<A>(static_cast<size_t>(M), A(0));
   Shape yshape = {N, M};
   for (auto o : g.out) yshape.push_back(o);
   std::vector<A> y(static_cast<size_t>(N * M * O));
@@ -122,11 +115,7 @@ void deform_conv_typed(KernelContext& ctx, const SpatialAttrs& sa, int64_t group
     }
   }
   Tensor& out = ctx.allocate_output(0, x.dtype(), yshape);
-  dispatch_float(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = out.data<T>();
-    for (int64_t i = 0; i < out.numel(); ++i) p[i] = T(static_cast<std::conditional_t<std::is_same_v<T, double>, double, float>>(y[i]));
-  });
+  store_floats(y.data(), out);
 }
 
 }  // namespace

@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "session_test_util.h"
 #include "onyx/session.h"
 
 namespace onyx {
 namespace {
+
+using test::floats;
 
 using test::add_node;
 using test::serialize;
@@ -37,11 +40,6 @@ onnx::ModelProto gradient_model(const std::string& y) {
   ya->set_s(y);
   for (const char* o : {"da", "db", "dw"}) *g->add_output() = tensor_info(o, onnx::TensorProto::FLOAT, {-1});
   return m;
-}
-
-std::vector<float> floats(const Value& v) {
-  const Tensor& t = v.tensor();
-  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
 }
 
 TEST(Gradient, ChainRuleThroughAddMulAndBroadcast) {

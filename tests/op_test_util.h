@@ -24,6 +24,14 @@ inline Node make_node(const std::string& op, std::vector<std::string> inputs, st
   return n;
 }
 
+// A float tensor of shape s with small repeating values (multiples of 1/8 in
+// [-11/8, 11/8]) that depend on seed.
+inline Tensor pattern(const Shape& s, int seed) {
+  Tensor t(DataType::Float, s);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(((i * 37 + seed * 11) % 23) - 11) / 8.0f;
+  return t;
+}
+
 inline Attribute attr_int(int64_t v) { Attribute a; a.type = AttrType::Int; a.i = v; return a; }
 inline Attribute attr_float(float v) { Attribute a; a.type = AttrType::Float; a.f = v; return a; }
 inline Attribute attr_string(std::string v) { Attribute a; a.type = AttrType::String; a.s = std::move(v); return a; }

@@ -17,6 +17,7 @@
 #include "base/openmp_team.h"
 #include "base/thread_pool.h"
 #include "model_builder.h"
+#include "session_test_util.h"
 #include "onyx/environment.h"
 #include "onyx/session.h"
 #include "profile/json.h"
@@ -25,29 +26,12 @@
 namespace onyx {
 namespace {
 
+using test::load;
+using test::floats;
+using test::error_of;
+
 using test::add_node;
 using test::tensor_info;
-
-std::unique_ptr<Session> load(const onnx::ModelProto& m, SessionOptions options = {}) {
-  std::string bytes = test::serialize(m);
-  return Session::from_bytes(bytes.data(), bytes.size(), options);
-}
-
-std::vector<float> floats(const Value& v) {
-  const Tensor& t = v.tensor();
-  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
-}
-
-template <class F>
-Error error_of(F fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an onyx::Error";
-  return Error(ErrorCode::Fail, "");
-}
 
 std::vector<float> pattern(size_t n, float scale, int seed) {
   std::vector<float> v(n);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "model_builder.h"
+#include "session_test_util.h"
 #include "onyx/session.h"
 #include "profile/json.h"
 #include "profile/profiler.h"
@@ -20,12 +21,9 @@
 namespace onyx {
 namespace {
 
-namespace fs = std::filesystem;
+using test::load;
 
-std::unique_ptr<Session> load(const onnx::ModelProto& m, SessionOptions options = {}) {
-  std::string bytes = test::serialize(m);
-  return Session::from_bytes(bytes.data(), bytes.size(), options);
-}
+namespace fs = std::filesystem;
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

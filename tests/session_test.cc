@@ -7,36 +7,19 @@
 #include <thread>
 
 #include "model_builder.h"
+#include "session_test_util.h"
 #include "onyx/session.h"
 
 namespace onyx {
 namespace {
 
+using test::load;
+using test::floats;
+using test::error_of;
+
 using test::add_node;
 using test::serialize;
 using test::tensor_info;
-
-std::unique_ptr<Session> load(const onnx::ModelProto& m, SessionOptions options = {}) {
-  std::string bytes = serialize(m);
-  return Session::from_bytes(bytes.data(), bytes.size(), options);
-}
-
-std::vector<float> floats(const Value& v) {
-  const Tensor& t = v.tensor();
-  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
-}
-
-// Runs `fn` and returns the Error it throws (fails the test if none).
-template <class F>
-Error error_of(F fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an onyx::Error";
-  return Error(ErrorCode::Fail, "");
-}
 
 TEST(Session, RunsAddRelu) {
   auto s = load(test::add_relu_model());

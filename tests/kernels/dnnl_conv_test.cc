@@ -12,12 +12,6 @@ namespace onyx::test {
 
 namespace {
 
-Tensor pattern(const Shape& s, int seed) {
-  Tensor t(DataType::Float, s);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(((i * 37 + seed * 11) % 23) - 11) / 8.0f;
-  return t;
-}
-
 // Direct 2-D convolution, symmetric pads, then + z, then relu when asked.
 Tensor ref_conv(const Tensor& x, const Tensor& w, const Tensor* b, int64_t group, int64_t stride, int64_t pad,
                 int64_t dil, const Tensor* z, bool relu) {

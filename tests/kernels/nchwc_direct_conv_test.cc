@@ -11,16 +11,11 @@
 
 #include "cpu/nchwc_conv.h"
 #include "base/thread_pool.h"
+#include "op_test_util.h"
 
 namespace onyx::test {
 
 namespace {
-
-Tensor pattern(const Shape& s, int seed) {
-  Tensor t(DataType::Float, s);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(((i * 37 + seed * 11) % 23) - 11) / 8.0f;
-  return t;
-}
 
 struct Case {
   const char* name;

@@ -1,0 +1,37 @@
+// Helpers for tests that run whole models through onyx::Session.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "model_builder.h"
+#include "onyx/session.h"
+#include "onyx/status.h"
+
+namespace onyx::test {
+
+inline std::unique_ptr<Session> load(const onnx::ModelProto& m, SessionOptions options = {}) {
+  std::string bytes = serialize(m);
+  return Session::from_bytes(bytes.data(), bytes.size(), options);
+}
+
+// The values of a float tensor.
+inline std::vector<float> floats(const Value& v) {
+  const Tensor& t = v.tensor();
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+}
+
+// Runs `fn` and returns the Error it throws (fails the test if none).
+template <class F>
+Error error_of(F fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an onyx::Error";
+  return Error(ErrorCode::Fail, "");
+}
+
+}  // namespace onyx::test

@@ -59,7 +59,6 @@ struct Session::Impl {
   void profile_optimizer(int64_t start_ns) const;
   void optimize();
   void check_feed(const GraphInput& in, const Value& v) const;
-  SessionOptions thread_options() const;
   std::vector<Value> execute(std::vector<Value> inputs, const RunEnv& env) const {
     if (threads.inter && devices.empty()) return execute_graph_parallel(*plan, std::move(inputs), env, threads.inter);
     return execute_graph(*plan, std::move(inputs), {}, env);
@@ -86,17 +85,6 @@ std::string names_of(const std::vector<ValueMeta>& metas) {
 }
 
 }  // namespace
-
-// The options the session's pools are made with. When oneDNN's OpenMP team
-// shares the cores with the pool, only OpenMP spins: two spinning runtimes on
-// two cores trade the cores at every switch between them (SqueezeNet, 2
-// threads: median 3.5 -> 3.1 ms with the pool not spinning). The config entry
-// session.intra_op.allow_spinning = "1" keeps the pool spinning anyway.
-SessionOptions Session::Impl::thread_options() const {
-  SessionOptions o = options;
-  if (!o.config.count("session.intra_op.allow_spinning") && runs_openmp_kernels(*plan)) o.allow_spinning = false;
-  return o;
-}
 
 void Session::Impl::initialize() {
   const int64_t init_start = profiler ? profiler->now_ns() : 0;
@@ -146,7 +134,7 @@ void Session::Impl::initialize() {
     outputs.push_back({model.graph.outputs[i].name, model.graph.outputs[i].type});
     output_index[model.graph.outputs[i].name] = i;
   }
-  threads = make_session_threads(thread_options(), model.path, runs_openmp_kernels(*plan));
+  threads = make_session_threads(options, model.path, runs_openmp_kernels(*plan));
   if (auto arena = environment_arena(options, model.path)) plan->buffers = std::move(arena);
   if (profiler) profiler->session_event("session_initialization", init_start);
 }

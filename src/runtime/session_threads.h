@@ -37,7 +37,8 @@ int dynamic_block_base_from(const SessionOptions& options, const std::string& mo
 // openmp_kernels: the plan runs kernels on OpenMP (oneDNN); the session's own
 // intra-op pool then runs on the OpenMP team too, unless the application
 // creates the threads or the config entry "session.intra_op.openmp_team" is
-// "0".
+// "0" (and a pool with threads of its own then doesn't spin unless
+// "session.intra_op.allow_spinning" is "1").
 SessionThreads make_session_threads(const SessionOptions& options, const std::string& model_name,
                                     bool openmp_kernels = false);
 

@@ -40,17 +40,19 @@ inline Attribute attr_floats(std::vector<float> v) { Attribute a; a.type = AttrT
 inline Attribute attr_tensor(Tensor t) { Attribute a; a.type = AttrType::Tensor; a.t = std::move(t); return a; }
 
 // Runs `node` at `opset` on the CPU registry with any values as inputs.
-inline std::vector<Value> run_op_values(const Node& node, const std::vector<Value>& inputs, int64_t opset = 17) {
-  return evaluate_node(node, opset, inputs, cpu_kernel_registry());
+inline std::vector<Value> run_op_values(const Node& node, const std::vector<Value>& inputs, int64_t opset = 17,
+                                        ThreadPool* pool = nullptr) {
+  return evaluate_node(node, opset, inputs, cpu_kernel_registry(), pool);
 }
 
 // Runs `node` at `opset` on the CPU registry. Inputs given as tensors; an
-// undefined Tensor marks an omitted optional input.
-inline std::vector<Tensor> run_op(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17) {
+// undefined Tensor marks an omitted optional input. `pool`: the kernel's intra-op threads.
+inline std::vector<Tensor> run_op(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17,
+                                  ThreadPool* pool = nullptr) {
   std::vector<Value> values;
   for (auto& t : inputs) values.push_back(t.defined() ? Value(t) : Value());
   std::vector<Tensor> out;
-  for (auto& v : run_op_values(node, values, opset)) out.push_back(v.is_tensor() ? v.tensor() : Tensor());
+  for (auto& v : run_op_values(node, values, opset, pool)) out.push_back(v.is_tensor() ? v.tensor() : Tensor());
   return out;
 }
 

@@ -74,6 +74,31 @@ TEST(Optimizer, ConvBatchNormAndReluFuse) {
   EXPECT_EQ(r.fusions["Conv+Relu"], 1);
 }
 
+// SiLU as exported, x * Sigmoid(x), after a conv (either Mul operand order)
+// becomes the conv's Swish activation; a Sigmoid whose input has another
+// reader stays a separate node.
+TEST(Optimizer, ConvSigmoidMulFusesToSwish) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 3, 6, 6});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 4, 6, 6});
+  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {1, 4, 6, 6});
+  *g->add_initializer() = float_tensor("w1", {4, 3, 1, 1}, random_values(12, 4));
+  *g->add_initializer() = float_tensor("w2", {4, 4, 1, 1}, random_values(16, 5));
+  add_node(g, "Conv", {"x", "w1"}, {"c1"});
+  add_node(g, "Sigmoid", {"c1"}, {"s1"});
+  add_node(g, "Mul", {"s1", "c1"}, {"y"});
+  add_node(g, "Conv", {"y", "w2"}, {"c2"});
+  add_node(g, "Sigmoid", {"c2"}, {"s2"});
+  add_node(g, "Mul", {"c2", "s2"}, {"m2"});
+  add_node(g, "Add", {"m2", "c2"}, {"z"});  // c2 has a third reader: no fusion
+  std::vector<float> x = random_values(108, 6);
+  for (float& v : x) v *= 4.0f;  // reach the tails of the sigmoid
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(x, {1, 3, 6, 6}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["Conv+Swish"], 1);
+}
+
 TEST(Optimizer, GeluAndLayerNormFromDecomposedForms) {
   auto m = test::make_model(13);
   auto* g = m.mutable_graph();

@@ -152,6 +152,7 @@ bool activation_post_ops(const std::string& act, const std::vector<float>& p, dn
   else if (act == "Clip") add(algorithm::eltwise_clip, param(0, -3.4e38f), param(1, 3.4e38f));
   else if (act == "Sigmoid") add(algorithm::eltwise_logistic, 0.0f, 0.0f);
   else if (act == "Tanh") add(algorithm::eltwise_tanh, 0.0f, 0.0f);
+  else if (act == "Swish") add(algorithm::eltwise_swish, param(0, 1.0f), 0.0f);
   else if (act == "HardSigmoid") {
     add(algorithm::eltwise_linear, param(0, 0.2f), param(1, 0.5f));
     add(algorithm::eltwise_clip, 0.0f, 1.0f);

@@ -24,4 +24,17 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 exp16_avx
   return _mm512_scalef_ps(p, k);
 }
 
+// 1 / d: the 14-bit hardware estimate refined by one Newton step (~1 ulp),
+// several times the throughput of a division.
+__attribute__((target("avx512f"), always_inline)) static inline __m512 recip16_avx512(__m512 d) {
+  __m512 r = _mm512_rcp14_ps(d);
+  return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
+}
+
+// 1 / (1 + e^-x).
+__attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16_avx512(__m512 x) {
+  __m512 e = exp16_avx512(_mm512_sub_ps(_mm512_setzero_ps(), x));
+  return recip16_avx512(_mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
 }  // namespace onyx

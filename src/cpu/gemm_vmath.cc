@@ -21,6 +21,15 @@ namespace {
 void exp_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
 }
+void sigmoid_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+}
+void swish_ref(const float* x, float* y, int64_t n, float alpha) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-alpha * x[i]));
+}
+void tanh_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+}
 void gelu_erf_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
 }
@@ -85,6 +94,48 @@ ONYX_AVX512 void exp_avx512(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
     _mm512_mask_storeu_ps(y + i, m, exp16_avx512(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
+// tanh: an odd Taylor polynomial below |x| = 0.3125 (where (1 - e) / (1 + e)
+// would cancel), else sign(x) (1 - e) / (1 + e) with e = exp(-2|x|).
+ONYX_AVX512 inline __m512 tanh16(__m512 x) {
+  __m512 ax = _mm512_abs_ps(x), x2 = _mm512_mul_ps(x, x);
+  __m512 s = _mm512_set1_ps(21844.0f / 6081075.0f);
+  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(-1382.0f / 155925.0f));
+  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(62.0f / 2835.0f));
+  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(-17.0f / 315.0f));
+  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(2.0f / 15.0f));
+  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(-1.0f / 3.0f));
+  s = _mm512_fmadd_ps(_mm512_mul_ps(s, x2), x, x);
+  __m512 e = exp16_avx512(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
+  __m512 l = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+  l = _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_castps_si512(l), _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0x80000000u)))));
+  __mmask16 small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.3125f), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(small, l, s);
+}
+
+ONYX_AVX512 void sigmoid_avx512(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, m, sigmoid16_avx512(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
+ONYX_AVX512 void swish_avx512(const float* x, float* y, int64_t n, float alpha) {
+  const __m512 a = _mm512_set1_ps(alpha);
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(v, sigmoid16_avx512(_mm512_mul_ps(a, v))));
+  }
+}
+
+ONYX_AVX512 void tanh_avx512(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, m, tanh16(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }
 
@@ -165,6 +216,9 @@ ONYX_AVX512 void layer_norm_avx512(const float* x, const float* skip, float* y, 
 
 struct Table {
   void (*exp)(const float*, float*, int64_t) = exp_ref;
+  void (*sigmoid)(const float*, float*, int64_t) = sigmoid_ref;
+  void (*swish)(const float*, float*, int64_t, float) = swish_ref;
+  void (*tanh)(const float*, float*, int64_t) = tanh_ref;
   void (*gelu_erf)(const float*, float*, int64_t) = gelu_erf_ref;
   void (*gelu_tanh)(const float*, float*, int64_t) = gelu_tanh_ref;
   void (*softmax)(const float*, float*, int64_t) = softmax_ref;
@@ -178,6 +232,9 @@ Table make_table() {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512vl")) {
     t.exp = exp_avx512;
+    t.sigmoid = sigmoid_avx512;
+    t.swish = swish_avx512;
+    t.tanh = tanh_avx512;
     t.gelu_erf = gelu_erf_avx512;
     t.gelu_tanh = gelu_tanh_avx512;
     t.softmax = softmax_avx512;
@@ -195,6 +252,9 @@ const Table& table() {
 }  // namespace
 
 void exp(const float* x, float* y, int64_t n) { table().exp(x, y, n); }
+void sigmoid(const float* x, float* y, int64_t n) { table().sigmoid(x, y, n); }
+void swish(const float* x, float* y, int64_t n, float alpha) { table().swish(x, y, n, alpha); }
+void tanh(const float* x, float* y, int64_t n) { table().tanh(x, y, n); }
 void gelu_erf(const float* x, float* y, int64_t n) { table().gelu_erf(x, y, n); }
 void gelu_tanh(const float* x, float* y, int64_t n) { table().gelu_tanh(x, y, n); }
 void softmax(const float* x, float* y, int64_t n) { table().softmax(x, y, n); }

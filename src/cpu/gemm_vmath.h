@@ -11,6 +11,12 @@ namespace onyx::vm {
 
 // y[i] = exp(x[i]); in place allowed.
 void exp(const float* x, float* y, int64_t n);
+// y[i] = 1 / (1 + exp(-x[i])); in place allowed.
+void sigmoid(const float* x, float* y, int64_t n);
+// y[i] = x[i] * sigmoid(alpha * x[i]) (Swish; SiLU for alpha 1); in place allowed.
+void swish(const float* x, float* y, int64_t n, float alpha = 1.0f);
+// y[i] = tanh(x[i]); in place allowed.
+void tanh(const float* x, float* y, int64_t n);
 // y[i] = 0.5 x (1 + erf(x / sqrt 2)); in place allowed.
 void gelu_erf(const float* x, float* y, int64_t n);
 // y[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); in place allowed.

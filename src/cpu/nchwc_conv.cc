@@ -66,6 +66,7 @@ bool parse_activation(const std::string& act, const std::vector<float>& p, int* 
   else if (act == "HardSwish") *kind = nchwc::kActHardSwish;
   else if (act == "Sigmoid") *kind = nchwc::kActSigmoid;
   else if (act == "Tanh") *kind = nchwc::kActTanh;
+  else if (act == "Swish") *kind = nchwc::kActSwish, *p0 = param(0, 1.0f);
   else return false;
   return true;
 }

@@ -44,10 +44,10 @@ __attribute__((always_inline)) inline __m512 activate(__m512 v, int act, float p
       t = _mm512_min_ps(_mm512_max_ps(t, _mm512_setzero_ps()), _mm512_set1_ps(1.0f));
       return _mm512_mul_ps(v, t);
     }
-    case kActSigmoid: {
-      __m512 e = exp16_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v));
-      return _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-    }
+    case kActSigmoid:
+      return sigmoid16_avx512(v);
+    case kActSwish:
+      return _mm512_mul_ps(v, sigmoid16_avx512(_mm512_mul_ps(v, _mm512_set1_ps(p0))));
     case kActTanh: {
       __m512 a = _mm512_abs_ps(v);
       __m512 e = exp16_avx512(_mm512_mul_ps(a, _mm512_set1_ps(-2.0f)));

@@ -18,6 +18,7 @@ enum ActKind : int {
   kActHardSwish,   // x * clip(x / 6 + 1/2, 0, 1)
   kActSigmoid,
   kActTanh,
+  kActSwish,       // x * sigmoid(p0 * x)
 };
 
 // One tile: NB output blocks (16 channels each) x P output pixels of one

@@ -3,7 +3,7 @@
 namespace onyx {
 
 std::vector<Value> evaluate_node(const Node& node, int64_t opset, const std::vector<Value>& inputs,
-                                 const KernelRegistry& registry) {
+                                 const KernelRegistry& registry, ThreadPool* pool) {
   const KernelDef* def = registry.find(node, opset);
   if (!def) fail(ErrorCode::NotImplemented, "no kernel for node " + node.describe());
   std::vector<const Tensor*> constants;
@@ -12,7 +12,7 @@ std::vector<Value> evaluate_node(const Node& node, int64_t opset, const std::vec
     kernel_fail("subgraphs cannot run outside a session");
   });
   auto kernel = def->factory(init);
-  SingleNodeContext ctx(node, inputs);
+  SingleNodeContext ctx(node, inputs, pool);
   kernel->run(ctx);
   return std::move(ctx.outputs());
 }

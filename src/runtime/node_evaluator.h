@@ -9,8 +9,8 @@ namespace onyx {
 // A KernelContext over plain vectors, for running one kernel by hand.
 class SingleNodeContext final : public KernelContext {
  public:
-  SingleNodeContext(const Node& node, const std::vector<Value>& inputs)
-      : node_(node), inputs_(inputs), outputs_(node.outputs.size()) {}
+  SingleNodeContext(const Node& node, const std::vector<Value>& inputs, ThreadPool* pool = nullptr)
+      : node_(node), inputs_(inputs), outputs_(node.outputs.size()), pool_(pool) {}
   const Node& node() const override { return node_; }
   size_t num_inputs() const override { return node_.inputs.size(); }
   bool has_input(size_t i) const override {
@@ -27,7 +27,7 @@ class SingleNodeContext final : public KernelContext {
     return outputs_[i].tensor();
   }
   void set_output(size_t i, Value v) override { outputs_.at(i) = std::move(v); }
-  ThreadPool* thread_pool() const override { return nullptr; }
+  ThreadPool* thread_pool() const override { return pool_; }
   std::vector<Value> run_subgraph(const CompiledGraph&, std::vector<Value>) const override {
     kernel_fail("subgraphs cannot run outside a session");
   }
@@ -37,12 +37,13 @@ class SingleNodeContext final : public KernelContext {
   const Node& node_;
   const std::vector<Value>& inputs_;
   std::vector<Value> outputs_;
+  ThreadPool* pool_;
 };
 
 
 // Creates the node's kernel from `registry` (every input is offered to it as a
 // constant) and runs it once. Throws when there is no kernel or it fails.
 std::vector<Value> evaluate_node(const Node& node, int64_t opset, const std::vector<Value>& inputs,
-                                 const KernelRegistry& registry);
+                                 const KernelRegistry& registry, ThreadPool* pool = nullptr);
 
 }  // namespace onyx

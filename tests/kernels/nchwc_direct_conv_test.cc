@@ -35,6 +35,7 @@ double activate(double v, const std::string& act, const std::vector<float>& p) {
   if (act == "HardSwish") return v * std::min(1.0, std::max(0.0, v / 6 + 0.5));
   if (act == "Sigmoid") return 1.0 / (1.0 + std::exp(-v));
   if (act == "Tanh") return std::tanh(v);
+  if (act == "Swish") return v / (1.0 + std::exp(-p[0] * v));
   return v;
 }
 
@@ -186,7 +187,9 @@ TEST(NchwcDirectConv, ResidualBiasActivations) {
                                        {"HardSigmoid", {0.2f, 0.5f}},
                                        {"HardSwish", {}},
                                        {"Sigmoid", {}},
-                                       {"Tanh", {}}}) {
+                                       {"Tanh", {}},
+                                       {"Swish", {1.0f}},
+                                       {"Swish", {1.702f}}}) {
     Case c = base;
     c.name = a.name.c_str();
     c.act = a.name;

@@ -10,6 +10,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/elementwise_loops.h"
+#include "cpu/gemm_vmath.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -19,6 +20,20 @@ namespace {
 using ew::Compute;
 using ew::map_unary;
 
+// y = f(x) on a float type: float and double directly, float16/bfloat16
+// through float.
+template <class F>
+void map_float(const Tensor& x, Tensor& y, F f) {
+  dispatch_float(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      map_unary<T, T>(x, y, f);
+    } else {
+      map_unary<T, T>(x, y, [f](T v) -> T { return T(f(static_cast<float>(v))); });
+    }
+  });
+}
+
 // A unary op on float types. `make(init_ctx)` returns a functor generic over
 // the compute type (float or double).
 template <class Make>
@@ -27,15 +42,32 @@ KernelFactory float_act(Make make) {
     auto f = make(ic);
     return [f](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
+      map_float(x, ctx.allocate_output(0, x.dtype(), x.shape()), f);
+    };
+  });
+}
+
+// A unary op whose float case runs a vectorized routine of cpu/gemm_vmath.h
+// over chunks spread across the intra-op threads; other float types go
+// through `make` as in float_act.
+template <class Make>
+KernelFactory vector_act(void (*vec)(const float*, float*, int64_t), Make make) {
+  return lambda_factory([vec, make](const KernelInitContext& ic) {
+    auto f = make(ic);
+    return [vec, f](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
       Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
-      dispatch_float(x.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        if constexpr (std::is_floating_point_v<T>) {
-          map_unary<T, T>(x, y, f);
-        } else {
-          map_unary<T, T>(x, y, [f](T v) -> T { return T(f(static_cast<float>(v))); });
-        }
-      });
+      if (x.dtype() == DataType::Float) {
+        const float* xp = x.data<float>();
+        float* yp = y.data<float>();
+        constexpr int64_t kChunk = 8192;
+        int64_t n = x.numel();
+        parallel_for(n > 4 * kChunk ? ctx.thread_pool() : nullptr, (n + kChunk - 1) / kChunk, [&](int64_t b, int64_t e) {
+          vec(xp + b * kChunk, yp + b * kChunk, std::min(n, e * kChunk) - b * kChunk);
+        });
+        return;
+      }
+      map_float(x, y, f);
     };
   });
 }
@@ -237,7 +269,8 @@ void register_activation(KernelRegistry& r) {
             return v > F(0) ? v : F(alpha) * std::expm1(v / F(alpha));
           };
         }));
-  r.add("Sigmoid", 1, kMaxOpset, float_act([](const KernelInitContext&) { return [](auto v) { return sigmoid(v); }; }));
+  r.add("Sigmoid", 1, kMaxOpset,
+        vector_act(vm::sigmoid, [](const KernelInitContext&) { return [](auto v) { return sigmoid(v); }; }));
   r.add("HardSigmoid", 1, kMaxOpset, float_act([](const KernelInitContext& ic) {
           float alpha = ic.get_float("alpha", 0.2f), beta = ic.get_float("beta", 0.5f);
           return [alpha, beta](auto v) {
@@ -287,7 +320,8 @@ void register_activation(KernelRegistry& r) {
             });
           };
         }));
-  r.add("Tanh", 1, kMaxOpset, float_act([](const KernelInitContext&) { return [](auto v) { return tanh_(v); }; }));
+  r.add("Tanh", 1, kMaxOpset,
+        vector_act(vm::tanh, [](const KernelInitContext&) { return [](auto v) { return tanh_(v); }; }));
   r.add("Softplus", 1, kMaxOpset, float_act([](const KernelInitContext&) { return [](auto v) { return softplus(v); }; }));
   r.add("Softsign", 1, kMaxOpset, float_act([](const KernelInitContext&) {
           return [](auto v) { return v / (decltype(v)(1) + std::fabs(v)); };

@@ -25,18 +25,19 @@ void apply_activation(float* y, int64_t n, const std::string& act, const std::ve
   } else if (act == "Clip") {
     for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], p[0]), p[1]);
   } else if (act == "Sigmoid") {
-    for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-y[i]));
+    vm::sigmoid(y, y, n);
   } else if (act == "Tanh") {
-    for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(y[i]);
+    vm::tanh(y, y, n);
+  } else if (act == "Swish") {
+    vm::swish(y, y, n, p.empty() ? 1.0f : p[0]);
   } else if (act == "HardSigmoid") {
     for (int64_t i = 0; i < n; ++i) y[i] = std::min(1.0f, std::max(0.0f, p[0] * y[i] + p[1]));
   } else if (act == "HardSwish") {
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] * std::min(1.0f, std::max(0.0f, y[i] / 6.0f + 0.5f));
   } else if (act == "Gelu") {
-    for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * y[i] * (1.0f + std::erf(y[i] * 0.70710678118654752f));
+    vm::gelu_erf(y, y, n);
   } else if (act == "GeluTanh") {
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = 0.5f * y[i] * (1.0f + std::tanh(0.7978845608028654f * (y[i] + 0.044715f * y[i] * y[i] * y[i])));
+    vm::gelu_tanh(y, y, n);
   } else {
     kernel_fail("unknown fused activation '" + act + "'");
   }

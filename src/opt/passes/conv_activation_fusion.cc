@@ -1,4 +1,4 @@
-// Conv [+ Add(residual)] [+ activation] -> com.onyx FusedConv(X, W, B, Z):
+// Conv [+ Add(residual)] [+ activation, or x * Sigmoid(x)] -> com.onyx FusedConv(X, W, B, Z):
 // the residual sum and the activation are applied by the convolution kernel
 // to its output while it is still in cache.
 #include "opt/passes/passes.h"
@@ -42,6 +42,22 @@ std::optional<std::pair<std::string, std::vector<float>>> activation_of(const No
   return std::nullopt;
 }
 
+// Swish written out, x * Sigmoid(x) (SiLU in PyTorch exports): the nodes
+// {Sigmoid, Mul} when they are x's only readers, else nothing.
+std::optional<std::pair<int, int>> swish_of(const Graph& g, const GraphView& view, const std::string& x) {
+  const std::vector<int>& readers = view.consumers(x);
+  if (readers.size() != 2 || view.is_graph_output(x)) return std::nullopt;
+  for (int k = 0; k < 2; ++k) {
+    const Node& sig = g.nodes[readers[k]];
+    const Node& mul = g.nodes[readers[1 - k]];
+    if (sig.op_type != "Sigmoid" || !sig.domain.empty() || mul.op_type != "Mul" || !mul.domain.empty()) continue;
+    if (view.single_consumer(sig.outputs[0]) != readers[1 - k] || mul.inputs.size() != 2) continue;
+    if (other_input(mul, x) != sig.outputs[0]) continue;
+    return std::make_pair(readers[k], readers[1 - k]);
+  }
+  return std::nullopt;
+}
+
 class ConvActivationFusion final : public GraphPass {
  public:
   std::string name() const override { return "conv_activation_fusion"; }
@@ -71,6 +87,11 @@ class ConvActivationFusion final : public GraphPass {
         }
         int ai = view.single_consumer(out);
         auto act = ai >= 0 ? activation_of(g.nodes[ai], view, ctx.opset()) : std::nullopt;
+        if (auto swish = ai < 0 ? swish_of(g, view, out) : std::nullopt) {
+          removed.push_back(swish->first);
+          ai = swish->second;
+          act = {{"Swish", {1.0f}}};
+        }
         if (act) {
           fused.attributes["activation"] = string_attr(act->first);
           Attribute params;

@@ -196,6 +196,7 @@ void tile(const TileArgs& a) {
     case kActNone: store_tile<NB, P, kActNone>(a, acc[0]); break;
     case kActRelu: store_tile<NB, P, kActRelu>(a, acc[0]); break;
     case kActClip: store_tile<NB, P, kActClip>(a, acc[0]); break;
+    case kActSwish: store_tile<NB, P, kActSwish>(a, acc[0]); break;
     default: store_tile<NB, P, -1>(a, acc[0]); break;
   }
 }
@@ -383,6 +384,7 @@ void dw_row(const DwRowArgs& a) {
     case kActNone: dw_row_act<kActNone>(a); break;
     case kActRelu: dw_row_act<kActRelu>(a); break;
     case kActClip: dw_row_act<kActClip>(a); break;
+    case kActSwish: dw_row_act<kActSwish>(a); break;
     default: dw_row_act<-1>(a); break;
   }
 }

@@ -42,6 +42,16 @@ inline onnx::TensorProto float_tensor(const std::string& name, const std::vector
   return t;
 }
 
+inline onnx::TensorProto int64_tensor(const std::string& name, const std::vector<int64_t>& dims,
+                                      const std::vector<int64_t>& values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::INT64);
+  for (auto d : dims) t.add_dims(d);
+  for (int64_t v : values) t.add_int64_data(v);
+  return t;
+}
+
 inline onnx::ModelProto make_model(int64_t opset = 17) {
   onnx::ModelProto m;
   m.set_ir_version(8);

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "model_builder.h"
+#include "cpu/dnnl_conv.h"
 #include "onyx/session.h"
 
 namespace onyx {
@@ -97,6 +98,47 @@ TEST(Optimizer, ConvSigmoidMulFusesToSwish) {
   Feeds feeds = {{"x", Value(Tensor::from_vector<float>(x, {1, 3, 6, 6}))}};
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
   EXPECT_EQ(r.fusions["Conv+Swish"], 1);
+}
+
+// DenseNet's pattern: a zero Pad before a pool (dropped, so the pool stays
+// blocked), a Concat of blocked values, then BatchNormalization + Relu that no
+// conv absorbs (a depthwise 1x1 NchwcConv with the Relu fused).
+TEST(Optimizer, BlockedLayoutThroughZeroPadAndStandaloneBatchNorm) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build: no blocked layout";
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 3, 10, 10});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 16, 5, 5});
+  *g->add_initializer() = float_tensor("w1", {32, 3, 1, 1}, random_values(96, 7));
+  *g->add_initializer() = float_tensor("w2", {16, 32, 1, 1}, random_values(512, 8));
+  *g->add_initializer() = float_tensor("w3", {16, 48, 1, 1}, random_values(768, 9));
+  *g->add_initializer() = test::int64_tensor("zeros", {8}, {0, 0, 0, 0, 0, 0, 0, 0});
+  std::vector<float> scale = random_values(48, 10), var = random_values(48, 11);
+  for (float& v : var) v = std::abs(v) + 0.1f;
+  *g->add_initializer() = float_tensor("scale", {48}, scale);
+  *g->add_initializer() = float_tensor("bias", {48}, random_values(48, 12));
+  *g->add_initializer() = float_tensor("mean", {48}, random_values(48, 13));
+  *g->add_initializer() = float_tensor("var", {48}, var);
+  add_node(g, "Conv", {"x", "w1"}, {"c1"});
+  add_node(g, "Pad", {"c1", "zeros"}, {"p"});
+  auto* pool = add_node(g, "AveragePool", {"p"}, {"a"});
+  auto* k = add_attr(pool, "kernel_shape");
+  k->set_type(onnx::AttributeProto::INTS);
+  k->add_ints(2), k->add_ints(2);
+  auto* st = add_attr(pool, "strides");
+  st->set_type(onnx::AttributeProto::INTS);
+  st->add_ints(2), st->add_ints(2);
+  add_node(g, "Conv", {"a", "w2"}, {"c2"});
+  auto* cat = add_node(g, "Concat", {"a", "c2"}, {"cat"});
+  auto* axis = add_attr(cat, "axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  add_node(g, "BatchNormalization", {"cat", "scale", "bias", "mean", "var"}, {"bn"});
+  add_node(g, "Relu", {"bn"}, {"r"});
+  add_node(g, "Conv", {"r", "w3"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(300, 14), {1, 3, 10, 10}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
+  EXPECT_EQ(r.fusions["BatchNormalization+Relu as depthwise NchwcConv"], 1);
 }
 
 TEST(Optimizer, GeluAndLayerNormFromDecomposedForms) {

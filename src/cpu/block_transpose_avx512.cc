@@ -68,9 +68,26 @@ void planes_to_block16(const float* src, int64_t S, int64_t channels, float* dst
     for (int64_t j = 0; j < 16; ++j) dst[s0 * 16 + j] = j < channels ? src[j * S + s0] : 0.0f;
 }
 
+void transpose_tile32(const float* src, int64_t src_ld, int64_t rows, int64_t cols, float* dst, int64_t dst_ld) {
+  for (int64_t i0 = 0; i0 < rows; i0 += 16) {
+    int64_t ni = rows - i0 < 16 ? rows - i0 : 16;
+    __mmask16 load_mask = static_cast<__mmask16>((1u << ni) - 1);
+    for (int64_t j0 = 0; j0 < cols; j0 += 16) {
+      int64_t nj = cols - j0 < 16 ? cols - j0 : 16;
+      __mmask16 store_mask = static_cast<__mmask16>((1u << nj) - 1);
+      __m512 r[16];  // r[k]: source row j0 + k, elements i0 .. i0 + 15
+      for (int k = 0; k < 16; ++k)
+        r[k] = k < nj ? _mm512_maskz_loadu_ps(load_mask, src + (j0 + k) * src_ld + i0) : _mm512_setzero_ps();
+      transpose16(r);  // r[m]: destination row i0 + m, elements j0 .. j0 + 15
+      for (int m = 0; m < ni; ++m) _mm512_mask_storeu_ps(dst + (i0 + m) * dst_ld + j0, store_mask, r[m]);
+    }
+  }
+}
+
 #else
 
 bool block_transpose_available() { return false; }
+void transpose_tile32(const float*, int64_t, int64_t, int64_t, float*, int64_t) {}
 void block_to_planes16(const float*, int64_t, int64_t, float*) {}
 void planes_to_block16(const float*, int64_t, int64_t, float*) {}
 

@@ -17,4 +17,9 @@ void block_to_planes16(const float* src, int64_t S, int64_t channels, float* dst
 // block's other channels are zero.
 void planes_to_block16(const float* src, int64_t S, int64_t channels, float* dst);
 
+// A general 2-D transpose of 4-byte elements (the Transpose kernel's tiles):
+// dst[i * dst_ld + j] = src[j * src_ld + i] for i < rows, j < cols, in 16x16
+// register tiles; edge tiles use masked loads and stores.
+void transpose_tile32(const float* src, int64_t src_ld, int64_t rows, int64_t cols, float* dst, int64_t dst_ld);
+
 }  // namespace onyx::nchwc

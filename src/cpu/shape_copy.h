@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "base/thread_pool.h"
+#include "cpu/block_transpose_avx512.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 #include "kernels/kernel.h"
@@ -72,8 +75,7 @@ void strided_copy(const T* src, int64_t base, const std::vector<int64_t>& stride
   for (int64_t i = 0; i < n; i += inner) {
     T* d = dst + i;
     if (is == 1) {
-      const T* s = src + off;
-      for (int64_t k = 0; k < inner; ++k) d[k] = s[k];
+      std::copy_n(src + off, inner, d);  // a contiguous run (memcpy for plain types)
     } else {
       for (int64_t k = 0; k < inner; ++k) d[k] = src[off + k * is];
     }
@@ -117,17 +119,189 @@ inline void strided_copy_tensor(const Tensor& src, int64_t base, std::vector<int
   });
 }
 
-// The input `src` (with its data viewed as `in_shape`) transposed by `perm`.
-inline Tensor transpose_tensor(const Tensor& src, const Shape& in_shape, const std::vector<int64_t>& perm) {
-  std::vector<int64_t> cs = contiguous_strides(in_shape);
-  Shape out_shape(perm.size());
-  std::vector<int64_t> strides(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) {
-    out_shape[i] = in_shape[perm[i]];
-    strides[i] = cs[perm[i]];
+// ---- Transpose ----
+
+// A transpose reduced to what matters for the copy: size-1 dims dropped and
+// input dims that stay neighbours in the output merged, so that e.g.
+// [N,C,H,W] -> [N,H,W,C] at N = 1 becomes [C, HW] -> [HW, C].
+struct TransposeDims {
+  Shape in_shape;
+  std::vector<int64_t> perm;
+};
+
+inline TransposeDims simplify_transpose(const Shape& in_shape, const std::vector<int64_t>& perm) {
+  // Kept input dims renumbered, in output order.
+  std::vector<int64_t> renumber(in_shape.size(), -1);
+  int64_t kept = 0;
+  for (size_t d = 0; d < in_shape.size(); ++d)
+    if (in_shape[d] != 1) renumber[d] = kept++;
+  std::vector<int64_t> order;  // kept input dims (new numbers) in output order
+  for (int64_t p : perm)
+    if (renumber[p] >= 0) order.push_back(renumber[p]);
+  Shape kept_shape(kept);
+  for (size_t d = 0; d < in_shape.size(); ++d)
+    if (renumber[d] >= 0) kept_shape[renumber[d]] = in_shape[d];
+  // Groups of input dims a, a+1, ... that follow each other in the output.
+  std::vector<bool> starts_group(kept, false);
+  for (size_t k = 0; k < order.size(); ++k) starts_group[order[k]] = k == 0 || order[k - 1] + 1 != order[k];
+  std::vector<int64_t> group_of(kept);
+  TransposeDims t;
+  for (int64_t d = 0; d < kept; ++d) {
+    if (starts_group[d]) t.in_shape.push_back(1);
+    group_of[d] = static_cast<int64_t>(t.in_shape.size()) - 1;
+    t.in_shape.back() *= kept_shape[d];
   }
+  for (size_t k = 0; k < order.size(); ++k)
+    if (starts_group[order[k]]) t.perm.push_back(group_of[order[k]]);
+  return t;
+}
+
+// Walks the offsets of a row-major index over `dims` in a source and a
+// destination with their own strides, from a given linear index on.
+class OffsetWalk {
+ public:
+  OffsetWalk(const Shape& dims, const std::vector<int64_t>& src_strides, const std::vector<int64_t>& dst_strides,
+             int64_t start)
+      : dims_(dims), ss_(src_strides), ds_(dst_strides), idx_(dims.size(), 0) {
+    for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+      idx_[d] = start % dims[d];
+      start /= dims[d];
+      src += idx_[d] * ss_[d];
+      dst += idx_[d] * ds_[d];
+    }
+  }
+  void next() {
+    for (int d = static_cast<int>(dims_.size()) - 1; d >= 0; --d) {
+      src += ss_[d];
+      dst += ds_[d];
+      if (++idx_[d] < dims_[d]) return;
+      src -= ss_[d] * dims_[d];
+      dst -= ds_[d] * dims_[d];
+      idx_[d] = 0;
+    }
+  }
+  int64_t src = 0, dst = 0;
+
+ private:
+  const Shape& dims_;
+  const std::vector<int64_t>& ss_;
+  const std::vector<int64_t>& ds_;
+  std::vector<int64_t> idx_;
+};
+
+// Below this many bytes a transpose runs on the caller alone: waking the
+// pool costs more than the copy.
+constexpr int64_t kTransposeParallelBytes = 64 << 10;
+
+// The reduced transpose keeps the innermost input dim innermost: the output is
+// contiguous runs of the input, copied whole (memcpy for plain types). Long
+// runs are cut in pieces so that a few of them still spread over the threads.
+template <class T>
+void transpose_runs(const T* src, T* dst, const TransposeDims& t, ThreadPool* pool) {
+  int r = static_cast<int>(t.perm.size());
+  std::vector<int64_t> cs = contiguous_strides(t.in_shape);
+  int64_t run = t.in_shape[r - 1];
+  Shape dims(r - 1);
+  std::vector<int64_t> src_strides(r - 1), dst_strides(r - 1);
+  for (int k = 0; k < r - 1; ++k) {
+    dims[k] = t.in_shape[t.perm[k]];
+    src_strides[k] = cs[t.perm[k]];
+  }
+  std::vector<int64_t> out_cs = contiguous_strides(dims);
+  for (int k = 0; k < r - 1; ++k) dst_strides[k] = out_cs[k] * run;
+  const int64_t piece = std::max<int64_t>(1, (64 << 10) / static_cast<int64_t>(sizeof(T)));
+  const int64_t pieces = (run + piece - 1) / piece;
+  parallel_for(pool, shape_numel(dims) * pieces, [&](int64_t begin, int64_t end) {
+    int64_t at = begin / pieces;
+    OffsetWalk w(dims, src_strides, dst_strides, at);
+    for (int64_t item = begin; item < end; ++item) {
+      for (; at < item / pieces; ++at) w.next();
+      int64_t p0 = (item % pieces) * piece;
+      std::copy_n(src + w.src + p0, std::min(piece, run - p0), dst + w.dst + p0);
+    }
+  });
+}
+
+// dst[i * dst_ld + j] = src[j * src_ld + i] for i < rows, j < cols.
+template <class T>
+void transpose_tile(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld) {
+  if constexpr (sizeof(T) == 4 && std::is_trivially_copyable_v<T>) {
+    if (nchwc::block_transpose_available()) {
+      // Bit-exact for any 4-byte type: the tiles are only loaded, shuffled and stored.
+      nchwc::transpose_tile32(reinterpret_cast<const float*>(src), src_ld, rows, cols, reinterpret_cast<float*>(dst),
+                              dst_ld);
+      return;
+    }
+  }
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[i * dst_ld + j] = src[j * src_ld + i];
+}
+
+// The reduced transpose moves the innermost input dim (contiguous in the
+// source) to output position q < last: every combination of the other output
+// dims is a 2-D transpose between output dims q and last, done in square
+// tiles that fit in L1 and are the unit of work for the threads.
+template <class T>
+void transpose_tiles(const T* src, T* dst, const TransposeDims& t, ThreadPool* pool) {
+  constexpr int64_t kTile = 64;
+  int r = static_cast<int>(t.perm.size());
+  std::vector<int64_t> cs = contiguous_strides(t.in_shape);
+  Shape out_shape(r);
+  for (int k = 0; k < r; ++k) out_shape[k] = t.in_shape[t.perm[k]];
+  std::vector<int64_t> out_cs = contiguous_strides(out_shape);
+  int q = static_cast<int>(std::find(t.perm.begin(), t.perm.end(), r - 1) - t.perm.begin());
+  int64_t rows = out_shape[q], cols = out_shape[r - 1];
+  int64_t src_ld = cs[t.perm[r - 1]], dst_ld = out_cs[q];
+  Shape dims;  // the other output dims
+  std::vector<int64_t> src_strides, dst_strides;
+  for (int k = 0; k < r - 1; ++k) {
+    if (k == q) continue;
+    dims.push_back(out_shape[k]);
+    src_strides.push_back(cs[t.perm[k]]);
+    dst_strides.push_back(out_cs[k]);
+  }
+  const int64_t row_tiles = (rows + kTile - 1) / kTile, col_tiles = (cols + kTile - 1) / kTile;
+  const int64_t tiles = row_tiles * col_tiles;
+  parallel_for(pool, shape_numel(dims) * tiles, [&](int64_t begin, int64_t end) {
+    int64_t at = begin / tiles;
+    OffsetWalk w(dims, src_strides, dst_strides, at);
+    for (int64_t item = begin; item < end; ++item) {
+      for (; at < item / tiles; ++at) w.next();
+      int64_t i0 = (item % tiles) / col_tiles * kTile, j0 = (item % tiles) % col_tiles * kTile;
+      transpose_tile(src + w.src + i0 + j0 * src_ld, src_ld, std::min(kTile, rows - i0), std::min(kTile, cols - j0),
+                     dst + w.dst + i0 * dst_ld + j0, dst_ld);
+    }
+  });
+}
+
+// dst (already of the output shape) = src, with its data viewed as
+// `in_shape`, transposed by `perm` (non-negative, a permutation). Any element
+// type; `pool` (may be null) splits large copies over threads.
+inline void transpose_into(const Tensor& src, const Shape& in_shape, const std::vector<int64_t>& perm, Tensor& dst,
+                           ThreadPool* pool) {
+  if (dst.numel() == 0) return;
+  TransposeDims t = simplify_transpose(in_shape, perm);
+  if (t.perm.size() <= 1) {  // the data order does not change
+    copy_elems(dst, 0, src, 0, dst.numel());
+    return;
+  }
+  if (dst.numel() * static_cast<int64_t>(dtype_size(src.dtype())) < kTransposeParallelBytes) pool = nullptr;
+  dispatch_by_size(src.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (t.perm.back() == static_cast<int64_t>(t.perm.size()) - 1)
+      transpose_runs(src.data<T>(), dst.data<T>(), t, pool);
+    else
+      transpose_tiles(src.data<T>(), dst.data<T>(), t, pool);
+  });
+}
+
+// The input `src` (with its data viewed as `in_shape`) transposed by `perm`,
+// in a fresh tensor (for kernels that reshape the result further).
+inline Tensor transpose_tensor(const Tensor& src, const Shape& in_shape, const std::vector<int64_t>& perm) {
+  Shape out_shape(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out_shape[i] = in_shape[perm[i]];
   Tensor out(src.dtype(), out_shape);
-  strided_copy_tensor(src, 0, strides, out);
+  transpose_into(src, in_shape, perm, out, nullptr);
   return out;
 }
 

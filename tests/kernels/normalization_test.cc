@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
+#include "base/thread_pool.h"
 #include "op_test_util.h"
 
 namespace onyx::test {
@@ -100,6 +102,172 @@ TEST(LpNormalization, L1L2AndZeroNorm) {
   out = run_op(make_node("LpNormalization", {"x"}, {"y"}, {{"p", attr_int(1)}, {"axis", attr_int(0)}}), {x}, 22);
   expect_near(out[0], {1, 1, 0, 0});
   EXPECT_THROW(run_op(make_node("LpNormalization", {"x"}, {"y"}, {{"p", attr_int(3)}}), {x}, 22), Error);
+}
+
+// ---- vectorized / threaded float paths against double references ----
+
+// Deterministic test data with a nonzero mean (so a wrong mean shows) and an
+// irregular pattern (so a wrong lane or tail element shows).
+std::vector<float> norm_test_data(int64_t n, float offset) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = offset + 2.0f * static_cast<float>(std::sin(0.37 * i)) + 0.25f * static_cast<float>((i * 7919) % 13);
+  return v;
+}
+
+// LayerNormalization over the last `inner` elements of each of `rows` rows,
+// Scale / B of length inner, compared with a double-precision reference.
+void check_layernorm_rows(int64_t rows, int64_t inner, bool with_bias, ThreadPool* pool) {
+  SCOPED_TRACE("rows " + std::to_string(rows) + " inner " + std::to_string(inner));
+  auto xv = norm_test_data(rows * inner, 3.0f);
+  std::vector<float> sv(inner), bv(inner);
+  for (int64_t i = 0; i < inner; ++i) {
+    sv[i] = 0.5f + 0.01f * static_cast<float>(i % 17);
+    bv[i] = -0.3f + 0.02f * static_cast<float>(i % 11);
+  }
+  Tensor x = Tensor::from_vector<float>(xv, {rows, inner});
+  Tensor s = Tensor::from_vector<float>(sv, {inner});
+  Tensor b = Tensor::from_vector<float>(bv, {inner});
+  const float eps = 1e-5f;
+  auto node = with_bias ? make_node("LayerNormalization", {"x", "s", "b"}, {"y"}, {{"epsilon", attr_float(eps)}})
+                        : make_node("LayerNormalization", {"x", "s"}, {"y"}, {{"epsilon", attr_float(eps)}});
+  auto y = run_op(node, with_bias ? std::vector<Tensor>{x, s, b} : std::vector<Tensor>{x, s}, 17, pool)[0];
+  ASSERT_EQ(y.shape(), x.shape());
+  const float* yp = y.data<float>();
+  int bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xp = xv.data() + r * inner;
+    double mu = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i) mu += xp[i];
+    mu /= inner;
+    for (int64_t i = 0; i < inner; ++i) var += (xp[i] - mu) * (xp[i] - mu);
+    var /= inner;
+    double inv = 1.0 / std::sqrt(var + eps);
+    for (int64_t i = 0; i < inner && bad < 5; ++i) {
+      double want = (xp[i] - mu) * inv * sv[i] + (with_bias ? bv[i] : 0.0);
+      double got = yp[r * inner + i];
+      if (std::abs(got - want) > 1e-5 * std::max(1.0, std::abs(want))) {
+        ADD_FAILURE() << "row " << r << " index " << i << ": got " << got << ", want " << want;
+        ++bad;
+      }
+    }
+  }
+}
+
+TEST(LayerNormalization, VectorRowsMatchDoubleReference) {
+  ThreadPool pool(3);
+  // lengths below, at and around the 16-float vector width, many rows so the
+  // threaded split is taken (more than 32768 elements)
+  for (int64_t inner : {1, 5, 16, 37, 96, 768}) {
+    int64_t rows = std::max<int64_t>(4, 40000 / inner + 3);
+    check_layernorm_rows(rows, inner, true, &pool);
+    check_layernorm_rows(rows, inner, false, &pool);
+  }
+  check_layernorm_rows(7, 37, true, nullptr);  // few rows, no pool
+}
+
+TEST(LayerNormalization, BroadcastScaleOverSeveralAxesThreaded) {
+  // axis 1 of [R, 3, 37]: rows of 111, Scale [37] and B [3, 1] broadcast over them
+  ThreadPool pool(3);
+  const int64_t R = 400, A = 3, L = 37, inner = A * L;
+  auto xv = norm_test_data(R * inner, -1.5f);
+  std::vector<float> sv(L), bv(A);
+  for (int64_t i = 0; i < L; ++i) sv[i] = 1.0f + 0.05f * static_cast<float>(i % 5);
+  for (int64_t i = 0; i < A; ++i) bv[i] = 0.1f * static_cast<float>(i + 1);
+  auto out = run_op(make_node("LayerNormalization", {"x", "s", "b"}, {"y"}, {{"axis", attr_int(1)}}),
+                    {Tensor::from_vector<float>(xv, {R, A, L}), Tensor::from_vector<float>(sv, {L}),
+                     Tensor::from_vector<float>(bv, {A, 1})},
+                    17, &pool);
+  const float* yp = out[0].data<float>();
+  for (int64_t r = 0; r < R; ++r) {
+    const float* xp = xv.data() + r * inner;
+    double mu = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i) mu += xp[i];
+    mu /= inner;
+    for (int64_t i = 0; i < inner; ++i) var += (xp[i] - mu) * (xp[i] - mu);
+    double inv = 1.0 / std::sqrt(var / inner + 1e-5);
+    for (int64_t i = 0; i < inner; ++i) {
+      double want = (xp[i] - mu) * inv * sv[i % L] + bv[i / L];
+      ASSERT_NEAR(yp[r * inner + i], want, 1e-5 * std::max(1.0, std::abs(want))) << "row " << r << " index " << i;
+    }
+  }
+}
+
+TEST(LayerNormalization, MeanAndInvStdDevThreaded) {
+  // the optional statistics outputs with many rows on a pool
+  ThreadPool pool(3);
+  const int64_t rows = 500, inner = 96;
+  auto xv = norm_test_data(rows * inner, 2.0f);
+  auto out = run_op(make_node("LayerNormalization", {"x", "s"}, {"y", "mean", "inv"}),
+                    {Tensor::from_vector<float>(xv, {rows, inner}),
+                     Tensor::from_vector<float>(std::vector<float>(inner, 1.0f), {inner})},
+                    17, &pool);
+  ASSERT_EQ(out[1].shape(), (Shape{rows, 1}));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xp = xv.data() + r * inner;
+    double mu = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i) mu += xp[i];
+    mu /= inner;
+    for (int64_t i = 0; i < inner; ++i) var += (xp[i] - mu) * (xp[i] - mu);
+    double inv = 1.0 / std::sqrt(var / inner + 1e-5);
+    ASSERT_NEAR(out[1].data<float>()[r], mu, 1e-5 * std::abs(mu));
+    ASSERT_NEAR(out[2].data<float>()[r], inv, 1e-5 * inv);
+    ASSERT_NEAR(out[0].data<float>()[r * inner + 5], (xp[5] - mu) * inv, 1e-5);
+  }
+}
+
+// Inference BatchNormalization on X of `shape`, compared with a double reference.
+void check_batchnorm(const Shape& shape, ThreadPool* pool) {
+  SCOPED_TRACE("shape " + shape_to_string(shape));
+  int64_t N = shape[0], C = shape[1], inner = 1;
+  for (size_t d = 2; d < shape.size(); ++d) inner *= shape[d];
+  auto xv = norm_test_data(N * C * inner, 1.0f);
+  std::vector<float> sv(C), bv(C), mv(C), vv(C);
+  for (int64_t c = 0; c < C; ++c) {
+    sv[c] = 0.5f + 0.1f * static_cast<float>(c);
+    bv[c] = 0.2f * static_cast<float>(c) - 0.4f;
+    mv[c] = 0.3f * static_cast<float>(c % 4);
+    vv[c] = 0.5f + 0.25f * static_cast<float>(c % 3);
+  }
+  const float eps = 1e-3f;
+  auto y = run_op(
+      make_node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, {{"epsilon", attr_float(eps)}}),
+      {Tensor::from_vector<float>(xv, shape), Tensor::from_vector<float>(sv, {C}), Tensor::from_vector<float>(bv, {C}),
+       Tensor::from_vector<float>(mv, {C}), Tensor::from_vector<float>(vv, {C})},
+      15, pool)[0];
+  ASSERT_EQ(y.shape(), shape);
+  const float* yp = y.data<float>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t k = (n * C + c) * inner + i;
+        double want = (xv[k] - mv[c]) / std::sqrt(static_cast<double>(vv[c]) + eps) * sv[c] + bv[c];
+        ASSERT_NEAR(yp[k], want, 1e-5 * std::max(1.0, std::abs(want))) << "n " << n << " c " << c << " i " << i;
+      }
+}
+
+TEST(BatchNormalization, VectorPlanesMatchDoubleReference) {
+  ThreadPool pool(3);
+  check_batchnorm({2, 5, 7, 9}, nullptr);    // small, odd plane of 63
+  check_batchnorm({2, 5, 7, 9}, &pool);      // below the threading threshold
+  check_batchnorm({2, 7, 61, 83}, &pool);    // planes of 5063: task blocks start mid-plane
+  check_batchnorm({1, 3, 150, 150}, &pool);  // few large planes split over the pool
+  check_batchnorm({3, 37, 5, 7, 3}, &pool);  // rank 5, many small planes
+  check_batchnorm({300, 131}, &pool);        // rank 2: one element per channel and row
+  check_batchnorm({4, 3}, nullptr);
+}
+
+TEST(BatchNormalization, DoubleInferenceUnchanged) {
+  // the generic path still serves other types
+  Tensor x = Tensor::from_vector<double>({1, 2, 3, 4}, {1, 2, 2});
+  Tensor s = Tensor::from_vector<double>({1, 2}, {2});
+  Tensor b = Tensor::from_vector<double>({0, 1}, {2});
+  Tensor m = Tensor::from_vector<double>({1, 3}, {2});
+  Tensor v = Tensor::from_vector<double>({4, 1}, {2});
+  auto y = run_op(make_node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, {{"epsilon", attr_float(0)}}),
+                  {x, s, b, m, v}, 15)[0];
+  EXPECT_EQ(y.dtype(), DataType::Double);
+  expect_near(y, {0, 0.5, 1, 3});
 }
 
 }  // namespace onyx::test

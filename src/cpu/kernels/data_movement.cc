@@ -14,6 +14,7 @@ namespace {
 using shape_detail::copy_elems;
 using shape_detail::ints_to_string;
 using shape_detail::strided_copy_tensor;
+using shape_detail::transpose_into;
 using shape_detail::transpose_tensor;
 
 std::string S(int64_t v) { return std::to_string(v); }
@@ -63,7 +64,12 @@ KernelFactory transpose_factory() {
         ctx.set_output(0, Value(x.reshaped(out)));
         return;
       }
-      ctx.set_output(0, Value(transpose_tensor(x, x.shape(), perm)));
+      // The output comes from the session's buffers (no fresh allocation and
+      // page faults per run); large copies spread over the intra-op threads.
+      Shape out_shape(r);
+      for (int64_t i = 0; i < r; ++i) out_shape[i] = x.shape()[perm[i]];
+      Tensor& out = ctx.allocate_output(0, x.dtype(), out_shape);
+      transpose_into(x, x.shape(), perm, out, ctx.thread_pool());
     };
   });
 }

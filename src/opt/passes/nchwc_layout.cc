@@ -6,6 +6,7 @@
 // back to NCHW for any other reader and for graph outputs. So chains of
 // convolutions and pools pay for layout conversion only at their edges.
 // Blocked values get new names; the NCHW value keeps its original name.
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -49,6 +50,57 @@ bool has_subgraph(const Node& n) {
   for (auto& [k, a] : n.attributes)
     if (a.type == AttrType::Graph || a.type == AttrType::Graphs) return true;
   return false;
+}
+
+struct DepthwiseBatchNorm {
+  Node conv;      // com.onyx NchwcConv (group C, 1x1), inputs X, W, B; output named as the BN's (or Relu's)
+  int relu = -1;  // index of the Relu folded in, or -1
+};
+
+// Inference BatchNormalization with constant float parameters as y = x * a + b
+// per channel, a = scale / sqrt(var + eps), b = beta - mean * a: the weights
+// and bias of a depthwise 1x1 convolution (added to the graph's initializers).
+std::optional<DepthwiseBatchNorm> batchnorm_as_depthwise(Graph& g, const GraphView& view, int index, int64_t C) {
+  const Node bn = g.nodes[index];
+  if (bn.inputs.size() < 5) return std::nullopt;
+  for (size_t k = 1; k < bn.outputs.size(); ++k)
+    if (!bn.outputs[k].empty()) return std::nullopt;
+  if (const Attribute* tm = bn.attr("training_mode"); tm && tm->i != 0) return std::nullopt;
+  const Tensor* p[4];
+  for (int k = 0; k < 4; ++k) {
+    p[k] = view.constant(bn.inputs[k + 1]);
+    if (!p[k] || p[k]->dtype() != DataType::Float || p[k]->numel() != C) return std::nullopt;
+  }
+  const Attribute* eps_attr = bn.attr("epsilon");
+  const float eps = eps_attr ? eps_attr->f : 1e-5f;
+  Tensor w(DataType::Float, {C, 1, 1, 1}), b(DataType::Float, {C});
+  for (int64_t c = 0; c < C; ++c) {
+    float a = p[0]->data<float>()[c] / std::sqrt(p[3]->data<float>()[c] + eps);
+    w.data<float>()[c] = a;
+    b.data<float>()[c] = p[1]->data<float>()[c] - p[2]->data<float>()[c] * a;
+  }
+  DepthwiseBatchNorm r;
+  r.conv.name = bn.name;
+  r.conv.op_type = "NchwcConv";
+  r.conv.domain = kOnyxDomain;
+  std::string wn = unique_name(g, bn.outputs[0] + "_dw_weight"), bnm = unique_name(g, bn.outputs[0] + "_dw_bias");
+  for (auto& [name, t] : {std::pair{wn, w}, std::pair{bnm, b}}) {
+    g.initializers[name] = t;
+    g.initializer_order.push_back(name);
+  }
+  r.conv.inputs = {bn.inputs[0], wn, bnm};
+  r.conv.outputs = {bn.outputs[0]};
+  r.conv.attributes["group"] = make_int(C);
+  int ri = view.single_consumer(bn.outputs[0]);
+  if (ri > index && g.nodes[ri].op_type == "Relu" && g.nodes[ri].domain.empty()) {
+    r.relu = ri;
+    r.conv.outputs = {g.nodes[ri].outputs[0]};
+    Attribute act;
+    act.type = AttrType::String;
+    act.s = "Relu";
+    r.conv.attributes["activation"] = act;
+  }
+  return r;
 }
 
 class NchwcLayout final : public GraphPass {
@@ -95,7 +147,9 @@ class NchwcLayout final : public GraphPass {
       blocked[orig] = {bn, channels};
     };
 
+    std::set<int> skip;  // nodes folded into an earlier one
     for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+      if (skip.count(i)) continue;
       Node n = g.nodes[i];
       bool onnx = n.domain.empty() || n.domain == "ai.onnx";
       bool converted = false;
@@ -154,6 +208,20 @@ class NchwcLayout final : public GraphPass {
           for (auto& in : n.inputs) in = blocked[in].name;
           n.attributes["axis"] = make_int(1);
           make_blocked(n, total);
+          converted = true;
+        }
+      } else if (onnx && n.op_type == "BatchNormalization" && is_blocked(n.inputs[0])) {
+        // A normalization that no conv absorbed (DenseNet's pre-activation BN after
+        // Concat) runs as a depthwise 1x1 NchwcConv, with a following Relu fused.
+        auto dw = batchnorm_as_depthwise(g, view, i, blocked[n.inputs[0]].channels);
+        if (dw) {
+          n = std::move(dw->conv);
+          n.inputs[0] = blocked[n.inputs[0]].name;
+          n.attributes["block"] = make_int(block);
+          if (dw->relu >= 0) skip.insert(dw->relu);
+          ++ctx.fusion_counts[dw->relu >= 0 ? "BatchNormalization+Relu as depthwise NchwcConv"
+                                            : "BatchNormalization as depthwise NchwcConv"];
+          make_blocked(n, blocked[g.nodes[i].inputs[0]].channels);
           converted = true;
         }
       } else if (onnx && n.outputs.size() == 1 && !n.inputs.empty() && is_blocked(n.inputs[0])) {

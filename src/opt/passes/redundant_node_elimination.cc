@@ -1,6 +1,7 @@
 // Removal of nodes that compute nothing: Identity, inference-mode Dropout,
 // Cast to the type a value already has, Transpose by the identity
-// permutation; and collapse of Reshape->Reshape and Transpose->Transpose chains.
+// permutation, Pad by zeros; and collapse of Reshape->Reshape and
+// Transpose->Transpose chains.
 #include "opt/passes/passes.h"
 #include "opt/rewrite.h"
 
@@ -127,6 +128,28 @@ class NoOpReshapeRule final : public RewriteRule {
   std::string op_;
 };
 
+// Pad by zero everywhere (PyTorch exports one before some pools), in any mode.
+class NoOpPadRule final : public RewriteRule {
+ public:
+  std::string op_type() const override { return "Pad"; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext& ctx) const override {
+    const Node& n = g.nodes[i];
+    if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
+      const Tensor* pads = view.constant(n.inputs[1]);
+      if (!pads || pads->numel() == 0) return std::nullopt;
+      for (int64_t k = 0; k < pads->numel(); ++k)
+        if (pads->int_at(k) != 0) return std::nullopt;
+      return bypass(view, n, i);
+    }
+    if (ctx.opset() >= 11) return std::nullopt;  // pads is a required input there
+    const Attribute* pads = n.attr(ctx.opset() < 2 ? "paddings" : "pads");
+    if (!pads || pads->ints.empty()) return std::nullopt;
+    for (int64_t v : pads->ints)
+      if (v != 0) return std::nullopt;
+    return bypass(view, n, i);
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<GraphPass> make_redundant_node_elimination() {
@@ -135,6 +158,7 @@ std::unique_ptr<GraphPass> make_redundant_node_elimination() {
   rules.push_back(std::make_unique<TransposeRule>());
   rules.push_back(std::make_unique<ReshapeRule>());
   rules.push_back(std::make_unique<CastRule>());
+  rules.push_back(std::make_unique<NoOpPadRule>());
   for (const char* op : {"Reshape", "Squeeze", "Unsqueeze", "Flatten"}) rules.push_back(std::make_unique<NoOpReshapeRule>(op));
   return std::make_unique<RulePass>("redundant_node_elimination", std::move(rules));
 }

@@ -93,34 +93,39 @@ int GraphView::single_consumer(const std::string& value) const {
   return uses == 1 ? c[0] : -1;
 }
 
-static void rename_in_graph(Graph& g, const std::string& from, const std::string& to) {
+using Renames = std::unordered_map<std::string, std::string>;
+
+static void rename_in_graph(Graph& g, const Renames& renames) {
   for (auto& n : g.nodes) {
     for (auto& in : n.inputs)
-      if (in == from) in = to;
+      if (auto it = renames.find(in); it != renames.end()) in = it->second;
     for (auto& [k, a] : n.attributes) {
-      // A subgraph that defines `from` itself shadows the outer value.
-      if (a.g) rename_in_graph(*a.g, from, to);
-      for (auto& sg : a.graphs) rename_in_graph(*sg, from, to);
+      // A subgraph that defines a renamed name itself shadows the outer value.
+      if (a.g) rename_in_graph(*a.g, renames);
+      for (auto& sg : a.graphs) rename_in_graph(*sg, renames);
     }
   }
 }
 
-void rename_uses(Graph& g, const std::string& from, const std::string& to) {
+void rename_uses(Graph& g, const Renames& renames) {
+  if (renames.empty()) return;
   for (auto& n : g.nodes) {
     for (auto& in : n.inputs)
-      if (in == from) in = to;
+      if (auto it = renames.find(in); it != renames.end()) in = it->second;
     for (auto& [k, a] : n.attributes) {
       if (a.g) {
         a.g = std::make_shared<Graph>(*a.g);  // subgraphs may be shared with other copies of the model
-        rename_in_graph(*a.g, from, to);
+        rename_in_graph(*a.g, renames);
       }
       for (auto& sg : a.graphs) {
         sg = std::make_shared<Graph>(*sg);
-        rename_in_graph(*sg, from, to);
+        rename_in_graph(*sg, renames);
       }
     }
   }
 }
+
+void rename_uses(Graph& g, const std::string& from, const std::string& to) { rename_uses(g, Renames{{from, to}}); }
 
 void erase_nodes(Graph& g, std::vector<int> indices) {
   std::sort(indices.begin(), indices.end());
@@ -128,17 +133,19 @@ void erase_nodes(Graph& g, std::vector<int> indices) {
   for (auto it = indices.rbegin(); it != indices.rend(); ++it) g.nodes.erase(g.nodes.begin() + *it);
 }
 
-std::string unique_name(const Graph& g, const std::string& base) {
-  std::unordered_set<std::string> used;
+UniqueNames::UniqueNames(const Graph& g) {
   for (auto& n : g.nodes)
-    for (auto& o : n.outputs) used.insert(o);
-  for (auto& [k, v] : g.initializers) used.insert(k);
-  for (auto& i : g.inputs) used.insert(i.name);
-  if (!used.count(base)) return base;
-  for (int i = 1;; ++i) {
-    std::string name = base + "_" + std::to_string(i);
-    if (!used.count(name)) return name;
-  }
+    for (auto& o : n.outputs) used_.insert(o);
+  for (auto& [k, v] : g.initializers) used_.insert(k);
+  for (auto& i : g.inputs) used_.insert(i.name);
 }
+
+std::string UniqueNames::make(const std::string& base) {
+  std::string name = base;
+  for (int i = 1; !used_.insert(name).second; ++i) name = base + "_" + std::to_string(i);
+  return name;
+}
+
+std::string unique_name(const Graph& g, const std::string& base) { return UniqueNames(g).make(base); }
 
 }  // namespace onyx

@@ -40,11 +40,24 @@ class GraphView {
 
 // Replaces every read of `from` by `to` in the graph's nodes (and subgraphs).
 void rename_uses(Graph& g, const std::string& from, const std::string& to);
+// The same for every (from, to) pair of `renames`, in one pass.
+void rename_uses(Graph& g, const std::unordered_map<std::string, std::string>& renames);
 
 // Removes the nodes at the given indices.
 void erase_nodes(Graph& g, std::vector<int> indices);
 
 // A fresh value name, unique in the graph.
 std::string unique_name(const Graph& g, const std::string& base);
+
+// The same for a pass that makes many names: the graph's names are collected
+// once, and each name made is taken.
+class UniqueNames {
+ public:
+  explicit UniqueNames(const Graph& g);
+  std::string make(const std::string& base);
+
+ private:
+  std::unordered_set<std::string> used_;
+};
 
 }  // namespace onyx

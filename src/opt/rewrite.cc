@@ -3,24 +3,76 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unordered_map>
 
 namespace onyx {
 
 void apply_patch(Graph& g, Patch patch, PassContext& ctx) {
-  for (auto& [name, t] : patch.initializers) {
-    if (!g.initializers.count(name)) g.initializer_order.push_back(name);
-    g.initializers[name] = std::move(t);
+  PatchBatch batch(g);
+  batch.add(std::move(patch));
+  batch.apply(g, ctx);
+}
+
+bool PatchBatch::add(Patch p) {
+  // Values the patch changes (drops, defines, redirects) and values it only reads.
+  std::vector<std::string> writes, reads;
+  for (int r : p.remove) {
+    if (nodes_.count(r)) return false;
+    const Node& n = g_.nodes[r];
+    reads.insert(reads.end(), n.inputs.begin(), n.inputs.end());
+    writes.insert(writes.end(), n.outputs.begin(), n.outputs.end());
   }
-  int insert_at = static_cast<int>(g.nodes.size());
-  if (!patch.remove.empty()) insert_at = *std::max_element(patch.remove.begin(), patch.remove.end());
-  std::vector<int> removed = patch.remove;
-  std::sort(removed.begin(), removed.end());
-  int shift = static_cast<int>(std::lower_bound(removed.begin(), removed.end(), insert_at) - removed.begin());
-  erase_nodes(g, patch.remove);
-  insert_at -= shift;
-  g.nodes.insert(g.nodes.begin() + insert_at, patch.add.begin(), patch.add.end());
-  for (auto& [from, to] : patch.rename) rename_uses(g, from, to);
-  if (!patch.fusion.empty()) ++ctx.fusion_counts[patch.fusion];
+  for (auto& n : p.add) {
+    reads.insert(reads.end(), n.inputs.begin(), n.inputs.end());
+    writes.insert(writes.end(), n.outputs.begin(), n.outputs.end());
+  }
+  for (auto& [from, to] : p.rename) writes.push_back(from), reads.push_back(to);
+  for (auto& [name, t] : p.initializers) writes.push_back(name);
+  // Two patches may read one value; neither may touch what the other changes.
+  for (auto& v : writes)
+    if (!v.empty() && (writes_.count(v) || reads_.count(v))) return false;
+  for (auto& v : reads)
+    if (!v.empty() && writes_.count(v)) return false;
+  for (auto& v : writes)
+    if (!v.empty()) writes_.insert(v);
+  for (auto& v : reads)
+    if (!v.empty()) reads_.insert(v);
+  nodes_.insert(p.remove.begin(), p.remove.end());
+  patches_.push_back(std::move(p));
+  return true;
+}
+
+void PatchBatch::apply(Graph& g, PassContext& ctx) {
+  const int n = static_cast<int>(g.nodes.size());
+  std::vector<char> removed(n, 0);
+  std::unordered_map<int, std::vector<Node>> insert_at;  // added nodes take the place of the last removed one
+  std::unordered_map<std::string, std::string> renames;
+  for (Patch& p : patches_) {
+    for (auto& [name, t] : p.initializers) {
+      if (!g.initializers.count(name)) g.initializer_order.push_back(name);
+      g.initializers[name] = std::move(t);
+    }
+    int at = n;
+    if (!p.remove.empty()) at = *std::max_element(p.remove.begin(), p.remove.end());
+    for (int r : p.remove) removed[r] = 1;
+    auto& slot = insert_at[at];
+    for (auto& a : p.add) slot.push_back(std::move(a));
+    for (auto& [from, to] : p.rename) renames[from] = to;
+    if (!p.fusion.empty()) ++ctx.fusion_counts[p.fusion];
+  }
+  std::vector<Node> nodes;
+  nodes.reserve(n);
+  for (int i = 0; i <= n; ++i) {
+    if (auto it = insert_at.find(i); it != insert_at.end())
+      for (auto& a : it->second) nodes.push_back(std::move(a));
+    if (i < n && !removed[i]) nodes.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(nodes);
+  rename_uses(g, renames);
+  patches_.clear();
+  writes_.clear();
+  reads_.clear();
+  nodes_.clear();
 }
 
 // A patch may only drop values that nothing outside it still reads.
@@ -42,21 +94,23 @@ static bool patch_is_safe(const Graph& g, const GraphView& view, const Patch& pa
 }
 
 bool RulePass::run(Graph& g, PassContext& ctx) {
-  bool changed = false;
-  for (bool again = true; again;) {
-    again = false;
+  for (bool changed = false;;) {
     GraphView view(g);
-    for (int i = 0; i < static_cast<int>(g.nodes.size()) && !again; ++i)
+    PatchBatch batch(g);
+    for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+      if (batch.takes_node(i)) continue;
       for (auto& rule : rules_) {
         if (g.nodes[i].op_type != rule->op_type() || !g.nodes[i].domain.empty()) continue;
         std::optional<Patch> patch = rule->match(g, view, i, ctx);
         if (!patch || !patch_is_safe(g, view, *patch)) continue;
-        apply_patch(g, std::move(*patch), ctx);
-        changed = again = true;  // the view is stale: rebuild and rescan
+        batch.add(std::move(*patch));  // refused ones match again on the next sweep
         break;
       }
+    }
+    if (batch.empty()) return changed;
+    batch.apply(g, ctx);
+    changed = true;
   }
-  return changed;
 }
 
 const Node* node_of_type(const Graph& g, int index, const std::string& op) {

@@ -1,10 +1,13 @@
 // Local rewrites: a rule keyed by op type matches at one node (with early
 // returns) and returns a Patch; it never mutates while matching. A RulePass
-// applies the patches of its rules one at a time.
+// sweeps the graph with one GraphView, takes every patch that touches nothing
+// an earlier patch of the sweep touched, applies them together, and sweeps
+// again until no rule matches: O(N) per sweep instead of per patch.
 #pragma once
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "opt/graph_view.h"
@@ -40,6 +43,26 @@ class RulePass : public GraphPass {
 };
 
 void apply_patch(Graph& g, Patch patch, PassContext& ctx);
+
+// Patches matched against one view of the graph, applied in one pass. A patch
+// is refused when it shares a node with a patch already taken, or a value that
+// either of them changes (drops, defines or redirects; reading one value is
+// fine): it may have matched a neighbourhood that patch changes, so it waits
+// for the next sweep and a fresh view.
+class PatchBatch {
+ public:
+  explicit PatchBatch(const Graph& g) : g_(g) {}
+  bool add(Patch p);  // false when refused
+  bool takes_node(int index) const { return nodes_.count(index) != 0; }
+  bool empty() const { return patches_.empty(); }
+  void apply(Graph& g, PassContext& ctx);
+
+ private:
+  const Graph& g_;
+  std::vector<Patch> patches_;
+  std::unordered_set<std::string> writes_, reads_;
+  std::unordered_set<int> nodes_;
+};
 
 // Matching helpers.
 // The node at `index` if it has type `op` (domain ai.onnx), else null.

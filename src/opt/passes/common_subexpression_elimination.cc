@@ -45,34 +45,34 @@ class CommonSubexpressionElimination final : public GraphPass {
  public:
   std::string name() const override { return "common_subexpression_elimination"; }
   bool run(Graph& g, PassContext& ctx) override {
-    bool changed = false;
-    for (bool again = true; again;) {
-      again = false;
+    for (bool changed = false;;) {
       GraphView view(g);
+      PatchBatch batch(g);
       std::unordered_map<std::string, int> seen;
-      for (int i = 0; i < static_cast<int>(g.nodes.size()) && !again; ++i) {
+      for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
         std::string key = node_key(g.nodes[i]);
         if (key.empty()) continue;
         auto [it, inserted] = seen.emplace(key, i);
         if (inserted) continue;
-        const Node& first = g.nodes[it->second];
-        const Node& dup = g.nodes[i];
-        bool keeps_name = false;
-        for (auto& o : dup.outputs) keeps_name |= view.is_graph_output(o);
-        if (keeps_name) continue;
-        Patch p;
-        p.remove = {i};
-        for (size_t k = 0; k < dup.outputs.size(); ++k)
-          if (!dup.outputs[k].empty()) {
-            if (first.outputs[k].empty()) goto skip;
-            p.rename.push_back({dup.outputs[k], first.outputs[k]});
-          }
-        apply_patch(g, std::move(p), ctx);
-        changed = again = true;
-      skip:;
+        if (auto p = merge(g.nodes[it->second], g.nodes[i], i, view)) batch.add(std::move(*p));
       }
+      if (batch.empty()) return changed;
+      batch.apply(g, ctx);
+      changed = true;
     }
-    return changed;
+  }
+
+ private:
+  // `dup` (at index i) reads `first`'s outputs instead of computing them again.
+  static std::optional<Patch> merge(const Node& first, const Node& dup, int i, const GraphView& view) {
+    Patch p;
+    p.remove = {i};
+    for (size_t k = 0; k < dup.outputs.size(); ++k) {
+      if (dup.outputs[k].empty()) continue;
+      if (first.outputs[k].empty() || view.is_graph_output(dup.outputs[k])) return std::nullopt;
+      p.rename.push_back({dup.outputs[k], first.outputs[k]});
+    }
+    return p;
   }
 };
 

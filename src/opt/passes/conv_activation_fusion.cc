@@ -64,8 +64,8 @@ class ConvActivationFusion final : public GraphPass {
   bool run(Graph& g, PassContext& ctx) override {
     bool changed = false;
     for (bool again = true; again;) {
-      again = false;
       GraphView view(g);
+      PatchBatch batch(g);
       for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
         const Node& conv = g.nodes[i];
         if (conv.op_type != "Conv" || !conv.domain.empty()) continue;
@@ -109,10 +109,11 @@ class ConvActivationFusion final : public GraphPass {
         p.remove = removed;
         p.add = {fused};
         p.fusion = fusion;
-        apply_patch(g, std::move(p), ctx);
-        changed = again = true;
-        break;
+        batch.add(std::move(p));
       }
+      again = !batch.empty();
+      batch.apply(g, ctx);
+      changed |= again;
     }
     return changed;
   }

@@ -51,8 +51,8 @@ class MatMulAddFusion final : public GraphPass {
     bool changed = RulePass("matmul_add", std::move(rules)).run(g, ctx);
     // Fold a following activation into the FusedMatMul.
     for (bool again = true; again;) {
-      again = false;
       GraphView view(g);
+      PatchBatch batch(g);
       for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
         const Node& mm = g.nodes[i];
         if (mm.op_type != "FusedMatMul" || mm.domain != kOnyxDomain || mm.attr("activation")) continue;
@@ -70,10 +70,11 @@ class MatMulAddFusion final : public GraphPass {
         p.remove = {i, ai};
         p.add = {fused};
         p.fusion = gelu ? "MatMul+Add+Gelu" : "MatMul+Add+Relu";
-        apply_patch(g, std::move(p), ctx);
-        changed = again = true;
-        break;
+        batch.add(std::move(p));
       }
+      again = !batch.empty();
+      batch.apply(g, ctx);
+      changed |= again;
     }
     return changed;
   }

@@ -60,7 +60,8 @@ struct DepthwiseBatchNorm {
 // Inference BatchNormalization with constant float parameters as y = x * a + b
 // per channel, a = scale / sqrt(var + eps), b = beta - mean * a: the weights
 // and bias of a depthwise 1x1 convolution (added to the graph's initializers).
-std::optional<DepthwiseBatchNorm> batchnorm_as_depthwise(Graph& g, const GraphView& view, int index, int64_t C) {
+std::optional<DepthwiseBatchNorm> batchnorm_as_depthwise(Graph& g, const GraphView& view, int index, int64_t C,
+                                                         UniqueNames& names) {
   const Node bn = g.nodes[index];
   if (bn.inputs.size() < 5) return std::nullopt;
   for (size_t k = 1; k < bn.outputs.size(); ++k)
@@ -83,7 +84,7 @@ std::optional<DepthwiseBatchNorm> batchnorm_as_depthwise(Graph& g, const GraphVi
   r.conv.name = bn.name;
   r.conv.op_type = "NchwcConv";
   r.conv.domain = kOnyxDomain;
-  std::string wn = unique_name(g, bn.outputs[0] + "_dw_weight"), bnm = unique_name(g, bn.outputs[0] + "_dw_bias");
+  std::string wn = names.make(bn.outputs[0] + "_dw_weight"), bnm = names.make(bn.outputs[0] + "_dw_bias");
   for (auto& [name, t] : {std::pair{wn, w}, std::pair{bnm, b}}) {
     g.initializers[name] = t;
     g.initializer_order.push_back(name);
@@ -115,6 +116,7 @@ class NchwcLayout final : public GraphPass {
       if (ctx.can_run && !ctx.can_run(probe)) return false;
     }
     GraphView view(g);
+    UniqueNames names(g);
     struct Blocked {
       std::string name;
       int64_t channels;
@@ -127,7 +129,7 @@ class NchwcLayout final : public GraphPass {
       auto it = blocked.find(v);
       if (it == blocked.end() || materialized[v]) return;
       Node r;
-      r.name = unique_name(g, v + "_reorder");
+      r.name = names.make(v + "_reorder");
       r.op_type = "ReorderOutput";
       r.domain = kOnyxDomain;
       r.inputs = {it->second.name};
@@ -139,10 +141,7 @@ class NchwcLayout final : public GraphPass {
     auto is_blocked = [&](const std::string& v) { return !v.empty() && blocked.count(v) != 0; };
     auto make_blocked = [&](Node& n, int64_t channels) {
       std::string orig = n.outputs[0];
-      std::string bn = unique_name(g, orig + "_nchwc");
-      // unique_name checks the graph only: avoid clashes among our own names
-      while (taken_.count(bn)) bn += "_";
-      taken_.insert(bn);
+      std::string bn = names.make(orig + "_nchwc");
       n.outputs[0] = bn;
       blocked[orig] = {bn, channels};
     };
@@ -213,7 +212,7 @@ class NchwcLayout final : public GraphPass {
       } else if (onnx && n.op_type == "BatchNormalization" && is_blocked(n.inputs[0])) {
         // A normalization that no conv absorbed (DenseNet's pre-activation BN after
         // Concat) runs as a depthwise 1x1 NchwcConv, with a following Relu fused.
-        auto dw = batchnorm_as_depthwise(g, view, i, blocked[n.inputs[0]].channels);
+        auto dw = batchnorm_as_depthwise(g, view, i, blocked[n.inputs[0]].channels, names);
         if (dw) {
           n = std::move(dw->conv);
           n.inputs[0] = blocked[n.inputs[0]].name;
@@ -263,9 +262,6 @@ class NchwcLayout final : public GraphPass {
     g.nodes = std::move(out);
     return true;
   }
-
- private:
-  std::set<std::string> taken_;
 };
 
 }  // namespace

@@ -141,6 +141,37 @@ TEST(Optimizer, BlockedLayoutThroughZeroPadAndStandaloneBatchNorm) {
   EXPECT_EQ(r.fusions["BatchNormalization+Relu as depthwise NchwcConv"], 1);
 }
 
+// ConvNeXt's pattern: permutes to channels-last and back around work done in
+// NHWC, a per-channel layer scale, a residual Add. The permutes become
+// channels-last reorders to and from the blocked layout (24 channels: a
+// partial block) and the scale a depthwise 1x1 NchwcConv.
+TEST(Optimizer, BlockedLayoutThroughChannelsLastPermutes) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build: no blocked layout";
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 3, 7, 9});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 8, 7, 9});
+  *g->add_initializer() = float_tensor("w1", {24, 3, 1, 1}, random_values(72, 15));
+  *g->add_initializer() = float_tensor("w2", {8, 24, 1, 1}, random_values(192, 16));
+  *g->add_initializer() = float_tensor("gamma", {24, 1, 1}, random_values(24, 17));
+  auto perm = [&](onnx::NodeProto* n, std::vector<int64_t> p) {
+    auto* a = add_attr(n, "perm");
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : p) a->add_ints(v);
+  };
+  add_node(g, "Conv", {"x", "w1"}, {"c"});
+  perm(add_node(g, "Transpose", {"c"}, {"nhwc"}), {0, 2, 3, 1});
+  add_node(g, "Tanh", {"nhwc"}, {"t"});
+  perm(add_node(g, "Transpose", {"t"}, {"nchw"}), {0, 3, 1, 2});
+  add_node(g, "Mul", {"nchw", "gamma"}, {"scaled"});
+  add_node(g, "Add", {"c", "scaled"}, {"sum"});
+  add_node(g, "Conv", {"sum", "w2"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(189, 18), {1, 3, 7, 9}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
+  EXPECT_EQ(r.fusions["Mul as depthwise NchwcConv"], 1);
+  EXPECT_EQ(r.fusions["Transpose as channels-last reorder"], 2);
+}
+
 TEST(Optimizer, GeluAndLayerNormFromDecomposedForms) {
   auto m = test::make_model(13);
   auto* g = m.mutable_graph();

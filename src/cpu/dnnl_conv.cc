@@ -72,6 +72,39 @@ void reorder_from_blocked(const float* x, const Shape& plain, int block, float* 
   });
 }
 
+namespace {
+
+// Calls fn(n, s, S, cb, cn) for every batch n, position s < S and channel
+// block cb (cn channels of it are real), split over the pool by positions.
+template <class Fn>
+void for_each_position_block(const Shape& nhwc, int block, ThreadPool* pool, Fn fn) {
+  const int64_t N = nhwc[0], C = nhwc.back(), CB = (C + block - 1) / block;
+  int64_t S = 1;
+  for (size_t i = 1; i + 1 < nhwc.size(); ++i) S *= nhwc[i];
+  parallel_for(N * S * CB * block > (1 << 15) ? pool : nullptr, N * S, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t cb = 0; cb < CB; ++cb) fn(r / S, r % S, S, cb, std::min<int64_t>(block, C - cb * block));
+  });
+}
+
+}  // namespace
+
+void reorder_channels_last_to_blocked(const float* x, const Shape& nhwc, int block, float* y, ThreadPool* pool) {
+  const int64_t C = nhwc.back(), CB = (C + block - 1) / block;
+  for_each_position_block(nhwc, block, pool, [&](int64_t n, int64_t s, int64_t S, int64_t cb, int64_t cn) {
+    float* d = y + ((n * CB + cb) * S + s) * block;
+    std::memcpy(d, x + (n * S + s) * C + cb * block, cn * sizeof(float));
+    std::fill(d + cn, d + block, 0.0f);
+  });
+}
+
+void reorder_blocked_to_channels_last(const float* x, const Shape& nhwc, int block, float* y, ThreadPool* pool) {
+  const int64_t C = nhwc.back(), CB = (C + block - 1) / block;
+  for_each_position_block(nhwc, block, pool, [&](int64_t n, int64_t s, int64_t S, int64_t cb, int64_t cn) {
+    std::memcpy(y + (n * S + s) * C + cb * block, x + ((n * CB + cb) * S + s) * block, cn * sizeof(float));
+  });
+}
+
 #ifndef ONYX_WITH_DNNL
 
 bool dnnl_available() { return false; }

@@ -89,6 +89,11 @@ class DnnlPool {
 // blocked [N, ceil(C/b), spatial..., b]; blocked padding is written as zeros.
 void reorder_to_blocked(const float* x, const Shape& plain, int block, float* y, ThreadPool* pool);
 void reorder_from_blocked(const float* x, const Shape& plain, int block, float* y, ThreadPool* pool);
+// The same between channels-last [N, spatial..., C] and blocked: `nhwc` is the
+// channels-last shape. Each position's channels are contiguous on both sides,
+// so these are copies of block-wide runs (ConvNeXt's permutes around convs).
+void reorder_channels_last_to_blocked(const float* x, const Shape& nhwc, int block, float* y, ThreadPool* pool);
+void reorder_blocked_to_channels_last(const float* x, const Shape& nhwc, int block, float* y, ThreadPool* pool);
 
 // Shape helpers.
 Shape blocked_shape(const Shape& plain, int block);

@@ -115,40 +115,61 @@ class NchwcPoolKernel final : public Kernel {
   std::unique_ptr<BlockedPool> blocked_;
 };
 
+// blocked -> NCHW, or -> NHWC (channels_last = 1) for a Transpose(0, 2, 3, 1) it replaces.
 class ReorderOutputKernel final : public Kernel {
  public:
-  explicit ReorderOutputKernel(const KernelInitContext& ctx) : channels_(ctx.get_int("channels")) {}
+  explicit ReorderOutputKernel(const KernelInitContext& ctx)
+      : channels_(ctx.get_int("channels")), channels_last_(ctx.get_int("channels_last", 0) != 0) {}
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     ONYX_KERNEL_CHECK(x.dtype() == DataType::Float && x.rank() >= 3, "ReorderOutput needs a float blocked tensor");
     int64_t block = x.dim(-1);
-    ONYX_KERNEL_CHECK(x.dim(1) == (channels_ + block - 1) / block,
-                      "ReorderOutput: " + shape_to_string(x.shape()) + " does not hold " + std::to_string(channels_) +
-                          " channels");
+    ONYX_KERNEL_CHECK(
+        x.dim(1) == (channels_ + block - 1) / block,
+        "ReorderOutput: " + shape_to_string(x.shape()) + " does not hold " + std::to_string(channels_) + " channels");
+    Shape spatial(x.shape().begin() + 2, x.shape().end() - 1);
     Shape ps = {x.dim(0), channels_};
-    for (int i = 2; i < x.rank() - 1; ++i) ps.push_back(x.dim(i));
+    if (channels_last_) ps = {x.dim(0)};
+    ps.insert(ps.end(), spatial.begin(), spatial.end());
+    if (channels_last_) ps.push_back(channels_);
     Tensor& y = ctx.allocate_output(0, DataType::Float, ps);
     if (y.numel() == 0) return;
-    reorder_from_blocked(x.data<float>(), ps, static_cast<int>(block), y.data<float>(), ctx.thread_pool());
+    if (channels_last_)
+      reorder_blocked_to_channels_last(x.data<float>(), ps, static_cast<int>(block), y.data<float>(),
+                                       ctx.thread_pool());
+    else
+      reorder_from_blocked(x.data<float>(), ps, static_cast<int>(block), y.data<float>(), ctx.thread_pool());
   }
 
  private:
   int64_t channels_;
+  bool channels_last_;
 };
 
+// NCHW -> blocked, or NHWC (channels_last = 1) -> blocked for a Transpose(0, 3, 1, 2) it replaces.
 class ReorderInputKernel final : public Kernel {
  public:
-  explicit ReorderInputKernel(const KernelInitContext& ctx) : block_(read_block(ctx)) {}
+  explicit ReorderInputKernel(const KernelInitContext& ctx)
+      : block_(read_block(ctx)), channels_last_(ctx.get_int("channels_last", 0) != 0) {}
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     ONYX_KERNEL_CHECK(x.dtype() == DataType::Float && x.rank() >= 3, "ReorderInput needs a float tensor of rank >= 3");
-    Tensor& y = ctx.allocate_output(0, DataType::Float, blocked_shape(x.shape(), block_));
+    Shape plain = x.shape();
+    if (channels_last_) {  // the NCHW shape it stands for
+      plain = {x.dim(0), x.dim(-1)};
+      plain.insert(plain.end(), x.shape().begin() + 1, x.shape().end() - 1);
+    }
+    Tensor& y = ctx.allocate_output(0, DataType::Float, blocked_shape(plain, block_));
     if (y.numel() == 0) return;
-    reorder_to_blocked(x.data<float>(), x.shape(), block_, y.data<float>(), ctx.thread_pool());
+    if (channels_last_)
+      reorder_channels_last_to_blocked(x.data<float>(), x.shape(), block_, y.data<float>(), ctx.thread_pool());
+    else
+      reorder_to_blocked(x.data<float>(), x.shape(), block_, y.data<float>(), ctx.thread_pool());
   }
 
  private:
   int block_;
+  bool channels_last_;
 };
 
 }  // namespace

@@ -3,8 +3,11 @@
 // AVX-512, else 8). Pools, Concat along channels, elementwise activations and
 // Add/Mul/Sub whose inputs are all blocked stay in that layout (as Nchwc
 // pools or the same ONNX op on the blocked tensors); a ReorderOutput converts
-// back to NCHW for any other reader and for graph outputs. So chains of
-// convolutions and pools pay for layout conversion only at their edges.
+// back to NCHW for any other reader and for graph outputs. Per-channel ops
+// (inference BatchNormalization, Mul/Add/Sub by a per-channel constant) become
+// depthwise 1x1 NchwcConvs, and permutes to NHWC and back (Transpose 0,2,3,1 /
+// 0,3,1,2) channels-last reorders. So chains of convolutions and pools pay for
+// layout conversion only at their edges.
 // Blocked values get new names; the NCHW value keeps its original name.
 #include <cmath>
 #include <map>
@@ -52,17 +55,31 @@ bool has_subgraph(const Node& n) {
   return false;
 }
 
-struct DepthwiseBatchNorm {
-  Node conv;      // com.onyx NchwcConv (group C, 1x1), inputs X, W, B; output named as the BN's (or Relu's)
-  int relu = -1;  // index of the Relu folded in, or -1
+bool perm_is(const Node& n, const std::vector<int64_t>& perm) {
+  const Attribute* a = n.attr("perm");
+  return a && a->ints == perm && n.inputs.size() == 1 && n.outputs.size() == 1;
+}
+
+// A Transpose replaced by a channels-last reorder of `input`, keeping its output name.
+Node reorder_node(const Node& transpose, const std::string& op, const std::string& input) {
+  Node r;
+  r.name = transpose.name;
+  r.op_type = op;
+  r.domain = kOnyxDomain;
+  r.inputs = {input};
+  r.outputs = transpose.outputs;
+  r.attributes["channels_last"] = make_int(1);
+  return r;
+}
+
+// y = x * scale[c] + shift[c]: what a per-channel op computes on a blocked tensor.
+struct ChannelAffine {
+  std::vector<float> scale, shift;
 };
 
-// Inference BatchNormalization with constant float parameters as y = x * a + b
-// per channel, a = scale / sqrt(var + eps), b = beta - mean * a: the weights
-// and bias of a depthwise 1x1 convolution (added to the graph's initializers).
-std::optional<DepthwiseBatchNorm> batchnorm_as_depthwise(Graph& g, const GraphView& view, int index, int64_t C,
-                                                         UniqueNames& names) {
-  const Node bn = g.nodes[index];
+// An inference BatchNormalization with constant float parameters:
+// scale = gamma / sqrt(var + eps), shift = beta - mean * scale.
+std::optional<ChannelAffine> batchnorm_affine(const GraphView& view, const Node& bn, int64_t C) {
   if (bn.inputs.size() < 5) return std::nullopt;
   for (size_t k = 1; k < bn.outputs.size(); ++k)
     if (!bn.outputs[k].empty()) return std::nullopt;
@@ -74,34 +91,64 @@ std::optional<DepthwiseBatchNorm> batchnorm_as_depthwise(Graph& g, const GraphVi
   }
   const Attribute* eps_attr = bn.attr("epsilon");
   const float eps = eps_attr ? eps_attr->f : 1e-5f;
-  Tensor w(DataType::Float, {C, 1, 1, 1}), b(DataType::Float, {C});
+  ChannelAffine r;
   for (int64_t c = 0; c < C; ++c) {
     float a = p[0]->data<float>()[c] / std::sqrt(p[3]->data<float>()[c] + eps);
-    w.data<float>()[c] = a;
-    b.data<float>()[c] = p[1]->data<float>()[c] - p[2]->data<float>()[c] * a;
+    r.scale.push_back(a);
+    r.shift.push_back(p[1]->data<float>()[c] - p[2]->data<float>()[c] * a);
   }
-  DepthwiseBatchNorm r;
-  r.conv.name = bn.name;
-  r.conv.op_type = "NchwcConv";
-  r.conv.domain = kOnyxDomain;
-  std::string wn = names.make(bn.outputs[0] + "_dw_weight"), bnm = names.make(bn.outputs[0] + "_dw_bias");
-  for (auto& [name, t] : {std::pair{wn, w}, std::pair{bnm, b}}) {
+  return r;
+}
+
+// Mul / Add / Sub of the blocked value `x` (NCHW, C channels) and a float
+// constant that is a scalar or varies along channels only ([C, 1, 1] or
+// [1, C, 1, 1]): ConvNeXt's layer scale, per-channel biases.
+std::optional<ChannelAffine> arithmetic_affine(const GraphView& view, const Node& n, const std::string& x, int64_t C) {
+  if (n.inputs.size() != 2 || n.outputs.size() != 1) return std::nullopt;
+  const bool x_first = n.inputs[0] == x;
+  const Tensor* k = view.constant(n.inputs[x_first ? 1 : 0]);
+  if (!k || k->dtype() != DataType::Float || k->rank() > 4) return std::nullopt;
+  if (k->numel() != 1) {
+    Shape dims(4 - k->rank(), 1);
+    dims.insert(dims.end(), k->shape().begin(), k->shape().end());
+    if (dims != Shape{1, C, 1, 1}) return std::nullopt;
+  }
+  ChannelAffine r{std::vector<float>(C, 1.0f), std::vector<float>(C, 0.0f)};
+  for (int64_t c = 0; c < C; ++c) {
+    float v = k->data<float>()[k->numel() == 1 ? 0 : c];
+    if (n.op_type == "Mul")
+      r.scale[c] = v;
+    else if (n.op_type == "Add")
+      r.shift[c] = v;
+    else if (x_first)
+      r.shift[c] = -v;  // x - v
+    else
+      r.scale[c] = -1.0f, r.shift[c] = v;  // v - x
+  }
+  return r;
+}
+
+// The affine map as a depthwise 1x1 NchwcConv reading blocked `x`, named and
+// placed like `origin`; its weight and bias become initializers.
+Node affine_as_depthwise(Graph& g, UniqueNames& names, const Node& origin, const std::string& x,
+                         const ChannelAffine& a) {
+  const int64_t C = static_cast<int64_t>(a.scale.size());
+  Tensor w(DataType::Float, {C, 1, 1, 1}), b(DataType::Float, {C});
+  std::copy(a.scale.begin(), a.scale.end(), w.data<float>());
+  std::copy(a.shift.begin(), a.shift.end(), b.data<float>());
+  std::string wn = names.make(origin.outputs[0] + "_dw_weight"), bn = names.make(origin.outputs[0] + "_dw_bias");
+  for (auto& [name, t] : {std::pair{wn, w}, std::pair{bn, b}}) {
     g.initializers[name] = t;
     g.initializer_order.push_back(name);
   }
-  r.conv.inputs = {bn.inputs[0], wn, bnm};
-  r.conv.outputs = {bn.outputs[0]};
-  r.conv.attributes["group"] = make_int(C);
-  int ri = view.single_consumer(bn.outputs[0]);
-  if (ri > index && g.nodes[ri].op_type == "Relu" && g.nodes[ri].domain.empty()) {
-    r.relu = ri;
-    r.conv.outputs = {g.nodes[ri].outputs[0]};
-    Attribute act;
-    act.type = AttrType::String;
-    act.s = "Relu";
-    r.conv.attributes["activation"] = act;
-  }
-  return r;
+  Node conv;
+  conv.name = origin.name;
+  conv.op_type = "NchwcConv";
+  conv.domain = kOnyxDomain;
+  conv.inputs = {x, wn, bn};
+  conv.outputs = {origin.outputs[0]};
+  conv.attributes["group"] = make_int(C);
+  return conv;
 }
 
 class NchwcLayout final : public GraphPass {
@@ -146,6 +193,41 @@ class NchwcLayout final : public GraphPass {
       blocked[orig] = {bn, channels};
     };
 
+    // Whether some reader of `v` would take it blocked: a conv, or arithmetic
+    // with an operand that is blocked already.
+    auto feeds_blocked = [&](const std::string& v) {
+      for (int c : view.consumers(v)) {
+        const Node& r = g.nodes[c];
+        if ((r.op_type == "Conv" && r.domain.empty()) || (r.op_type == "FusedConv" && r.domain == kOnyxDomain))
+          if (r.inputs[0] == v) return true;
+        if ((r.op_type == "Add" || r.op_type == "Mul" || r.op_type == "Sub") && r.domain.empty() &&
+            r.inputs.size() == 2) {
+          const std::string other = other_input(r, v);
+          if (is_blocked(other)) return true;
+          const TypeInfo* t = view.type_of(v);
+          if (view.constant(other) && t && t->has_shape && t->shape.size() == 4 && t->shape[1].value > 0 &&
+              arithmetic_affine(view, r, v, t->shape[1].value))
+            return true;
+        }
+      }
+      return false;
+    };
+    // The per-channel affine map of a BatchNormalization or constant Mul/Add/Sub
+    // on a blocked value, with that value's name.
+    auto channel_affine = [&](const Node& n) -> std::optional<std::pair<ChannelAffine, std::string>> {
+      if (n.inputs.empty() || n.outputs.empty()) return std::nullopt;
+      if (n.op_type == "BatchNormalization" && is_blocked(n.inputs[0])) {
+        auto a = batchnorm_affine(view, n, blocked[n.inputs[0]].channels);
+        if (a) return std::make_pair(std::move(*a), n.inputs[0]);
+      } else if (n.op_type == "Mul" || n.op_type == "Add" || n.op_type == "Sub") {
+        for (auto& x : n.inputs) {
+          if (!is_blocked(x)) continue;
+          auto a = arithmetic_affine(view, n, x, blocked[x].channels);
+          if (a) return std::make_pair(std::move(*a), x);
+        }
+      }
+      return std::nullopt;
+    };
     std::set<int> skip;  // nodes folded into an earlier one
     for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
       if (skip.count(i)) continue;
@@ -199,9 +281,12 @@ class NchwcLayout final : public GraphPass {
         bool ok = axis == 1 || axis == -3;
         int64_t total = 0;
         for (size_t k = 0; ok && k < n.inputs.size(); ++k) {
-          if (!is_blocked(n.inputs[k])) ok = false;
-          else if (k + 1 < n.inputs.size() && blocked[n.inputs[k]].channels % block != 0) ok = false;
-          else total += blocked[n.inputs[k]].channels;
+          if (!is_blocked(n.inputs[k]))
+            ok = false;
+          else if (k + 1 < n.inputs.size() && blocked[n.inputs[k]].channels % block != 0)
+            ok = false;
+          else
+            total += blocked[n.inputs[k]].channels;
         }
         if (ok) {
           for (auto& in : n.inputs) in = blocked[in].name;
@@ -209,23 +294,47 @@ class NchwcLayout final : public GraphPass {
           make_blocked(n, total);
           converted = true;
         }
-      } else if (onnx && n.op_type == "BatchNormalization" && is_blocked(n.inputs[0])) {
-        // A normalization that no conv absorbed (DenseNet's pre-activation BN after
-        // Concat) runs as a depthwise 1x1 NchwcConv, with a following Relu fused.
-        auto dw = batchnorm_as_depthwise(g, view, i, blocked[n.inputs[0]].channels, names);
-        if (dw) {
-          n = std::move(dw->conv);
-          n.inputs[0] = blocked[n.inputs[0]].name;
+      } else if (auto affine = onnx ? channel_affine(n) : std::nullopt) {
+        // A per-channel op no conv absorbed (DenseNet's pre-activation BN after
+        // a Concat, ConvNeXt's layer scale) runs as a depthwise 1x1 NchwcConv,
+        // with a Relu that is its only reader fused.
+        const std::string& x = affine->second;
+        const int64_t C = blocked[x].channels;
+        n = affine_as_depthwise(g, names, n, blocked[x].name, affine->first);
+        n.attributes["block"] = make_int(block);
+        int ri = view.single_consumer(g.nodes[i].outputs[0]);
+        if (ri > i && g.nodes[ri].op_type == "Relu" && g.nodes[ri].domain.empty()) {
+          skip.insert(ri);
+          n.outputs = g.nodes[ri].outputs;
+          n.attributes["activation"] = string_attr("Relu");
+        }
+        ++ctx.fusion_counts[g.nodes[i].op_type + (ri >= 0 && skip.count(ri) ? "+Relu" : "") +
+                            " as depthwise NchwcConv"];
+        make_blocked(n, C);
+        converted = true;
+      } else if (onnx && n.op_type == "Transpose" && is_blocked(n.inputs[0]) && perm_is(n, {0, 2, 3, 1})) {
+        // Blocked to NHWC is a copy of block-wide runs: no NCHW in between.
+        int64_t C = blocked[n.inputs[0]].channels;
+        n = reorder_node(n, "ReorderOutput", blocked[n.inputs[0]].name);
+        n.attributes["channels"] = make_int(C);
+        ++ctx.fusion_counts["Transpose as channels-last reorder"];
+        changed = true;
+        out.push_back(std::move(n));
+        continue;
+      } else if (onnx && n.op_type == "Transpose" && perm_is(n, {0, 3, 1, 2}) && feeds_blocked(n.outputs[0])) {
+        // NHWC back to channels-first, read by a conv or blocked arithmetic: straight to blocked.
+        const TypeInfo* t = view.type_of(n.inputs[0]);
+        if (t && t->has_shape && t->shape.size() == 4 && t->shape.back().value > 0) {
+          int64_t C = t->shape.back().value;
+          n = reorder_node(n, "ReorderInput", n.inputs[0]);
           n.attributes["block"] = make_int(block);
-          if (dw->relu >= 0) skip.insert(dw->relu);
-          ++ctx.fusion_counts[dw->relu >= 0 ? "BatchNormalization+Relu as depthwise NchwcConv"
-                                            : "BatchNormalization as depthwise NchwcConv"];
-          make_blocked(n, blocked[g.nodes[i].inputs[0]].channels);
+          ++ctx.fusion_counts["Transpose as channels-last reorder"];
+          make_blocked(n, C);
           converted = true;
         }
       } else if (onnx && n.outputs.size() == 1 && !n.inputs.empty() && is_blocked(n.inputs[0])) {
-        static const std::set<std::string> unary = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
-                                                    "HardSwish", "Clip", "Elu", "Selu", "Softplus"};
+        static const std::set<std::string> unary = {"Relu",      "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
+                                                    "HardSwish", "Clip",      "Elu",     "Selu", "Softplus"};
         static const std::set<std::string> binary = {"Add", "Mul", "Sub"};
         int64_t C = blocked[n.inputs[0]].channels;
         bool ok = false;
@@ -266,6 +375,8 @@ class NchwcLayout final : public GraphPass {
 
 }  // namespace
 
-std::unique_ptr<GraphPass> make_nchwc_layout() { return std::make_unique<NchwcLayout>(); }
+std::unique_ptr<GraphPass> make_nchwc_layout() {
+  return std::make_unique<NchwcLayout>();
+}
 
 }  // namespace onyx

@@ -71,14 +71,21 @@ void planes_to_block16(const float* src, int64_t S, int64_t channels, float* dst
 void transpose_tile32(const float* src, int64_t src_ld, int64_t rows, int64_t cols, float* dst, int64_t dst_ld) {
   for (int64_t i0 = 0; i0 < rows; i0 += 16) {
     int64_t ni = rows - i0 < 16 ? rows - i0 : 16;
-    __mmask16 load_mask = static_cast<__mmask16>((1u << ni) - 1);
     for (int64_t j0 = 0; j0 < cols; j0 += 16) {
       int64_t nj = cols - j0 < 16 ? cols - j0 : 16;
-      __mmask16 store_mask = static_cast<__mmask16>((1u << nj) - 1);
       __m512 r[16];  // r[k]: source row j0 + k, elements i0 .. i0 + 15
+      if (ni == 16 && nj == 16) {
+        // Plain loads and stores: masked ones are much slower on some CPUs (AMD Zen 4).
+        for (int k = 0; k < 16; ++k) r[k] = _mm512_loadu_ps(src + (j0 + k) * src_ld + i0);
+        transpose16(r);  // r[m]: destination row i0 + m, elements j0 .. j0 + 15
+        for (int m = 0; m < 16; ++m) _mm512_storeu_ps(dst + (i0 + m) * dst_ld + j0, r[m]);
+        continue;
+      }
+      __mmask16 load_mask = static_cast<__mmask16>((1u << ni) - 1);
+      __mmask16 store_mask = static_cast<__mmask16>((1u << nj) - 1);
       for (int k = 0; k < 16; ++k)
         r[k] = k < nj ? _mm512_maskz_loadu_ps(load_mask, src + (j0 + k) * src_ld + i0) : _mm512_setzero_ps();
-      transpose16(r);  // r[m]: destination row i0 + m, elements j0 .. j0 + 15
+      transpose16(r);
       for (int m = 0; m < ni; ++m) _mm512_mask_storeu_ps(dst + (i0 + m) * dst_ld + j0, store_mask, r[m]);
     }
   }

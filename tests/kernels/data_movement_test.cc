@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "op_test_util.h"
 
 namespace onyx::test {
@@ -27,6 +29,99 @@ TEST(DataMovement, TransposeStrings) {
   Tensor x = Tensor::from_vector<std::string>({"a", "b", "c", "d"}, {2, 2});
   auto out = run_op(make_node("Transpose", {"x"}, {"y"}), {x});
   EXPECT_EQ(to_vector<std::string>(out[0]), (std::vector<std::string>{"a", "c", "b", "d"}));
+}
+
+// A tensor of `dtype` whose bytes follow a pattern (0/1 for Bool), so any
+// misplaced element shows up in a byte comparison.
+Tensor byte_pattern(DataType dtype, const Shape& s) {
+  Tensor t(dtype, s);
+  auto* b = static_cast<uint8_t*>(t.raw());
+  for (size_t i = 0; i < t.nbytes(); ++i)
+    b[i] = dtype == DataType::Bool ? static_cast<uint8_t>((i * 7 / 3) % 2) : static_cast<uint8_t>(i * 131 + i / 251);
+  return t;
+}
+
+// out[o] = x[sum(idx_out[k] * stride_in[perm[k]])], element by element.
+Tensor naive_transpose(const Tensor& x, const std::vector<int64_t>& perm) {
+  int r = static_cast<int>(perm.size());
+  Shape out_shape(r);
+  for (int k = 0; k < r; ++k) out_shape[k] = x.shape()[perm[k]];
+  Tensor out(x.dtype(), out_shape);
+  std::vector<int64_t> in_strides(r, 1);
+  for (int d = r - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * x.shape()[d + 1];
+  size_t es = dtype_size(x.dtype());
+  for (int64_t o = 0; o < out.numel(); ++o) {
+    int64_t rest = o, src = 0;
+    for (int k = r - 1; k >= 0; --k) {
+      src += rest % out_shape[k] * in_strides[perm[k]];
+      rest /= out_shape[k];
+    }
+    std::memcpy(static_cast<char*>(out.raw()) + o * es, static_cast<const char*>(x.raw()) + src * es, es);
+  }
+  return out;
+}
+
+void expect_same_bytes(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0) << what;
+}
+
+// Shapes and permutations that take every Transpose path: contiguous runs
+// (channel shuffle), 2-D tiles with edge tiles (odd sizes), the source's inner
+// dim moved to the front, size-1 dims, runs longer than one work piece.
+TEST(DataMovement, TransposeFastPathsMatchNaive) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> perm;
+  };
+  std::vector<Case> cases = {
+      {{37, 53}, {1, 0}},
+      {{64, 128}, {1, 0}},
+      {{1, 3, 17, 33}, {0, 2, 3, 1}},
+      {{1, 3, 17, 33}, {0, 3, 1, 2}},
+      {{2, 5, 17, 33}, {0, 2, 3, 1}},
+      {{1, 2, 58, 7, 7}, {0, 2, 1, 3, 4}},
+      {{3, 2, 5, 4, 3}, {0, 2, 1, 3, 4}},
+      {{4, 5, 6}, {2, 1, 0}},
+      {{5, 7, 9}, {1, 2, 0}},
+      {{3, 1, 5, 7}, {2, 0, 3, 1}},
+      {{2, 3, 4, 5}, {3, 2, 1, 0}},
+      {{2, 3, 4, 5, 6}, {4, 0, 2, 1, 3}},
+      {{1, 19, 1, 21}, {3, 2, 1, 0}},
+      {{1, 96, 33, 35}, {0, 2, 3, 1}},   // large enough for the threads
+      {{1, 35, 33, 96}, {0, 3, 1, 2}},
+      {{1, 2, 64, 40, 40}, {0, 2, 1, 3, 4}},
+      {{2, 3, 20000}, {1, 0, 2}},        // runs cut into pieces
+  };
+  ThreadPool pool(3);
+  for (DataType dt : {DataType::Float, DataType::Int64, DataType::UInt8, DataType::Float16, DataType::Bool}) {
+    for (const Case& c : cases) {
+      Tensor x = byte_pattern(dt, c.shape);
+      Tensor want = naive_transpose(x, c.perm);
+      std::string what = dtype_name(dt) + " " + shape_to_string(c.shape) + " perm " + shape_to_string(c.perm);
+      Node node = make_node("Transpose", {"x"}, {"y"}, {{"perm", attr_ints(c.perm)}});
+      expect_same_bytes(run_op(node, {x})[0], want, what);
+      expect_same_bytes(run_op(node, {x}, 17, &pool)[0], want, what + " (3 threads)");
+    }
+  }
+}
+
+TEST(DataMovement, TransposeStringsMatchNaive) {
+  Shape shape{3, 4, 5};
+  std::vector<std::string> v;
+  for (int i = 0; i < 60; ++i) v.push_back("s" + std::to_string(i));
+  Tensor x = Tensor::from_vector<std::string>(v, shape);
+  for (std::vector<int64_t> perm : {std::vector<int64_t>{2, 0, 1}, {0, 2, 1}, {1, 0, 2}, {2, 1, 0}}) {
+    auto out = run_op(make_node("Transpose", {"x"}, {"y"}, {{"perm", attr_ints(perm)}}), {x});
+    std::vector<int64_t> st{20, 5, 1};
+    std::vector<std::string> got = to_vector<std::string>(out[0]);
+    int64_t o = 0;
+    for (int64_t a = 0; a < shape[perm[0]]; ++a)
+      for (int64_t b = 0; b < shape[perm[1]]; ++b)
+        for (int64_t c = 0; c < shape[perm[2]]; ++c, ++o)
+          EXPECT_EQ(got[o], v[a * st[perm[0]] + b * st[perm[1]] + c * st[perm[2]]]) << shape_to_string(perm);
+  }
 }
 
 TEST(DataMovement, Concat) {
@@ -75,6 +170,59 @@ TEST(DataMovement, SliceStepsAndClamping) {
   expect_near(out[0], {1, 2, 5, 6});
   EXPECT_THROW(run_op(make_node("Slice", {"x", "s", "e", "a", "t"}, {"y"}), {x, i64({0}), i64({1}), i64({0}), i64({0})}),
                Error);
+}
+
+// out = x[s0:e0:k0, s1:e1:k1, ...] (starts and ends already clamped, steps
+// positive), element by element.
+Tensor naive_slice(const Tensor& x, const std::vector<int64_t>& st, const std::vector<int64_t>& en,
+                   const std::vector<int64_t>& step) {
+  int r = x.rank();
+  Shape out_shape(r);
+  for (int d = 0; d < r; ++d) out_shape[d] = (en[d] - st[d] + step[d] - 1) / step[d];
+  Tensor out(x.dtype(), out_shape);
+  std::vector<int64_t> in_strides(r, 1);
+  for (int d = r - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * x.shape()[d + 1];
+  size_t es = dtype_size(x.dtype());
+  for (int64_t o = 0; o < out.numel(); ++o) {
+    int64_t rest = o, src = 0;
+    for (int d = r - 1; d >= 0; --d) {
+      src += (st[d] + rest % out_shape[d] * step[d]) * in_strides[d];
+      rest /= out_shape[d];
+    }
+    std::memcpy(static_cast<char*>(out.raw()) + o * es, static_cast<const char*>(x.raw()) + src * es, es);
+  }
+  return out;
+}
+
+// Slices that are one contiguous block, contiguous rows, short rows and
+// strided picks, against the element-by-element reference.
+TEST(DataMovement, SliceContiguousBlocksMatchNaive) {
+  Shape shape{2, 6, 5, 7};
+  struct Case {
+    std::vector<int64_t> st, en, step;
+  };
+  std::vector<Case> cases = {
+      {{1, 0, 0, 0}, {2, 6, 5, 7}, {1, 1, 1, 1}},  // one block (batch 1 of 2)
+      {{0, 1, 0, 0}, {2, 4, 5, 7}, {1, 1, 1, 1}},  // channel range: one block per batch
+      {{1, 2, 1, 0}, {2, 3, 4, 7}, {1, 1, 1, 1}},  // rows of one plane
+      {{0, 0, 0, 2}, {2, 6, 5, 5}, {1, 1, 1, 1}},  // short rows
+      {{0, 1, 0, 1}, {2, 6, 5, 7}, {1, 2, 1, 3}},  // steps
+  };
+  for (DataType dt : {DataType::Float, DataType::Int64, DataType::UInt8}) {
+    Tensor x = byte_pattern(dt, shape);
+    for (const Case& c : cases) {
+      auto out = run_op(make_node("Slice", {"x", "s", "e", "a", "t"}, {"y"}),
+                        {x, i64(c.st), i64(c.en), i64({0, 1, 2, 3}), i64(c.step)});
+      expect_same_bytes(out[0], naive_slice(x, c.st, c.en, c.step),
+                        dtype_name(dt) + " starts " + shape_to_string(c.st) + " ends " + shape_to_string(c.en));
+    }
+  }
+  // A negative step still reverses, next to a contiguous axis.
+  Tensor x = iota_f({2, 3, 4});
+  auto out = run_op(make_node("Slice", {"x", "s", "e", "a", "t"}, {"y"}),
+                    {x, i64({2, 0}), i64({-4, 2}), i64({1, 0}), i64({-1, 1})});
+  EXPECT_EQ(out[0].shape(), (Shape{2, 3, 4}));
+  expect_near(out[0], {8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3, 20, 21, 22, 23, 16, 17, 18, 19, 12, 13, 14, 15});
 }
 
 TEST(DataMovement, Tile) {

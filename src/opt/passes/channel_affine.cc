@@ -1,0 +1,78 @@
+#include "opt/passes/channel_affine.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "opt/rewrite.h"
+
+namespace onyx {
+
+std::optional<ChannelAffine> batchnorm_affine(const GraphView& view, const Node& bn, int64_t C) {
+  if (bn.inputs.size() < 5) return std::nullopt;
+  for (size_t k = 1; k < bn.outputs.size(); ++k)
+    if (!bn.outputs[k].empty()) return std::nullopt;
+  if (const Attribute* tm = bn.attr("training_mode"); tm && tm->i != 0) return std::nullopt;
+  const Tensor* p[4];
+  for (int k = 0; k < 4; ++k) {
+    p[k] = view.constant(bn.inputs[k + 1]);
+    if (!p[k] || p[k]->dtype() != DataType::Float || p[k]->numel() != C) return std::nullopt;
+  }
+  const Attribute* eps_attr = bn.attr("epsilon");
+  const float eps = eps_attr ? eps_attr->f : 1e-5f;
+  ChannelAffine r;
+  for (int64_t c = 0; c < C; ++c) {
+    float a = p[0]->data<float>()[c] / std::sqrt(p[3]->data<float>()[c] + eps);
+    r.scale.push_back(a);
+    r.shift.push_back(p[1]->data<float>()[c] - p[2]->data<float>()[c] * a);
+  }
+  return r;
+}
+
+// ConvNeXt's layer scale, per-channel biases.
+std::optional<ChannelAffine> arithmetic_affine(const GraphView& view, const Node& n, const std::string& x, int64_t C) {
+  if (n.inputs.size() != 2 || n.outputs.size() != 1) return std::nullopt;
+  const bool x_first = n.inputs[0] == x;
+  const Tensor* k = view.constant(n.inputs[x_first ? 1 : 0]);
+  if (!k || k->dtype() != DataType::Float || k->rank() > 4) return std::nullopt;
+  if (k->numel() != 1) {
+    Shape dims(4 - k->rank(), 1);
+    dims.insert(dims.end(), k->shape().begin(), k->shape().end());
+    if (dims != Shape{1, C, 1, 1}) return std::nullopt;
+  }
+  ChannelAffine r{std::vector<float>(C, 1.0f), std::vector<float>(C, 0.0f)};
+  for (int64_t c = 0; c < C; ++c) {
+    float v = k->data<float>()[k->numel() == 1 ? 0 : c];
+    if (n.op_type == "Mul")
+      r.scale[c] = v;
+    else if (n.op_type == "Add")
+      r.shift[c] = v;
+    else if (x_first)
+      r.shift[c] = -v;  // x - v
+    else
+      r.scale[c] = -1.0f, r.shift[c] = v;  // v - x
+  }
+  return r;
+}
+
+Node affine_as_depthwise(Graph& g, UniqueNames& names, const Node& origin, const std::string& x,
+                         const ChannelAffine& a) {
+  const int64_t C = static_cast<int64_t>(a.scale.size());
+  Tensor w(DataType::Float, {C, 1, 1, 1}), b(DataType::Float, {C});
+  std::copy(a.scale.begin(), a.scale.end(), w.data<float>());
+  std::copy(a.shift.begin(), a.shift.end(), b.data<float>());
+  std::string wn = names.make(origin.outputs[0] + "_dw_weight"), bn = names.make(origin.outputs[0] + "_dw_bias");
+  for (auto& [name, t] : {std::pair{wn, w}, std::pair{bn, b}}) {
+    g.initializers[name] = t;
+    g.initializer_order.push_back(name);
+  }
+  Node conv;
+  conv.name = origin.name;
+  conv.op_type = "NchwcConv";
+  conv.domain = kOnyxDomain;
+  conv.inputs = {x, wn, bn};
+  conv.outputs = {origin.outputs[0]};
+  conv.attributes["group"] = int_attr(C);
+  return conv;
+}
+
+}  // namespace onyx

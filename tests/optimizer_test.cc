@@ -47,10 +47,18 @@ OptimizationReport check_same(const onnx::ModelProto& m, const Feeds& feeds, Opt
   return s->optimization_report();
 }
 
-onnx::AttributeProto* add_attr(onnx::NodeProto* n, const std::string& name) {
+void add_ints_attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
   auto* a = n->add_attribute();
   a->set_name(name);
-  return a;
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+void add_int_attr(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
 }
 
 TEST(Optimizer, ConvBatchNormAndReluFuse) {
@@ -64,9 +72,7 @@ TEST(Optimizer, ConvBatchNormAndReluFuse) {
   *g->add_initializer() = float_tensor("mean", {3}, {0.2f, 0.0f, -0.5f});
   *g->add_initializer() = float_tensor("var", {3}, {1.0f, 4.0f, 0.25f});
   auto* conv = add_node(g, "Conv", {"x", "w"}, {"c"});
-  auto* pads = add_attr(conv, "pads");
-  pads->set_type(onnx::AttributeProto::INTS);
-  for (int k = 0; k < 4; ++k) pads->add_ints(1);
+  add_ints_attr(conv, "pads", {1, 1, 1, 1});
   add_node(g, "BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"b"});
   add_node(g, "Relu", {"b"}, {"y"});
   Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(50, 2), {1, 2, 5, 5}))}};
@@ -122,17 +128,10 @@ TEST(Optimizer, BlockedLayoutThroughZeroPadAndStandaloneBatchNorm) {
   add_node(g, "Conv", {"x", "w1"}, {"c1"});
   add_node(g, "Pad", {"c1", "zeros"}, {"p"});
   auto* pool = add_node(g, "AveragePool", {"p"}, {"a"});
-  auto* k = add_attr(pool, "kernel_shape");
-  k->set_type(onnx::AttributeProto::INTS);
-  k->add_ints(2), k->add_ints(2);
-  auto* st = add_attr(pool, "strides");
-  st->set_type(onnx::AttributeProto::INTS);
-  st->add_ints(2), st->add_ints(2);
+  add_ints_attr(pool, "kernel_shape", {2, 2});
+  add_ints_attr(pool, "strides", {2, 2});
   add_node(g, "Conv", {"a", "w2"}, {"c2"});
-  auto* cat = add_node(g, "Concat", {"a", "c2"}, {"cat"});
-  auto* axis = add_attr(cat, "axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(1);
+  add_int_attr(add_node(g, "Concat", {"a", "c2"}, {"cat"}), "axis", 1);
   add_node(g, "BatchNormalization", {"cat", "scale", "bias", "mean", "var"}, {"bn"});
   add_node(g, "Relu", {"bn"}, {"r"});
   add_node(g, "Conv", {"r", "w3"}, {"y"});
@@ -154,15 +153,10 @@ TEST(Optimizer, BlockedLayoutThroughChannelsLastPermutes) {
   *g->add_initializer() = float_tensor("w1", {24, 3, 1, 1}, random_values(72, 15));
   *g->add_initializer() = float_tensor("w2", {8, 24, 1, 1}, random_values(192, 16));
   *g->add_initializer() = float_tensor("gamma", {24, 1, 1}, random_values(24, 17));
-  auto perm = [&](onnx::NodeProto* n, std::vector<int64_t> p) {
-    auto* a = add_attr(n, "perm");
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t v : p) a->add_ints(v);
-  };
   add_node(g, "Conv", {"x", "w1"}, {"c"});
-  perm(add_node(g, "Transpose", {"c"}, {"nhwc"}), {0, 2, 3, 1});
+  add_ints_attr(add_node(g, "Transpose", {"c"}, {"nhwc"}), "perm", {0, 2, 3, 1});
   add_node(g, "Tanh", {"nhwc"}, {"t"});
-  perm(add_node(g, "Transpose", {"t"}, {"nchw"}), {0, 3, 1, 2});
+  add_ints_attr(add_node(g, "Transpose", {"t"}, {"nchw"}), "perm", {0, 3, 1, 2});
   add_node(g, "Mul", {"nchw", "gamma"}, {"scaled"});
   add_node(g, "Add", {"c", "scaled"}, {"sum"});
   add_node(g, "Conv", {"sum", "w2"}, {"y"});
@@ -189,15 +183,10 @@ TEST(Optimizer, GeluAndLayerNormFromDecomposedForms) {
   add_node(g, "Mul", {"x", "half"}, {"xh"});
   add_node(g, "Mul", {"xh", "e1"}, {"gelu"});
   // LayerNorm over the last axis, decomposed.
-  auto axes = [&](onnx::NodeProto* n) {
-    auto* a = add_attr(n, "axes");
-    a->set_type(onnx::AttributeProto::INTS);
-    a->add_ints(-1);
-  };
-  axes(add_node(g, "ReduceMean", {"gelu"}, {"mu"}));
+  add_ints_attr(add_node(g, "ReduceMean", {"gelu"}, {"mu"}), "axes", {-1});
   add_node(g, "Sub", {"gelu", "mu"}, {"dev"});
   add_node(g, "Pow", {"dev", "two"}, {"sq"});
-  axes(add_node(g, "ReduceMean", {"sq"}, {"var"}));
+  add_ints_attr(add_node(g, "ReduceMean", {"sq"}, {"var"}), "axes", {-1});
   add_node(g, "Add", {"var", "eps"}, {"ve"});
   add_node(g, "Sqrt", {"ve"}, {"sd"});
   add_node(g, "Div", {"dev", "sd"}, {"n"});
@@ -226,10 +215,7 @@ TEST(Optimizer, BasicFoldsShapesCastsAndDuplicates) {
   *g->add_initializer() = idx;
   add_node(g, "Gather", {"s", "idx"}, {"rs"});
   add_node(g, "Reshape", {"x", "rs"}, {"r"});
-  auto* cast = add_node(g, "Cast", {"r"}, {"rc"});
-  auto* to = add_attr(cast, "to");
-  to->set_type(onnx::AttributeProto::INT);
-  to->set_i(onnx::TensorProto::FLOAT);
+  add_int_attr(add_node(g, "Cast", {"r"}, {"rc"}), "to", onnx::TensorProto::FLOAT);
   add_node(g, "Relu", {"rc"}, {"a1"});
   add_node(g, "Relu", {"rc"}, {"a2"});  // duplicate of a1
   add_node(g, "Add", {"a1", "a2"}, {"y"});

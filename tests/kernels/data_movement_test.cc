@@ -41,24 +41,32 @@ Tensor byte_pattern(DataType dtype, const Shape& s) {
   return t;
 }
 
-// out[o] = x[sum(idx_out[k] * stride_in[perm[k]])], element by element.
-Tensor naive_transpose(const Tensor& x, const std::vector<int64_t>& perm) {
-  int r = static_cast<int>(perm.size());
-  Shape out_shape(r);
-  for (int k = 0; k < r; ++k) out_shape[k] = x.shape()[perm[k]];
+// A naive reference for the data-movement kernels: out has `out_shape` and
+// out[i] = x[source_of(i, x_strides)] element by element, i the output index.
+template <class SourceOf>
+Tensor naive_gather(const Tensor& x, const Shape& out_shape, SourceOf source_of) {
+  const int r = static_cast<int>(out_shape.size());
   Tensor out(x.dtype(), out_shape);
-  std::vector<int64_t> in_strides(r, 1);
-  for (int d = r - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * x.shape()[d + 1];
-  size_t es = dtype_size(x.dtype());
+  std::vector<int64_t> x_strides(x.rank(), 1), index(r);
+  for (int d = x.rank() - 2; d >= 0; --d) x_strides[d] = x_strides[d + 1] * x.shape()[d + 1];
+  const size_t es = dtype_size(x.dtype());
   for (int64_t o = 0; o < out.numel(); ++o) {
-    int64_t rest = o, src = 0;
-    for (int k = r - 1; k >= 0; --k) {
-      src += rest % out_shape[k] * in_strides[perm[k]];
-      rest /= out_shape[k];
-    }
-    std::memcpy(static_cast<char*>(out.raw()) + o * es, static_cast<const char*>(x.raw()) + src * es, es);
+    for (int64_t k = r - 1, rest = o; k >= 0; --k) index[k] = rest % out_shape[k], rest /= out_shape[k];
+    std::memcpy(static_cast<char*>(out.raw()) + o * es,
+                static_cast<const char*>(x.raw()) + source_of(index, x_strides) * es, es);
   }
   return out;
+}
+
+// out[i] = x[i permuted back]: output dim k walks input dim perm[k].
+Tensor naive_transpose(const Tensor& x, const std::vector<int64_t>& perm) {
+  Shape out_shape;
+  for (int64_t p : perm) out_shape.push_back(x.shape()[p]);
+  return naive_gather(x, out_shape, [&](const std::vector<int64_t>& i, const std::vector<int64_t>& strides) {
+    int64_t src = 0;
+    for (size_t k = 0; k < perm.size(); ++k) src += i[k] * strides[perm[k]];
+    return src;
+  });
 }
 
 void expect_same_bytes(const Tensor& got, const Tensor& want, const std::string& what) {
@@ -173,25 +181,16 @@ TEST(DataMovement, SliceStepsAndClamping) {
 }
 
 // out = x[s0:e0:k0, s1:e1:k1, ...] (starts and ends already clamped, steps
-// positive), element by element.
+// positive).
 Tensor naive_slice(const Tensor& x, const std::vector<int64_t>& st, const std::vector<int64_t>& en,
                    const std::vector<int64_t>& step) {
-  int r = x.rank();
-  Shape out_shape(r);
-  for (int d = 0; d < r; ++d) out_shape[d] = (en[d] - st[d] + step[d] - 1) / step[d];
-  Tensor out(x.dtype(), out_shape);
-  std::vector<int64_t> in_strides(r, 1);
-  for (int d = r - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * x.shape()[d + 1];
-  size_t es = dtype_size(x.dtype());
-  for (int64_t o = 0; o < out.numel(); ++o) {
-    int64_t rest = o, src = 0;
-    for (int d = r - 1; d >= 0; --d) {
-      src += (st[d] + rest % out_shape[d] * step[d]) * in_strides[d];
-      rest /= out_shape[d];
-    }
-    std::memcpy(static_cast<char*>(out.raw()) + o * es, static_cast<const char*>(x.raw()) + src * es, es);
-  }
-  return out;
+  Shape out_shape;
+  for (int d = 0; d < x.rank(); ++d) out_shape.push_back((en[d] - st[d] + step[d] - 1) / step[d]);
+  return naive_gather(x, out_shape, [&](const std::vector<int64_t>& i, const std::vector<int64_t>& strides) {
+    int64_t src = 0;
+    for (size_t d = 0; d < i.size(); ++d) src += (st[d] + i[d] * step[d]) * strides[d];
+    return src;
+  });
 }
 
 // Slices that are one contiguous block, contiguous rows, short rows and

@@ -58,69 +58,61 @@ std::optional<std::pair<int, int>> swish_of(const Graph& g, const GraphView& vie
   return std::nullopt;
 }
 
-class ConvActivationFusion final : public GraphPass {
+class ConvActivationRule final : public RewriteRule {
  public:
-  std::string name() const override { return "conv_activation_fusion"; }
-  bool run(Graph& g, PassContext& ctx) override {
-    bool changed = false;
-    for (bool again = true; again;) {
-      GraphView view(g);
-      PatchBatch batch(g);
-      for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
-        const Node& conv = g.nodes[i];
-        if (conv.op_type != "Conv" || !conv.domain.empty()) continue;
-        const Tensor* w = view.constant(conv.inputs[1]);
-        if (!w || w->dtype() != DataType::Float) continue;
-        Node fused = conv;
-        fused.op_type = "FusedConv";
-        fused.domain = kOnyxDomain;
-        fused.inputs.resize(3);
-        std::vector<int> removed = {i};
-        std::string out = conv.outputs[0], fusion = "Conv";
-        // A residual Add whose other operand is computed elsewhere.
-        int ri = sole_consumer_of_type(g, view, out, "Add");
-        if (ri >= 0 && !view.constant(other_input(g.nodes[ri], out))) {
-          fused.inputs.push_back(other_input(g.nodes[ri], out));
-          removed.push_back(ri);
-          out = g.nodes[ri].outputs[0];
-          fusion += "+Add";
-        }
-        int ai = view.single_consumer(out);
-        auto act = ai >= 0 ? activation_of(g.nodes[ai], view, ctx.opset()) : std::nullopt;
-        if (auto swish = ai < 0 ? swish_of(g, view, out) : std::nullopt) {
-          removed.push_back(swish->first);
-          ai = swish->second;
-          act = {{"Swish", {1.0f}}};
-        }
-        if (act) {
-          fused.attributes["activation"] = string_attr(act->first);
-          Attribute params;
-          params.type = AttrType::Floats;
-          params.floats = act->second;
-          fused.attributes["activation_params"] = params;
-          removed.push_back(ai);
-          out = g.nodes[ai].outputs[0];
-          fusion += "+" + act->first;
-        }
-        if (removed.size() == 1) continue;
-        fused.outputs = {out};
-        if (ctx.can_run && !ctx.can_run(fused)) continue;
-        Patch p;
-        p.remove = removed;
-        p.add = {fused};
-        p.fusion = fusion;
-        batch.add(std::move(p));
-      }
-      again = !batch.empty();
-      batch.apply(g, ctx);
-      changed |= again;
+  std::string op_type() const override { return "Conv"; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext& ctx) const override {
+    const Node& conv = g.nodes[i];
+    const Tensor* w = view.constant(conv.inputs[1]);
+    if (!w || w->dtype() != DataType::Float) return std::nullopt;
+    Node fused = conv;
+    fused.op_type = "FusedConv";
+    fused.domain = kOnyxDomain;
+    fused.inputs.resize(3);
+    std::vector<int> removed = {i};
+    std::string out = conv.outputs[0], fusion = "Conv";
+    // A residual Add whose other operand is computed elsewhere.
+    int ri = sole_consumer_of_type(g, view, out, "Add");
+    if (ri >= 0 && !view.constant(other_input(g.nodes[ri], out))) {
+      fused.inputs.push_back(other_input(g.nodes[ri], out));
+      removed.push_back(ri);
+      out = g.nodes[ri].outputs[0];
+      fusion += "+Add";
     }
-    return changed;
+    int ai = view.single_consumer(out);
+    auto act = ai >= 0 ? activation_of(g.nodes[ai], view, ctx.opset()) : std::nullopt;
+    if (auto swish = ai < 0 ? swish_of(g, view, out) : std::nullopt) {
+      removed.push_back(swish->first);
+      ai = swish->second;
+      act = {{"Swish", {1.0f}}};
+    }
+    if (act) {
+      fused.attributes["activation"] = string_attr(act->first);
+      Attribute params;
+      params.type = AttrType::Floats;
+      params.floats = act->second;
+      fused.attributes["activation_params"] = params;
+      removed.push_back(ai);
+      out = g.nodes[ai].outputs[0];
+      fusion += "+" + act->first;
+    }
+    if (removed.size() == 1) return std::nullopt;
+    fused.outputs = {out};
+    if (ctx.can_run && !ctx.can_run(fused)) return std::nullopt;
+    Patch p;
+    p.remove = removed;
+    p.add = {fused};
+    p.fusion = fusion;
+    return p;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<GraphPass> make_conv_activation_fusion() { return std::make_unique<ConvActivationFusion>(); }
+std::unique_ptr<GraphPass> make_conv_activation_fusion() {
+  std::vector<std::unique_ptr<RewriteRule>> rules;
+  rules.push_back(std::make_unique<ConvActivationRule>());
+  return std::make_unique<RulePass>("conv_activation_fusion", std::move(rules));
+}
 
 }  // namespace onyx

@@ -9,7 +9,6 @@
 // 0,3,1,2) channels-last reorders. So chains of convolutions and pools pay for
 // layout conversion only at their edges.
 // Blocked values get new names; the NCHW value keeps its original name.
-#include <cmath>
 #include <map>
 #include <set>
 
@@ -38,16 +37,9 @@ bool ints_all(const Node& n, const char* name, int64_t v) {
   return true;
 }
 
-int64_t int_attr(const Node& n, const char* name, int64_t def) {
+int64_t read_int(const Node& n, const char* name, int64_t def) {
   const Attribute* a = n.attr(name);
   return a ? a->i : def;
-}
-
-Attribute make_int(int64_t v) {
-  Attribute a;
-  a.type = AttrType::Int;
-  a.i = v;
-  return a;
 }
 
 bool has_subgraph(const Node& n) {
@@ -69,7 +61,7 @@ Node reorder_node(const Node& transpose, const std::string& op, const std::strin
   r.domain = kOnyxDomain;
   r.inputs = {input};
   r.outputs = transpose.outputs;
-  r.attributes["channels_last"] = make_int(1);
+  r.attributes["channels_last"] = int_attr(1);
   return r;
 }
 
@@ -103,7 +95,7 @@ class NchwcLayout final : public GraphPass {
       r.domain = kOnyxDomain;
       r.inputs = {it->second.name};
       r.outputs = {v};
-      r.attributes["channels"] = make_int(it->second.channels);
+      r.attributes["channels"] = int_attr(it->second.channels);
       out.push_back(std::move(r));
       materialized[v] = true;
     };
@@ -158,7 +150,7 @@ class NchwcLayout final : public GraphPass {
       bool converted = false;
       if ((onnx && n.op_type == "Conv") || (n.domain == kOnyxDomain && n.op_type == "FusedConv")) {
         const Tensor* w = n.inputs.size() > 1 ? view.constant(n.inputs[1]) : nullptr;
-        int64_t group = int_attr(n, "group", 1);
+        int64_t group = read_int(n, "group", 1);
         bool ok = w && w->dtype() == DataType::Float && w->rank() == 4 && n.outputs.size() == 1;
         if (ok && group != 1) ok = w->dim(1) == 1 && w->dim(0) == group;  // depthwise only
         if (ok && n.inputs.size() > 2 && !n.inputs[2].empty()) {
@@ -174,15 +166,15 @@ class NchwcLayout final : public GraphPass {
           n.domain = kOnyxDomain;
           if (is_blocked(n.inputs[0])) n.inputs[0] = blocked[n.inputs[0]].name;
           if (has_z) n.inputs[3] = blocked[n.inputs[3]].name;
-          n.attributes["block"] = make_int(block);
+          n.attributes["block"] = int_attr(block);
           make_blocked(n, M);
           converted = true;
         }
       } else if (onnx && (n.op_type == "MaxPool" || n.op_type == "AveragePool" || n.op_type == "GlobalAveragePool") &&
                  is_blocked(n.inputs[0])) {
         bool ok = (n.outputs.size() == 1 || n.outputs[1].empty()) && ints_all(n, "dilations", 1) &&
-                  int_attr(n, "storage_order", 0) == 0;
-        if (n.op_type == "AveragePool" && int_attr(n, "ceil_mode", 0) != 0 && int_attr(n, "count_include_pad", 0) != 0)
+                  read_int(n, "storage_order", 0) == 0;
+        if (n.op_type == "AveragePool" && read_int(n, "ceil_mode", 0) != 0 && read_int(n, "count_include_pad", 0) != 0)
           ok = false;
         if (n.op_type != "GlobalAveragePool") {
           const Attribute* k = n.attr("kernel_shape");
@@ -194,25 +186,22 @@ class NchwcLayout final : public GraphPass {
           n.domain = kOnyxDomain;
           n.inputs[0] = blocked[n.inputs[0]].name;
           n.outputs.resize(1);
-          n.attributes["block"] = make_int(block);
+          n.attributes["block"] = int_attr(block);
           make_blocked(n, C);
           converted = true;
         }
       } else if (onnx && n.op_type == "Concat" && !n.inputs.empty() && n.outputs.size() == 1) {
-        int64_t axis = int_attr(n, "axis", 0);
+        int64_t axis = read_int(n, "axis", 0);
         bool ok = axis == 1 || axis == -3;
         int64_t total = 0;
         for (size_t k = 0; ok && k < n.inputs.size(); ++k) {
-          if (!is_blocked(n.inputs[k]))
-            ok = false;
-          else if (k + 1 < n.inputs.size() && blocked[n.inputs[k]].channels % block != 0)
-            ok = false;
-          else
-            total += blocked[n.inputs[k]].channels;
+          if (!is_blocked(n.inputs[k])) ok = false;
+          else if (k + 1 < n.inputs.size() && blocked[n.inputs[k]].channels % block != 0) ok = false;
+          else total += blocked[n.inputs[k]].channels;
         }
         if (ok) {
           for (auto& in : n.inputs) in = blocked[in].name;
-          n.attributes["axis"] = make_int(1);
+          n.attributes["axis"] = int_attr(1);
           make_blocked(n, total);
           converted = true;
         }
@@ -223,40 +212,38 @@ class NchwcLayout final : public GraphPass {
         const std::string& x = affine->second;
         const int64_t C = blocked[x].channels;
         n = affine_as_depthwise(g, names, n, blocked[x].name, affine->first);
-        n.attributes["block"] = make_int(block);
+        n.attributes["block"] = int_attr(block);
         int ri = view.single_consumer(g.nodes[i].outputs[0]);
-        if (ri > i && g.nodes[ri].op_type == "Relu" && g.nodes[ri].domain.empty()) {
+        bool relu = ri > i && g.nodes[ri].op_type == "Relu" && g.nodes[ri].domain.empty();
+        if (relu) {
           skip.insert(ri);
           n.outputs = g.nodes[ri].outputs;
           n.attributes["activation"] = string_attr("Relu");
         }
-        ++ctx.fusion_counts[g.nodes[i].op_type + (ri >= 0 && skip.count(ri) ? "+Relu" : "") +
-                            " as depthwise NchwcConv"];
+        ++ctx.fusion_counts[g.nodes[i].op_type + (relu ? "+Relu" : "") + " as depthwise NchwcConv"];
         make_blocked(n, C);
         converted = true;
       } else if (onnx && n.op_type == "Transpose" && is_blocked(n.inputs[0]) && perm_is(n, {0, 2, 3, 1})) {
         // Blocked to NHWC is a copy of block-wide runs: no NCHW in between.
         int64_t C = blocked[n.inputs[0]].channels;
         n = reorder_node(n, "ReorderOutput", blocked[n.inputs[0]].name);
-        n.attributes["channels"] = make_int(C);
+        n.attributes["channels"] = int_attr(C);
         ++ctx.fusion_counts["Transpose as channels-last reorder"];
-        changed = true;
-        out.push_back(std::move(n));
-        continue;
+        converted = true;  // its output is plain NHWC: not entered in `blocked`
       } else if (onnx && n.op_type == "Transpose" && perm_is(n, {0, 3, 1, 2}) && feeds_blocked(n.outputs[0])) {
         // NHWC back to channels-first, read by a conv or blocked arithmetic: straight to blocked.
         const TypeInfo* t = view.type_of(n.inputs[0]);
         if (t && t->has_shape && t->shape.size() == 4 && t->shape.back().value > 0) {
           int64_t C = t->shape.back().value;
           n = reorder_node(n, "ReorderInput", n.inputs[0]);
-          n.attributes["block"] = make_int(block);
+          n.attributes["block"] = int_attr(block);
           ++ctx.fusion_counts["Transpose as channels-last reorder"];
           make_blocked(n, C);
           converted = true;
         }
       } else if (onnx && n.outputs.size() == 1 && !n.inputs.empty() && is_blocked(n.inputs[0])) {
-        static const std::set<std::string> unary = {"Relu",      "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
-                                                    "HardSwish", "Clip",      "Elu",     "Selu", "Softplus"};
+        static const std::set<std::string> unary = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
+                                                    "HardSwish", "Clip", "Elu", "Selu", "Softplus"};
         static const std::set<std::string> binary = {"Add", "Mul", "Sub"};
         int64_t C = blocked[n.inputs[0]].channels;
         bool ok = false;
@@ -297,8 +284,6 @@ class NchwcLayout final : public GraphPass {
 
 }  // namespace
 
-std::unique_ptr<GraphPass> make_nchwc_layout() {
-  return std::make_unique<NchwcLayout>();
-}
+std::unique_ptr<GraphPass> make_nchwc_layout() { return std::make_unique<NchwcLayout>(); }
 
 }  // namespace onyx

@@ -11,6 +11,7 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/elementwise_loops.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/vm_parallel.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -58,13 +59,7 @@ KernelFactory vector_act(void (*vec)(const float*, float*, int64_t), Make make) 
       const Tensor& x = ctx.input(0);
       Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
       if (x.dtype() == DataType::Float) {
-        const float* xp = x.data<float>();
-        float* yp = y.data<float>();
-        constexpr int64_t kChunk = 8192;
-        int64_t n = x.numel();
-        parallel_for(n > 4 * kChunk ? ctx.thread_pool() : nullptr, (n + kChunk - 1) / kChunk, [&](int64_t b, int64_t e) {
-          vec(xp + b * kChunk, yp + b * kChunk, std::min(n, e * kChunk) - b * kChunk);
-        });
+        vm::parallel_map(ctx.thread_pool(), x.data<float>(), y.data<float>(), x.numel(), vec);
         return;
       }
       map_float(x, y, f);

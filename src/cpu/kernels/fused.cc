@@ -7,6 +7,7 @@
 #include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/vm_parallel.h"
 #include "kernels/broadcast.h"
 
 namespace onyx {
@@ -224,14 +225,8 @@ class GeluKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     ONYX_KERNEL_CHECK(x.dtype() == DataType::Float, "Gelu supports float only");
     Tensor& y = ctx.allocate_output(0, DataType::Float, x.shape());
-    const float* xp = x.data<float>();
-    float* yp = y.data<float>();
-    int64_t n = x.numel();
-    parallel_for(n > 65536 ? ctx.thread_pool() : nullptr, (n + 4095) / 4096, [&](int64_t b, int64_t e) {
-      int64_t i0 = b * 4096, i1 = std::min(n, e * 4096);
-      if (tanh_) vm::gelu_tanh(xp + i0, yp + i0, i1 - i0);
-      else vm::gelu_erf(xp + i0, yp + i0, i1 - i0);
-    });
+    vm::parallel_map(ctx.thread_pool(), x.data<float>(), y.data<float>(), x.numel(),
+                     tanh_ ? vm::gelu_tanh : vm::gelu_erf);
   }
 
  private:

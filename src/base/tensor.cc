@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "base/aligned_memory.h"
 #include "onyx/value.h"
 
 namespace onyx {
@@ -26,10 +27,7 @@ namespace {
 class CpuAllocator final : public Allocator {
  public:
   void* allocate(size_t bytes) override {
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded ? rounded : 64);
-    if (!p) fail(ErrorCode::RuntimeException, "out of memory allocating " + std::to_string(bytes) + " bytes");
-    return p;
+    return allocate_aligned(bytes);
   }
   void release(void* ptr) override { std::free(ptr); }
   Device device() const override { return {}; }

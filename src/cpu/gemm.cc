@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/aligned_memory.h"
 #include "cpu/gemm_vmath.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -412,8 +413,7 @@ PackedB gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t 
   p.n_padded_ = (N + ar.nr - 1) / ar.nr * ar.nr;
   size_t bytes = static_cast<size_t>(std::max<int64_t>(1, p.n_padded_ * K)) * sizeof(float);
   bytes = (bytes + 63) / 64 * 64;
-  float* data = static_cast<float*>(std::aligned_alloc(64, bytes));
-  if (!data) throw std::bad_alloc();
+  float* data = static_cast<float*>(allocate_aligned(bytes));
   p.data_ = std::shared_ptr<float>(data, [](float* q) { std::free(q); });
   // Layout: K blocks of KC rows; within a block, NR-column panels of kc x NR.
   for (int64_t p0 = 0; p0 < K; p0 += KC) {

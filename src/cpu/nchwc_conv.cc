@@ -20,6 +20,7 @@
 #include <mutex>
 #include <vector>
 
+#include "base/aligned_memory.h"
 #include "cpu/nchwc_conv_kernel.h"
 #include "kernels/kernel.h"
 
@@ -77,7 +78,7 @@ struct AlignedBuf {
   size_t n = 0;
   explicit AlignedBuf(size_t count) : n(count) {
     size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
-    p = static_cast<float*>(std::aligned_alloc(64, bytes ? bytes : 64));
+    p = static_cast<float*>(allocate_aligned(bytes));
     std::memset(p, 0, bytes);
   }
   ~AlignedBuf() { std::free(p); }

@@ -16,12 +16,17 @@ MappedFile::~MappedFile() {
   if (data && size) munmap(const_cast<char*>(data), size);
 }
 
+void ExternalDataFiles::adopt(const std::string& location, std::shared_ptr<MappedFile> file) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  files_[location] = std::move(file);
+}
+
 std::shared_ptr<MappedFile> ExternalDataFiles::open(const std::string& location) {
-  if (location.empty() || location[0] == '/' || location.find("..") != std::string::npos)
-    fail(ErrorCode::InvalidGraph, "external data location '" + location + "' must be a relative path inside the model's folder");
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = files_.find(location);
-  if (it != files_.end()) return it->second;
+  if (it != files_.end()) return it->second;  // checked when it was added
+  if (location.empty() || location[0] == '/' || location.find("..") != std::string::npos)
+    fail(ErrorCode::InvalidGraph, "external data location '" + location + "' must be a relative path inside the model's folder");
   auto file = open_path(base_dir_.empty() ? location : base_dir_ + "/" + location);
   files_[location] = file;
   return file;

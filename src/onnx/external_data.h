@@ -20,6 +20,8 @@ class ExternalDataFiles {
   explicit ExternalDataFiles(std::string base_dir) : base_dir_(std::move(base_dir)) {}
   // Maps `location` (relative to the model's folder) once; throws NoSuchFile.
   std::shared_ptr<MappedFile> open(const std::string& location);
+  // Serves `location` from an existing mapping (the model file itself).
+  void adopt(const std::string& location, std::shared_ptr<MappedFile> file);
   // Maps any file by path (not cached).
   static std::shared_ptr<MappedFile> open_path(const std::string& path);
   const std::string& base_dir() const { return base_dir_; }

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "onnx/inline_weights.h"
 #include "onnx/tensor_proto.h"
 
 namespace onyx {
@@ -302,7 +303,7 @@ void expand_gradients(Model& m) {
   if (any) m.opset_imports.emplace("com.onyx", 1);
 }
 
-Model model_from_proto(onnx::ModelProto& mp, const std::string& name, const std::string& base_dir) {
+Model model_from_proto(onnx::ModelProto& mp, const std::string& name, ExternalDataFiles& external) {
   Model m;
   m.path = name;
   m.ir_version = mp.ir_version();
@@ -330,7 +331,6 @@ Model model_from_proto(onnx::ModelProto& mp, const std::string& name, const std:
   m.model_version = mp.model_version();
   m.doc_string = mp.doc_string();
   for (const auto& kv : mp.metadata_props()) m.metadata[kv.key()] = kv.value();
-  ExternalDataFiles external(base_dir);
   GraphReader reader(name, &external);
   try {
     m.graph = reader.read_graph(*mp.mutable_graph());
@@ -349,9 +349,7 @@ std::string dir_of(const std::string& path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
-}  // namespace
-
-Model load_model_from_bytes(const void* data, size_t size, const std::string& name, const std::string& base_dir) {
+Model parse_model(const void* data, size_t size, const std::string& name, ExternalDataFiles& external) {
   onnx::ModelProto mp;
   google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(std::min<size_t>(size, INT_MAX)));
   google::protobuf::io::CodedInputStream coded(&raw);
@@ -360,7 +358,14 @@ Model load_model_from_bytes(const void* data, size_t size, const std::string& na
     fail(ErrorCode::InvalidProtobuf, "model '" + name + "' is over 2 GB in one protobuf; store its weights as external data");
   if (!mp.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
     fail(ErrorCode::InvalidProtobuf, "model '" + name + "' could not be parsed: the file is corrupt or not an ONNX model");
-  return model_from_proto(mp, name, base_dir);
+  return model_from_proto(mp, name, external);
+}
+
+}  // namespace
+
+Model load_model_from_bytes(const void* data, size_t size, const std::string& name, const std::string& base_dir) {
+  ExternalDataFiles external(base_dir);
+  return parse_model(data, size, name, external);
 }
 
 Model load_model(const std::string& path) {
@@ -373,7 +378,11 @@ Model load_model(const std::string& path) {
     fail(ErrorCode::NoSuchFile, "model file '" + path + "' does not exist or cannot be read");
   }
   if (mapped->size == 0) fail(ErrorCode::InvalidProtobuf, "model '" + path + "' is an empty file");
-  return load_model_from_bytes(mapped->data, mapped->size, path, dir);
+  ExternalDataFiles external(dir);
+  external.adopt(file, mapped);
+  std::string without_weights = point_initializers_into_file(mapped->data, mapped->size, file);
+  if (without_weights.empty()) return parse_model(mapped->data, mapped->size, path, external);
+  return parse_model(without_weights.data(), without_weights.size(), path, external);
 }
 
 }  // namespace onyx

@@ -1,5 +1,8 @@
 #include "onnx/tensor_proto.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -74,6 +77,16 @@ void check_raw_size(const std::string& name, size_t have, size_t need) {
                                          std::to_string(need));
 }
 
+// Drops the mapped pages lying wholly inside a range that was copied out, so
+// they stop counting as resident; the mapping is read-only and private, so a
+// later read would just fault them in from the file again.
+void forget_pages(const char* src, size_t bytes) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(src) + page - 1) / page * page;
+  uintptr_t end = (reinterpret_cast<uintptr_t>(src) + bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 Tensor external_tensor(const onnx::TensorProto& p, DataType dt, Shape shape, ExternalDataFiles* external) {
   if (!external) fail(ErrorCode::InvalidGraph, "tensor '" + p.name() + "' uses external data, which is not available here");
   std::string location;
@@ -96,6 +109,7 @@ Tensor external_tensor(const onnx::TensorProto& p, DataType dt, Shape shape, Ext
   if (is_packed(dt)) {
     Tensor t(dt, std::move(shape));
     unpack_into(reinterpret_cast<const uint8_t*>(src), t);
+    forget_pages(src, packed_bytes(dt, t.numel()));
     return t;
   }
   if (reinterpret_cast<uintptr_t>(src) % dtype_size(dt) == 0) {
@@ -104,6 +118,7 @@ Tensor external_tensor(const onnx::TensorProto& p, DataType dt, Shape shape, Ext
   }
   Tensor t(dt, std::move(shape));
   std::memcpy(t.raw(), src, need);
+  forget_pages(src, need);
   return t;
 }
 

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/aligned_memory.h"
 #include "runtime/function_expansion.h"
 #include "runtime/partitioner.h"
 
@@ -139,8 +140,7 @@ Tensor BufferPool::make(DataType dtype, const Shape& shape) {
     }
   }
   if (!p) {
-    p = std::aligned_alloc(64, bytes);
-    if (!p) fail(ErrorCode::RuntimeException, "out of memory allocating " + std::to_string(bytes) + " bytes");
+    p = allocate_aligned(bytes);
   }
   std::shared_ptr<BufferPool> self = shared_from_this();
   return Tensor::wrap(dtype, shape, p,

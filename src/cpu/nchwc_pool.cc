@@ -114,7 +114,7 @@ void BlockedPool::run(const float* x, const Shape& xl, int block, float* y, Thre
   // likely wrote on the same core (it splits by rows too), instead of whole
   // channel blocks whose rows came from every core.
   parallel_for(pool, planes * OH, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
+    for (int64_t r = e; r-- > b;) {
       int64_t oh = r / planes, p = r % planes;
       fn(x + p * in_plane, y + p * out_plane + oh * row, oh, g, cfg_.kind, cfg_.count_include_pad);
     }

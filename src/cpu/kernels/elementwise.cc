@@ -76,7 +76,7 @@ using Wide = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<
 enum class Arith { Add, Sub, Mul, Div };
 
 template <Arith OP, class T>
-void arith_typed(const Tensor& a, const Tensor& b, Tensor& o) {
+void arith_typed(const Tensor& a, const Tensor& b, Tensor& o, ThreadPool* pool) {
   if constexpr (std::is_floating_point_v<T> || is_half_v<T>) {
     using C = Compute<T>;
     auto f = [](T xt, T yt) -> T {
@@ -86,7 +86,7 @@ void arith_typed(const Tensor& a, const Tensor& b, Tensor& o) {
       else if constexpr (OP == Arith::Mul) return T(x * y);
       else return T(x / y);
     };
-    map_binary<T, T, T>(a, b, o, f);
+    map_binary<T, T, T>(a, b, o, f, pool);
   } else {
     using W = Wide<T>;
     if constexpr (OP == Arith::Div) {
@@ -102,7 +102,7 @@ void arith_typed(const Tensor& a, const Tensor& b, Tensor& o) {
         if constexpr (OP == Arith::Add) return static_cast<T>(W(x) + W(y));
         else if constexpr (OP == Arith::Sub) return static_cast<T>(W(x) - W(y));
         else return static_cast<T>(W(x) * W(y));
-      });
+      }, pool);
     }
   }
 }
@@ -113,7 +113,9 @@ KernelFactory arith_factory() {
     return [](KernelContext& ctx, const Tensor& a, const Tensor& b, const Shape& os) {
       check_same_type(a, b);
       Tensor& o = ctx.allocate_output(0, a.dtype(), os);
-      dispatch_numeric(a.dtype(), [&](auto tag) { arith_typed<OP, typename decltype(tag)::type>(a, b, o); });
+      dispatch_numeric(a.dtype(), [&](auto tag) {
+        arith_typed<OP, typename decltype(tag)::type>(a, b, o, ctx.thread_pool());
+      });
     };
   });
 }

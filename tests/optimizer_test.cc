@@ -140,6 +140,47 @@ TEST(Optimizer, BlockedLayoutThroughZeroPadAndStandaloneBatchNorm) {
   EXPECT_EQ(r.fusions["BatchNormalization+Relu as depthwise NchwcConv"], 1);
 }
 
+// Zero Pads on the spatial dims become the padding of the Conv / AveragePool
+// reading them (the pool then counts the padding); a Pad with a nonzero value
+// or one padding channels stays.
+TEST(Optimizer, ZeroPadFoldsIntoConvAndAveragePool) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 4, 9, 9});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 8, 9, 9});
+  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {1, 4, 10, 9});
+  *g->add_output() = tensor_info("v", onnx::TensorProto::FLOAT, {1, 4, 11, 11});
+  *g->add_initializer() = float_tensor("w", {8, 4, 3, 3}, random_values(288, 21));
+  *g->add_initializer() = test::int64_tensor("sym", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+  *g->add_initializer() = test::int64_tensor("uneven", {8}, {0, 0, 2, 1, 0, 0, 0, 1});
+  *g->add_initializer() = float_tensor("one", {}, {1.0f});
+  add_node(g, "Pad", {"x", "sym"}, {"p1"});
+  add_node(g, "Conv", {"p1", "w"}, {"y"});
+  add_node(g, "Pad", {"x", "uneven"}, {"p2"});
+  auto* pool = add_node(g, "AveragePool", {"p2"}, {"z"});
+  add_ints_attr(pool, "kernel_shape", {3, 3});
+  add_ints_attr(pool, "pads", {1, 0, 1, 1});
+  add_int_attr(pool, "count_include_pad", 1);
+  add_node(g, "Pad", {"x", "sym", "one"}, {"p3"});  // pads with ones: stays
+  auto* pool3 = add_node(g, "AveragePool", {"p3"}, {"v"});
+  add_ints_attr(pool3, "kernel_shape", {1, 1});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(324, 22), {1, 4, 9, 9}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Basic);
+  EXPECT_EQ(r.fusions["Pad+Conv"], 1);
+  EXPECT_EQ(r.fusions["Pad+AveragePool"], 1);
+
+  // Padding the channel axis cannot become spatial padding.
+  auto c = test::make_model();
+  auto* cg = c.mutable_graph();
+  *cg->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 4, 9, 9});
+  *cg->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 8, 9, 9});
+  *cg->add_initializer() = float_tensor("w", {8, 6, 3, 3}, random_values(432, 23));
+  *cg->add_initializer() = test::int64_tensor("chan", {8}, {0, 1, 1, 1, 0, 1, 1, 1});
+  add_node(cg, "Pad", {"x", "chan"}, {"p"});
+  add_node(cg, "Conv", {"p", "w"}, {"y"});
+  EXPECT_EQ(check_same(c, feeds, OptimizationLevel::Basic).fusions["Pad+Conv"], 0);
+}
+
 // ConvNeXt's pattern: permutes to channels-last and back around work done in
 // NHWC, a per-channel layer scale, a residual Add. The permutes become
 // channels-last reorders to and from the blocked layout (24 channels: a

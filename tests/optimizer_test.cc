@@ -207,6 +207,37 @@ TEST(Optimizer, BlockedLayoutThroughChannelsLastPermutes) {
   EXPECT_EQ(r.fusions["Transpose as channels-last reorder"], 2);
 }
 
+// RegNet's grouped 3x3 (16 channels per group: whole blocks) stays in the
+// blocked layout, and the pool after it with it.
+TEST(Optimizer, GroupedConvWithWholeBlocksStaysBlocked) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build: no blocked layout";
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 8, 6, 7});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 48, 1, 1});
+  *g->add_initializer() = float_tensor("w1", {32, 8, 1, 1}, random_values(256, 31));
+  *g->add_initializer() = float_tensor("w2", {48, 16, 3, 3}, random_values(48 * 16 * 9, 32));
+  *g->add_initializer() = float_tensor("b2", {48}, random_values(48, 33));
+  *g->add_initializer() = float_tensor("w3", {32, 4, 3, 3}, random_values(32 * 4 * 9, 34));
+  add_node(g, "Conv", {"x", "w1"}, {"c1"});
+  auto* grouped = add_node(g, "Conv", {"c1", "w2", "b2"}, {"c2"});
+  add_int_attr(grouped, "group", 2);  // 16 in, 24 out per group: the outputs straddle blocks
+  add_ints_attr(grouped, "pads", {1, 1, 1, 1});
+  auto* narrow = add_node(g, "Conv", {"c1", "w3"}, {"c3"});
+  add_int_attr(narrow, "group", 8);  // 4 channels per group: stays plain
+  add_node(g, "Relu", {"c2"}, {"r"});
+  add_node(g, "GlobalAveragePool", {"r"}, {"y"});
+  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {1, 32, 4, 5});
+  g->mutable_node(2)->set_output(0, "z");
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(336, 35), {1, 8, 6, 7}))}};
+  EXPECT_EQ(check_same(m, feeds, OptimizationLevel::All, 1e-4f).fusions["grouped Conv as NchwcConv"], 0);
+  // 16 in and 16 out per group: blocked.
+  *g->mutable_initializer(1) = float_tensor("w2", {32, 16, 3, 3}, random_values(32 * 16 * 9, 36));
+  *g->mutable_initializer(2) = float_tensor("b2", {32}, random_values(32, 37));
+  *g->mutable_output(0) = tensor_info("y", onnx::TensorProto::FLOAT, {1, 32, 1, 1});
+  EXPECT_EQ(check_same(m, feeds, OptimizationLevel::All, 1e-4f).fusions["grouped Conv as NchwcConv"], 1);
+}
+
 TEST(Optimizer, GeluAndLayerNormFromDecomposedForms) {
   auto m = test::make_model(13);
   auto* g = m.mutable_graph();

@@ -152,7 +152,11 @@ class NchwcLayout final : public GraphPass {
         const Tensor* w = n.inputs.size() > 1 ? view.constant(n.inputs[1]) : nullptr;
         int64_t group = read_int(n, "group", 1);
         bool ok = w && w->dtype() == DataType::Float && w->rank() == 4 && n.outputs.size() == 1;
-        if (ok && group != 1) ok = w->dim(1) == 1 && w->dim(0) == group;  // depthwise only
+        // Grouped: depthwise, or whole channel blocks per group (RegNet's
+        // group width 16, ResNeXt's later stages), so no block straddles two groups.
+        if (ok && group != 1)
+          ok = (w->dim(1) == 1 && w->dim(0) == group) ||
+               (w->dim(0) % group == 0 && w->dim(1) % block == 0 && (w->dim(0) / group) % block == 0);
         if (ok && n.inputs.size() > 2 && !n.inputs[2].empty()) {
           const Tensor* b = view.constant(n.inputs[2]);
           ok = b && b->dtype() == DataType::Float;
@@ -162,6 +166,7 @@ class NchwcLayout final : public GraphPass {
         if (ok && is_blocked(n.inputs[0]) && blocked[n.inputs[0]].channels != w->dim(1) * group) ok = false;
         if (ok) {
           int64_t M = w->dim(0);
+          if (group != 1 && w->dim(1) != 1) ++ctx.fusion_counts["grouped Conv as NchwcConv"];
           n.op_type = "NchwcConv";
           n.domain = kOnyxDomain;
           if (is_blocked(n.inputs[0])) n.inputs[0] = blocked[n.inputs[0]].name;

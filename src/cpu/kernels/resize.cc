@@ -174,6 +174,54 @@ AxisTaps make_taps(const ResizeParams& p, int64_t in, int64_t out, double scale,
 template <class T>
 using Calc = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
+// True when axis taps map every output index to the same input index with
+// weight 1 (the axis is not resized).
+bool identity_taps(const AxisTaps& t, int64_t size) {
+  if (static_cast<int64_t>(t.begin.size()) != size) return false;
+  for (int64_t o = 0; o < size; ++o)
+    if (t.extrap[o] || t.end[o] - t.begin[o] != 1 || t.idx[t.begin[o]] != o || t.w[t.begin[o]] != 1.0) return false;
+  return true;
+}
+
+bool any_extrapolated(const AxisTaps& t) {
+  for (auto e : t.extrap)
+    if (e) return true;
+  return false;
+}
+
+// Resizing of the last two axes only (images, segmentation masks): the taps
+// are a product of per-axis taps, so each output row is one blend of input
+// rows followed by one gather-blend along it - instead of walking the whole
+// tap product per output element (DeepLabV3's final upsampling: 28 -> ~2 ms).
+template <class T>
+void resize_last_two(const T* in, T* out, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                     const AxisTaps& th, const AxisTaps& tw, ThreadPool* pool) {
+  using C = Calc<T>;
+  std::vector<C> wh(th.w.begin(), th.w.end()), ww(tw.w.begin(), tw.w.end());
+  auto body = [&](int64_t r0, int64_t r1) {
+    std::vector<C> row(static_cast<size_t>(W));
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t plane = r / OH, oy = r % OH;
+      const T* src = in + plane * H * W;
+      std::fill(row.begin(), row.end(), C(0));
+      for (int64_t k = th.begin[oy]; k < th.end[oy]; ++k) {
+        const T* s = src + th.idx[k] * W;
+        const C w = wh[k];
+        for (int64_t x = 0; x < W; ++x) row[x] += w * static_cast<C>(s[x]);
+      }
+      T* dst = out + (plane * OH + oy) * OW;
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        C acc = 0;
+        for (int64_t j = tw.begin[ox]; j < tw.end[ox]; ++j) acc += ww[j] * row[tw.idx[j]];
+        dst[ox] = static_cast<T>(acc);
+      }
+    }
+  };
+  const int64_t rows = planes * OH;
+  if (rows * (W + OW) > (1 << 15)) parallel_for(pool, rows, body);
+  else body(0, rows);
+}
+
 template <class T>
 void resize_typed(const ResizeParams& p, const Tensor& x, Tensor& y, const std::vector<AxisTaps>& taps,
                   ThreadPool* pool) {
@@ -185,6 +233,16 @@ void resize_typed(const ResizeParams& p, const Tensor& x, Tensor& y, const std::
   T* out = y.data<T>();
   const int64_t n = y.numel();
   if (n == 0) return;
+  if constexpr (std::is_floating_point_v<T>) {
+    bool last_two = rank >= 2 && !any_extrapolated(taps[rank - 2]) && !any_extrapolated(taps[rank - 1]);
+    for (int d = 0; last_two && d < rank - 2; ++d) last_two = x.dim(d) == os[d] && identity_taps(taps[d], os[d]);
+    if (last_two) {
+      const Shape& is = x.shape();
+      resize_last_two(in, out, n / (os[rank - 2] * os[rank - 1]), is[rank - 2], is[rank - 1], os[rank - 2],
+                      os[rank - 1], taps[rank - 2], taps[rank - 1], pool);
+      return;
+    }
+  }
   const int64_t inner = rank == 0 ? 1 : os[rank - 1];
   const int64_t rows = n / inner;
   const T extrap = static_cast<T>(static_cast<C>(p.extrapolation));

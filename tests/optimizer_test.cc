@@ -181,6 +181,35 @@ TEST(Optimizer, ZeroPadFoldsIntoConvAndAveragePool) {
   EXPECT_EQ(check_same(c, feeds, OptimizationLevel::Basic).fusions["Pad+Conv"], 0);
 }
 
+// Dilated kernels larger than the map (DeepLab's ASPP): taps that only ever
+// read padding are dropped, exactly; a dilated conv whose taps all reach the
+// image keeps its kernel.
+TEST(Optimizer, DilatedConvLosesTapsThatOnlyReadPadding) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 2, 3, 5});
+  *g->add_input() = tensor_info("z", onnx::TensorProto::FLOAT, {1, 2, 7, 7});
+  *g->add_output() = tensor_info("y1", onnx::TensorProto::FLOAT, {1, 4, 3, 5});
+  *g->add_output() = tensor_info("y2", onnx::TensorProto::FLOAT, {1, 3, 4, 4});
+  *g->add_output() = tensor_info("y3", onnx::TensorProto::FLOAT, {1, 3, 7, 7});
+  *g->add_initializer() = float_tensor("w1", {4, 2, 3, 3}, random_values(72, 41));
+  *g->add_initializer() = float_tensor("w2", {3, 2, 3, 3}, random_values(54, 42));
+  *g->add_initializer() = float_tensor("b2", {3}, random_values(3, 43));
+  auto* c1 = add_node(g, "Conv", {"x", "w1"}, {"y1"});  // rows: only the centre tap lands
+  add_ints_attr(c1, "dilations", {4, 1});
+  add_ints_attr(c1, "pads", {4, 1, 4, 1});
+  auto* c2 = add_node(g, "Conv", {"z", "w2", "b2"}, {"y2"});  // strided, both axes
+  add_ints_attr(c2, "dilations", {8, 8});
+  add_ints_attr(c2, "strides", {2, 2});
+  add_ints_attr(c2, "pads", {8, 8, 8, 8});
+  auto* c3 = add_node(g, "Conv", {"z", "w2"}, {"y3"});  // every tap reaches the image
+  add_ints_attr(c3, "dilations", {2, 2});
+  add_ints_attr(c3, "pads", {2, 2, 2, 2});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(30, 44), {1, 2, 3, 5}))},
+                 {"z", Value(Tensor::from_vector<float>(random_values(98, 45), {1, 2, 7, 7}))}};
+  EXPECT_EQ(check_same(m, feeds, OptimizationLevel::Basic).fusions["Conv dead dilated taps"], 2);
+}
+
 // ConvNeXt's pattern: permutes to channels-last and back around work done in
 // NHWC, a per-channel layer scale, a residual Add. The permutes become
 // channels-last reorders to and from the blocked layout (24 channels: a

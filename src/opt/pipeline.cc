@@ -11,6 +11,7 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   p.push_back(make_constant_folding());
   p.push_back(make_redundant_node_elimination());
   p.push_back(make_pad_fusion());
+  p.push_back(make_conv_dead_taps());
   p.push_back(make_common_subexpression_elimination());
   p.push_back(make_dead_code_elimination());
   if (level == OptimizationLevel::Basic) return p;

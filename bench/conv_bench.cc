@@ -26,6 +26,7 @@ struct ConvShape {
   const char* model;
   int64_t C, M, H, W, K, S, P, G;
   bool plain;  // first layer: NCHW input
+  int64_t KW = -1, PW = -1;  // a kernel of K x KW with pads P / PW (default square)
 };
 
 const ConvShape kShapes[] = {
@@ -103,6 +104,26 @@ const ConvShape kShapes[] = {
     {"resnet50", 1024, 2048, 14, 14, 1, 2, 0, 1, false},
     {"resnet50", 2048, 512, 7, 7, 1, 1, 0, 1, false},
     {"resnet50", 512, 512, 7, 7, 3, 1, 1, 1, false},
+    // Inception-v3's 1x1 convolutions at 35x35, 17x17 and 8x8
+    {"inception", 288, 64, 35, 35, 1, 1, 0, 1, false},
+    {"inception", 288, 48, 35, 35, 1, 1, 0, 1, false},
+    {"inception", 768, 192, 17, 17, 1, 1, 0, 1, false},
+    {"inception", 768, 128, 17, 17, 1, 1, 0, 1, false},
+    {"inception", 768, 160, 17, 17, 1, 1, 0, 1, false},
+    {"inception", 1280, 320, 8, 8, 1, 1, 0, 1, false},
+    {"inception", 1280, 448, 8, 8, 1, 1, 0, 1, false},
+    {"inception", 2048, 192, 8, 8, 1, 1, 0, 1, false},
+    {"inception", 2048, 384, 8, 8, 1, 1, 0, 1, false},
+    // and its factorized and strided spatial convolutions
+    {"inception", 192, 192, 17, 17, 7, 1, 3, 1, false, 1, 0},
+    {"inception", 192, 192, 17, 17, 1, 1, 0, 1, false, 7, 3},
+    {"inception", 160, 160, 17, 17, 7, 1, 3, 1, false, 1, 0},
+    {"inception", 128, 128, 17, 17, 1, 1, 0, 1, false, 7, 3},
+    {"inception", 384, 384, 8, 8, 3, 1, 1, 1, false, 1, 0},
+    {"inception", 448, 384, 8, 8, 3, 1, 1, 1, false},
+    {"inception", 288, 384, 35, 35, 3, 2, 0, 1, false},
+    {"inception", 96, 96, 35, 35, 3, 2, 0, 1, false},
+    {"inception", 32, 64, 109, 109, 3, 1, 1, 1, false},
 };
 
 void fill(Tensor& t, int seed) {
@@ -152,15 +173,16 @@ int main(int argc, char** argv) {
     for (const ConvShape& s : kShapes) {
       if (!filter.empty() && std::string(s.model).find(filter) == std::string::npos) continue;
       DnnlConvConfig cfg;
-      cfg.attrs.kernel = {s.K, s.K};
+      const int64_t KW = s.KW < 0 ? s.K : s.KW, PW = s.PW < 0 ? s.P : s.PW;
+      cfg.attrs.kernel = {s.K, KW};
       cfg.attrs.strides = {s.S, s.S};
-      cfg.attrs.pads = {s.P, s.P, s.P, s.P};
+      cfg.attrs.pads = {s.P, PW, s.P, PW};
       cfg.group = s.G;
       cfg.activation = "Relu";
       cfg.constant_weights = true;
       DnnlConv dnnl(cfg);
       auto direct = NchwcDirectConv::create(cfg, 16);
-      Tensor w(DataType::Float, {s.M, s.C / s.G, s.K, s.K}), b(DataType::Float, {s.M});
+      Tensor w(DataType::Float, {s.M, s.C / s.G, s.K, KW}), b(DataType::Float, {s.M});
       fill(w, 1);
       fill(b, 2);
       Shape xl = {1, s.C, s.H, s.W};
@@ -201,11 +223,11 @@ int main(int argc, char** argv) {
       double md = median(td), mn = median(tn);
       DirectConvShape ds;
       int64_t OH = ys[2], OW = ys[3];
-      ds.C = s.C, ds.M = s.M, ds.H = s.H, ds.W = s.W, ds.OH = OH, ds.OW = OW, ds.KH = ds.KW = s.K, ds.SH = ds.SW = s.S;
+      ds.C = s.C, ds.M = s.M, ds.H = s.H, ds.W = s.W, ds.OH = OH, ds.OW = OW, ds.KH = s.K, ds.KW = KW, ds.SH = ds.SW = s.S;
       ds.group = s.G, ds.plain_input = s.plain;
       char label[64];
-      std::snprintf(label, sizeof label, "%ld->%ld %ldx%ld k%ld s%ld p%ld g%ld%s", (long)s.C, (long)s.M, (long)s.H,
-                    (long)s.W, (long)s.K, (long)s.S, (long)s.P, (long)s.G, s.plain ? " nchw" : "");
+      std::snprintf(label, sizeof label, "%ld->%ld %ldx%ld k%ldx%ld s%ld p%ld g%ld%s", (long)s.C, (long)s.M, (long)s.H,
+                    (long)s.W, (long)s.K, (long)KW, (long)s.S, (long)s.P, (long)s.G, s.plain ? " nchw" : "");
       std::printf("%-10s %-34s %3d %9.4f %9.4f %7.2f %8s\n", s.model, label, nthr, md, mn, md / mn,
                   direct_conv_preferred(ds, nthr, pool.uses_openmp_team()) ? "direct" : "onednn");
       std::fflush(stdout);

@@ -210,6 +210,41 @@ TEST(Optimizer, DilatedConvLosesTapsThatOnlyReadPadding) {
   EXPECT_EQ(check_same(m, feeds, OptimizationLevel::Basic).fusions["Conv dead dilated taps"], 2);
 }
 
+int changed_rounds(const OptimizationReport& r, const std::string& pass) {
+  int n = 0;
+  for (const PassStat& p : r.passes)
+    if (p.name == pass) n += p.changed;
+  return n;
+}
+
+// Training-mode Dropout with ratio 0 (train-mode exports) is an identity and
+// goes; with a nonzero ratio it stays.
+TEST(Optimizer, TrainingDropoutWithRatioZeroIsRemoved) {
+  for (float ratio : {0.0f, 0.5f}) {
+    auto m = test::make_model(13);
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 3});
+    *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 3});
+    *g->add_initializer() = float_tensor("ratio", {}, {ratio});
+    onnx::TensorProto training;
+    training.set_name("training");
+    training.set_data_type(onnx::TensorProto::BOOL);
+    training.add_int32_data(1);
+    *g->add_initializer() = training;
+    add_node(g, "Dropout", {"x", "ratio", "training"}, {"d"});
+    add_node(g, "Relu", {"d"}, {"y"});
+    auto s = load(m, OptimizationLevel::Basic);
+    EXPECT_EQ(changed_rounds(s->optimization_report(), "redundant_node_elimination") > 0, ratio == 0.0f) << ratio;
+    if (ratio == 0.0f) {
+      Tensor x = Tensor::from_vector<float>({-1, 2, -3, 4, 5, -6}, {2, 3});
+      auto y = s->run({{"x", Value(x)}});
+      const Tensor& t = y[0].tensor();
+      std::vector<float> got(t.data<float>(), t.data<float>() + t.numel());
+      EXPECT_EQ(got, (std::vector<float>{0, 2, 0, 4, 5, 0}));
+    }
+  }
+}
+
 // ConvNeXt's pattern: permutes to channels-last and back around work done in
 // NHWC, a per-channel layer scale, a residual Add. The permutes become
 // channels-last reorders to and from the blocked layout (24 channels: a

@@ -35,7 +35,11 @@ class DropoutRule final : public RewriteRule {
     if (n.outputs.size() > 1 && !n.outputs[1].empty() &&
         (view.is_graph_output(n.outputs[1]) || !view.consumers(n.outputs[1]).empty()))
       return std::nullopt;  // the mask is used
-    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    // Training mode drops nothing at ratio 0 (models exported in train mode
+    // to avoid a fused-attention fast path carry these).
+    std::optional<double> ratio;
+    if (n.inputs.size() > 1 && !n.inputs[1].empty()) ratio = constant_scalar(view, n.inputs[1]);
+    if (n.inputs.size() > 2 && !n.inputs[2].empty() && !(ratio && *ratio == 0)) {
       auto training = constant_scalar(view, n.inputs[2]);
       if (!training || *training != 0) return std::nullopt;
     }

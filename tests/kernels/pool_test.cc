@@ -23,6 +23,56 @@ TEST(MaxPool, Uint8CeilMode) {
   EXPECT_EQ(to_vector<uint8_t>(out[0]), (std::vector<uint8_t>{2, 4, 5}));
 }
 
+// The row-wise 2-D path (float and double, over 3 threads) against a
+// window-by-window reference: strides, dilations, asymmetric pads, ceil
+// mode, both average divisors.
+TEST(Pool2d, RowPathMatchesWindowReference) {
+  struct Case {
+    std::vector<int64_t> kernel, strides, dilations, pads;
+    int64_t ceil, include_pad;
+  };
+  const Case cases[] = {{{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0}, {{3, 2}, {1, 2}, {2, 1}, {2, 0, 1, 1}, 1, 1},
+                        {{2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 1, 0}, {{5, 5}, {3, 1}, {1, 2}, {2, 4, 2, 4}, 0, 1}};
+  const int64_t C = 3, H = 11, W = 13;
+  std::vector<double> v(C * H * W);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7919) % 101) - 50.0;
+  ThreadPool three(3);
+  for (const Case& c : cases) {
+    for (const char* op : {"MaxPool", "AveragePool"}) {
+      Node n = make_node(op, {"x"}, {"y"},
+                         {{"kernel_shape", attr_ints(c.kernel)}, {"strides", attr_ints(c.strides)},
+                          {"dilations", attr_ints(c.dilations)}, {"pads", attr_ints(c.pads)},
+                          {"ceil_mode", attr_int(c.ceil)}, {"count_include_pad", attr_int(c.include_pad)}});
+      std::vector<float> vf(v.begin(), v.end());
+      auto yf = run_op(n, {Tensor::from_vector<float>(vf, {1, C, H, W})}, 19, &three)[0];
+      auto yd = run_op(n, {Tensor::from_vector<double>(v, {1, C, H, W})}, 19)[0];
+      const int64_t OH = yf.dim(2), OW = yf.dim(3);
+      const bool is_max = std::string(op) == "MaxPool";
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            double best = -1e30, sum = 0;
+            int64_t inside = 0, padded = 0;
+            for (int64_t i = 0; i < c.kernel[0]; ++i)
+              for (int64_t j = 0; j < c.kernel[1]; ++j) {
+                int64_t h = oh * c.strides[0] - c.pads[0] + i * c.dilations[0];
+                int64_t w = ow * c.strides[1] - c.pads[1] + j * c.dilations[1];
+                if (h >= -c.pads[0] && h < H + c.pads[2] && w >= -c.pads[1] && w < W + c.pads[3]) ++padded;
+                if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                ++inside;
+                best = std::max(best, v[(ch * H + h) * W + w]);
+                sum += v[(ch * H + h) * W + w];
+              }
+            const int64_t div = c.include_pad ? padded : inside;
+            const double want = is_max ? best : (div ? sum / div : 0.0);
+            const int64_t at = (ch * OH + oh) * OW + ow;
+            ASSERT_NEAR(yf.float_at(at), want, 1e-4) << op << " case k" << c.kernel[0] << " at " << at;
+            ASSERT_NEAR(yd.float_at(at), want, 1e-9) << op << " (double) case k" << c.kernel[0] << " at " << at;
+          }
+    }
+  }
+}
+
 TEST(AveragePool, CountIncludePad) {
   Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {1, 1, 2, 2});
   auto attrs = std::map<std::string, Attribute>{{"kernel_shape", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 0, 0})}};

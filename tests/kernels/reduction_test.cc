@@ -57,6 +57,36 @@ TEST(Reduction, EmptyAndInts) {
   EXPECT_EQ(mn.data<int32_t>()[0], -7);
 }
 
+// Trailing-axis reductions of float (the vectorized runs) against int32 and
+// double inputs (the offset path) holding the same values, for runs with and
+// without a 16-wide tail; a NaN anywhere in a run makes its max / min NaN.
+TEST(Reduction, FloatRunsMatchOffsetPath) {
+  for (int64_t n : {1, 15, 16, 17, 100}) {
+    const int64_t rows = 3;
+    std::vector<int32_t> vi(rows * n);
+    for (size_t i = 0; i < vi.size(); ++i) vi[i] = static_cast<int32_t>((i * 7919) % 201) - 100;
+    std::vector<float> vf(vi.begin(), vi.end());
+    std::vector<double> vd(vi.begin(), vi.end());
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"}) {
+      Node node = make_node(op, {"x"}, {"y"}, {{"axes", attr_ints({2, 3})}, {"keepdims", attr_int(0)}});
+      auto yf = run_op(node, {Tensor::from_vector<float>(vf, {rows, 1, n, 1})}, 11)[0];
+      auto yd = run_op(node, {Tensor::from_vector<double>(vd, {rows, 1, n, 1})}, 11)[0];
+      auto yi = run_op(node, {Tensor::from_vector<int32_t>(vi, {rows, 1, n, 1})}, 11)[0];
+      ASSERT_EQ(yf.shape(), (Shape{rows, 1}));
+      for (int64_t r = 0; r < rows; ++r) {
+        EXPECT_NEAR(yf.float_at(r), yd.float_at(r), 1e-4) << op << " n=" << n;
+        if (std::string(op) != "ReduceMean") EXPECT_EQ(yf.float_at(r), yi.float_at(r)) << op << " n=" << n;
+      }
+    }
+    vf[n / 2] = std::numeric_limits<float>::quiet_NaN();  // in row 0
+    for (const char* op : {"ReduceMax", "ReduceMin"}) {
+      auto y = run_op(make_node(op, {"x"}, {"y"}, {{"axes", attr_ints({1})}}), {Tensor::from_vector<float>(vf, {rows, n})}, 13)[0];
+      EXPECT_TRUE(std::isnan(y.float_at(0))) << op << " n=" << n;
+      EXPECT_FALSE(std::isnan(y.float_at(1))) << op << " n=" << n;
+    }
+  }
+}
+
 TEST(Reduction, BadAxis) {
   EXPECT_THROW(run_op(make_node("ReduceMean", {"x"}, {"y"}, {{"axes", attr_ints({2})}}), {t23()}, 13),
                onyx::Error);

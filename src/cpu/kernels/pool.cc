@@ -8,6 +8,7 @@
 
 #include "cpu/conv_geometry.h"
 #include "cpu/cpu_provider.h"
+#include "cpu/row_reduce.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
@@ -357,6 +358,16 @@ KernelFactory make_global_pool(PoolKind kind) {
           for (int64_t c = c0; c < c1; ++c) {
             const T* xc = X.data<T>() + c * inner;
             T& out = Y.data<T>()[c];
+            if constexpr (std::is_same_v<T, float>) {
+              if (kind == PoolKind::Max) {
+                out = rr::max(xc, inner);
+                continue;
+              }
+              if (kind == PoolKind::Avg) {
+                out = static_cast<float>(rr::sum(xc, inner) / static_cast<double>(inner));
+                continue;
+              }
+            }
             if (kind == PoolKind::Max) {
               Acc m = static_cast<Acc>(xc[0]);
               for (int64_t i = 1; i < inner; ++i) m = std::max(m, static_cast<Acc>(xc[i]));

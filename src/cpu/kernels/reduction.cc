@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/row_reduce.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -68,6 +69,7 @@ struct ReducePlan {
   Shape out_shape;
   std::vector<int64_t> base;  // per output element: offset of its first input element
   std::vector<int64_t> roff;  // offsets of the reduced elements relative to base
+  int64_t run = 0;            // > 0: the reduced elements are [base, base + run), roff left empty
 };
 
 ReducePlan make_plan(const Shape& in, const std::vector<int64_t>& axes, bool keepdims) {
@@ -91,7 +93,17 @@ ReducePlan make_plan(const Shape& in, const std::vector<int64_t>& axes, bool kee
   }
   auto strides = contiguous_strides(in);
   p.base = enumerate_offsets(in, strides, kept_dims);
-  p.roff = enumerate_offsets(in, strides, red_dims);
+  // Reduced dims trailing the kept ones (size-1 dims aside): one run per
+  // output, with no per-element offset table to build on every call.
+  bool trailing = !red_dims.empty();
+  int64_t run = 1;
+  for (int d = rank - 1, seen_kept = 0; d >= 0; --d) {
+    if (in[d] == 1) continue;
+    if (reduced[d]) trailing &= !seen_kept, run *= in[d];
+    else seen_kept = 1;
+  }
+  if (trailing && run > 0) p.run = run;
+  else p.roff = enumerate_offsets(in, strides, red_dims);
   return p;
 }
 
@@ -106,12 +118,28 @@ void reduce_typed(RK kind, const Tensor& x, Tensor& y, const ReducePlan& p, Thre
   const T* in = x.data<T>();
   T* out = y.data<T>();
   const int64_t nout = static_cast<int64_t>(p.base.size());
-  const int64_t nr = static_cast<int64_t>(p.roff.size());
-  const int64_t* roff = p.roff.data();
+  // float runs: the vectorized row reductions; anything else reads offsets
+  const bool run = std::is_same_v<T, float> && p.run > 0 &&
+                   (kind == RK::Sum || kind == RK::Mean || kind == RK::Max || kind == RK::Min);
+  std::vector<int64_t> run_offsets;
+  if (p.run > 0 && !run) {
+    run_offsets.resize(static_cast<size_t>(p.run));
+    std::iota(run_offsets.begin(), run_offsets.end(), int64_t{0});
+  }
+  const int64_t nr = p.run > 0 ? p.run : static_cast<int64_t>(p.roff.size());
+  const int64_t* roff = p.run > 0 ? run_offsets.data() : p.roff.data();
   const int64_t* base = p.base.data();
   auto body = [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
       const T* s = in + base[o];
+      if constexpr (std::is_same_v<T, float>) {
+        if (run) {
+          if (kind == RK::Max) out[o] = rr::max(s, nr);
+          else if (kind == RK::Min) out[o] = rr::min(s, nr);
+          else out[o] = static_cast<float>(rr::sum(s, nr) / (kind == RK::Mean ? static_cast<double>(nr) : 1.0));
+          continue;
+        }
+      }
       switch (kind) {
         case RK::Max:
         case RK::Min: {
@@ -265,10 +293,11 @@ KernelFactory reduce_factory(RK kind, const std::string& op) {
         if (x.dtype() == DataType::Bool) {
           const bool* in = x.data<bool>();
           bool* out = y.data<bool>();
+          const int64_t nr = p.run > 0 ? p.run : static_cast<int64_t>(p.roff.size());
           for (size_t o = 0; o < p.base.size(); ++o) {
             bool m = kind == RK::Min;
-            for (int64_t r : p.roff) {
-              bool v = in[p.base[o] + r];
+            for (int64_t k = 0; k < nr; ++k) {
+              bool v = in[p.base[o] + (p.run > 0 ? k : p.roff[k])];
               m = kind == RK::Max ? (m || v) : (m && v);
             }
             out[o] = m;

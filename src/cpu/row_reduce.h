@@ -1,0 +1,15 @@
+// Sums and extrema of contiguous float runs, vectorized (AVX-512 / AVX2 /
+// baseline clones picked at load time). The scalar loops of the reduction
+// and global pooling kernels ran 3-7x slower than onnxruntime.
+#pragma once
+#include <cstdint>
+
+namespace onyx::rr {
+
+// Sum of x[0..n), accumulated in double lanes (the reductions' precision).
+double sum(const float* x, int64_t n);
+// Largest / smallest of x[0..n) (n >= 1); NaN if any element is NaN.
+float max(const float* x, int64_t n);
+float min(const float* x, int64_t n);
+
+}  // namespace onyx::rr

@@ -15,6 +15,8 @@ void exp(const float* x, float* y, int64_t n);
 void sigmoid(const float* x, float* y, int64_t n);
 // y[i] = x[i] * sigmoid(alpha * x[i]) (Swish; SiLU for alpha 1); in place allowed.
 void swish(const float* x, float* y, int64_t n, float alpha = 1.0f);
+// y[i] = erf(x[i]) (absolute error below 3e-7); in place allowed.
+void erf(const float* x, float* y, int64_t n);
 // y[i] = tanh(x[i]); in place allowed.
 void tanh(const float* x, float* y, int64_t n);
 // y[i] = 0.5 x (1 + erf(x / sqrt 2)); in place allowed.

@@ -66,6 +66,26 @@ ONYX_RR_CLONES double sum(const float* x, int64_t n) {
   return s;
 }
 
+ONYX_RR_CLONES double sum_squared_deviation(const float* x, int64_t n, double mean) {
+  using D8 = double __attribute__((vector_size(64)));
+  D8 lo = {}, hi = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const V16 v = load16(x + i);
+    const D8 a = D8{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]} - mean;
+    const D8 b = D8{v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]} - mean;
+    lo += a * a;
+    hi += b * b;
+  }
+  double s = 0;
+  for (int k = 0; k < 8; ++k) s += lo[k] + hi[k];
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - mean;
+    s += d * d;
+  }
+  return s;
+}
+
 ONYX_RR_CLONES float max(const float* x, int64_t n) { return extreme<true>(x, n); }
 ONYX_RR_CLONES float min(const float* x, int64_t n) { return extreme<false>(x, n); }
 

@@ -8,6 +8,8 @@ namespace onyx::rr {
 
 // Sum of x[0..n), accumulated in double lanes (the reductions' precision).
 double sum(const float* x, int64_t n);
+// Sum of (x[i] - mean)^2, in double lanes (variances).
+double sum_squared_deviation(const float* x, int64_t n, double mean);
 // Largest / smallest of x[0..n) (n >= 1); NaN if any element is NaN.
 float max(const float* x, int64_t n);
 float min(const float* x, int64_t n);

@@ -11,7 +11,7 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/elementwise_loops.h"
 #include "cpu/gemm_vmath.h"
-#include "cpu/vm_parallel.h"
+#include "cpu/kernels/vector_unary.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -20,20 +20,6 @@ namespace {
 
 using ew::Compute;
 using ew::map_unary;
-
-// y = f(x) on a float type: float and double directly, float16/bfloat16
-// through float.
-template <class F>
-void map_float(const Tensor& x, Tensor& y, F f) {
-  dispatch_float(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      map_unary<T, T>(x, y, f);
-    } else {
-      map_unary<T, T>(x, y, [f](T v) -> T { return T(f(static_cast<float>(v))); });
-    }
-  });
-}
 
 // A unary op on float types. `make(init_ctx)` returns a functor generic over
 // the compute type (float or double).
@@ -44,25 +30,6 @@ KernelFactory float_act(Make make) {
     return [f](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
       map_float(x, ctx.allocate_output(0, x.dtype(), x.shape()), f);
-    };
-  });
-}
-
-// A unary op whose float case runs a vectorized routine of cpu/gemm_vmath.h
-// over chunks spread across the intra-op threads; other float types go
-// through `make` as in float_act.
-template <class Make>
-KernelFactory vector_act(void (*vec)(const float*, float*, int64_t), Make make) {
-  return lambda_factory([vec, make](const KernelInitContext& ic) {
-    auto f = make(ic);
-    return [vec, f](KernelContext& ctx) {
-      const Tensor& x = ctx.input(0);
-      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
-      if (x.dtype() == DataType::Float) {
-        vm::parallel_map(ctx.thread_pool(), x.data<float>(), y.data<float>(), x.numel(), vec);
-        return;
-      }
-      map_float(x, y, f);
     };
   });
 }
@@ -278,7 +245,7 @@ void register_activation(KernelRegistry& r) {
   r.add("HardSwish", 14, kMaxOpset, float_act([](const KernelInitContext&) {
           return [](auto v) {
             using F = decltype(v);
-            F r = v / F(6) + F(0.5);
+            F r = v * F(1.0 / 6.0) + F(0.5);  // alpha = 1/6 in the spec
             r = r < F(0) ? F(0) : r;
             r = r > F(1) ? F(1) : r;
             return v * r;

@@ -9,6 +9,8 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/elementwise_loops.h"
+#include "cpu/gemm_vmath.h"
+#include "cpu/kernels/vector_unary.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -603,13 +605,15 @@ void register_elementwise(KernelRegistry& r) {
 
   // Unary math on float types.
   r.add("Sqrt", 1, kMaxOpset, unary_float([](auto v) { return std::sqrt(v); }));
-  r.add("Exp", 1, kMaxOpset, unary_float([](auto v) { return std::exp(v); }));
+  r.add("Exp", 1, kMaxOpset,
+        vector_act(vm::exp, [](const KernelInitContext&) { return [](auto v) { return std::exp(v); }; }));
   r.add("Log", 1, kMaxOpset, unary_float([](auto v) { return std::log(v); }));
   r.add("Reciprocal", 1, kMaxOpset, unary_float([](auto v) { return decltype(v)(1) / v; }));
   r.add("Floor", 1, kMaxOpset, unary_float([](auto v) { return std::floor(v); }));
   r.add("Ceil", 1, kMaxOpset, unary_float([](auto v) { return std::ceil(v); }));
   r.add("Round", 11, kMaxOpset, unary_float([](auto v) { return round_half_even(v); }));
-  r.add("Erf", 9, kMaxOpset, unary_float([](auto v) { return std::erf(v); }));
+  r.add("Erf", 9, kMaxOpset,
+        vector_act(vm::erf, [](const KernelInitContext&) { return [](auto v) { return std::erf(v); }; }));
   r.add("Sin", 7, kMaxOpset, unary_float([](auto v) { return std::sin(v); }));
   r.add("Cos", 7, kMaxOpset, unary_float([](auto v) { return std::cos(v); }));
   r.add("Tan", 7, kMaxOpset, unary_float([](auto v) { return std::tan(v); }));

@@ -7,6 +7,7 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/elementwise_loops.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/row_reduce.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -203,12 +204,18 @@ void run_instancenorm(KernelContext& ctx, float epsilon) {
         int64_t c = r % C;
         const T* xp = X.data<T>() + r * inner;
         T* yp = Y.data<T>() + r * inner;
-        double s = 0, s2 = 0;
-        for (int64_t i = 0; i < inner; ++i) s += static_cast<double>(xp[i]);
-        double mu = inner ? s / inner : 0;
-        for (int64_t i = 0; i < inner; ++i) {
-          double d = static_cast<double>(xp[i]) - mu;
-          s2 += d * d;
+        double s = 0, s2 = 0, mu = 0;
+        if constexpr (std::is_same_v<T, float>) {
+          s = rr::sum(xp, inner);
+          mu = inner ? s / inner : 0;
+          s2 = rr::sum_squared_deviation(xp, inner, mu);
+        } else {
+          for (int64_t i = 0; i < inner; ++i) s += static_cast<double>(xp[i]);
+          mu = inner ? s / inner : 0;
+          for (int64_t i = 0; i < inner; ++i) {
+            double d = static_cast<double>(xp[i]) - mu;
+            s2 += d * d;
+          }
         }
         double var = inner ? s2 / inner : 0;
         Acc a = static_cast<Acc>(sc[c] / std::sqrt(var + epsilon));

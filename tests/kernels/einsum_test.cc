@@ -43,6 +43,60 @@ TEST(Einsum, EllipsisBroadcastAndOuter) {
   expect_near(three, {1 * 3 * 5 + 2 * 4 * 6});
 }
 
+// Batched contractions whose operands arrive transposed ([B, K, M] or
+// [B, N, K], read in place by the GEMM) or in other orders, against the
+// float einsum computed in double: every case has B = 2, M = 3, K = 5, N = 4.
+TEST(Einsum, BatchedContractionsAnyOperandLayout) {
+  const int64_t B = 2, M = 3, K = 5, N = 4;
+  auto value = [](int64_t b, int64_t m, int64_t k, int salt) {
+    return static_cast<float>(((b * 31 + m * 7 + k * 3 + salt) % 13) - 6) * 0.5f;
+  };
+  // [label order of x0, label order of x1, equation]; labels b m k / b k n
+  struct Case {
+    const char* eq;
+    std::string a_order, b_order, out_order;
+  };
+  const Case cases[] = {{"bmk,bkn->bmn", "bmk", "bkn", "bmn"}, {"bkm,bkn->bmn", "bkm", "bkn", "bmn"},
+                        {"bmk,bnk->bmn", "bmk", "bnk", "bmn"}, {"kbm,nbk->bnm", "kbm", "nbk", "bnm"}};
+  auto dim = [&](char c) { return c == 'b' ? B : c == 'm' ? M : c == 'k' ? K : N; };
+  for (const Case& c : cases) {
+    auto make = [&](const std::string& order, int salt, char other) {
+      Shape s;
+      for (char ch : order) s.push_back(dim(ch));
+      std::vector<float> v(static_cast<size_t>(shape_numel(s)));
+      for (size_t i = 0; i < v.size(); ++i) {
+        int64_t rest = static_cast<int64_t>(i), idx[3];
+        for (int d = 2; d >= 0; --d) idx[d] = rest % s[d], rest /= s[d];
+        int64_t bb = 0, mo = 0, kk = 0;
+        for (int d = 0; d < 3; ++d) {
+          if (order[d] == 'b') bb = idx[d];
+          else if (order[d] == 'k') kk = idx[d];
+          else mo = idx[d];
+        }
+        v[i] = value(bb, mo, kk, salt + other);
+      }
+      return f(v, s);
+    };
+    Tensor y = einsum(c.eq, {make(c.a_order, 1, 'm'), make(c.b_order, 2, 'n')});
+    Shape want_shape;
+    for (char ch : c.out_order) want_shape.push_back(dim(ch));
+    ASSERT_EQ(y.shape(), want_shape) << c.eq;
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      int64_t rest = i, idx[3];
+      for (int d = 2; d >= 0; --d) idx[d] = rest % want_shape[d], rest /= want_shape[d];
+      int64_t bb = 0, mm = 0, nn = 0;
+      for (int d = 0; d < 3; ++d) {
+        if (c.out_order[d] == 'b') bb = idx[d];
+        else if (c.out_order[d] == 'm') mm = idx[d];
+        else nn = idx[d];
+      }
+      double want = 0;
+      for (int64_t k = 0; k < K; ++k) want += double(value(bb, mm, k, 1 + 'm')) * value(bb, nn, k, 2 + 'n');
+      ASSERT_NEAR(y.float_at(i), want, 1e-4) << c.eq << " at " << i;
+    }
+  }
+}
+
 TEST(Einsum, Errors) {
   EXPECT_THROW(einsum("ij,jk->ik", {f({1, 2, 3, 4, 5, 6}, {2, 3}), f({1, 2, 3, 4}, {2, 2})}), onyx::Error);
   EXPECT_THROW(einsum("ij->k", {f({1, 2}, {1, 2})}), onyx::Error);

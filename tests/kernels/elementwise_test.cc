@@ -50,6 +50,31 @@ TEST(Elementwise, LargeBroadcastsAcrossThreadsMatchReference) {
   }
 }
 
+// Where over broadcast operands (an attention mask against scores and a
+// scalar fill, a column condition against rows) and same-shape operands,
+// against a per-index reference.
+TEST(Elementwise, WhereBroadcastsMatchReference) {
+  struct Case {
+    Shape c, x, y;
+  };
+  const Case cases[] = {{{1, 1, 5, 7}, {1, 3, 5, 7}, {}}, {{4, 1}, {1, 9}, {4, 9}}, {{2, 6}, {2, 6}, {2, 6}}};
+  for (const Case& k : cases) {
+    Shape out = broadcast_shapes({k.c, k.x, k.y});
+    std::vector<uint8_t> cv(shape_numel(k.c));
+    std::vector<float> xv(shape_numel(k.x)), yv(shape_numel(k.y));
+    for (size_t i = 0; i < cv.size(); ++i) cv[i] = (i * 7) % 3 == 0;
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i);
+    for (size_t i = 0; i < yv.size(); ++i) yv[i] = -1.0f - static_cast<float>(i);
+    Tensor c(DataType::Bool, k.c);
+    for (size_t i = 0; i < cv.size(); ++i) c.data<bool>()[i] = cv[i] != 0;
+    auto y = run_op(make_node("Where", {"c", "x", "y"}, {"o"}), {c, F(xv, k.x), F(yv, k.y)})[0];
+    ASSERT_EQ(y.shape(), out);
+    auto oc = broadcast_offsets(k.c, out), ox = broadcast_offsets(k.x, out), oy = broadcast_offsets(k.y, out);
+    for (int64_t i = 0; i < shape_numel(out); ++i)
+      ASSERT_EQ(y.float_at(i), cv[oc[i]] ? xv[ox[i]] : yv[oy[i]]) << shape_to_string(k.c) << " at " << i;
+  }
+}
+
 TEST(Elementwise, LegacyBroadcastAxis) {
   Node n = make_node("Add", {"a", "b"}, {"y"}, {{"broadcast", attr_int(1)}, {"axis", attr_int(0)}});
   auto out = run_op(n, {F({1, 2, 3, 4, 5, 6}, {2, 3}), F({100, 200}, {2})}, 6);

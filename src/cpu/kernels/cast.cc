@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/half_convert.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
@@ -282,6 +283,14 @@ void cast_tensor(const Tensor& x, Tensor& y, const CastMode& mode) {
   }
   if (is_narrow(x.dtype()) || is_narrow(y.dtype())) {
     cast_narrow(x, y, mode);
+    return;
+  }
+  if (x.dtype() == DataType::Float && y.dtype() == DataType::Float16) {
+    floats_to_halves(x.data<float>(), reinterpret_cast<uint16_t*>(y.raw()), n);
+    return;
+  }
+  if (x.dtype() == DataType::Float16 && y.dtype() == DataType::Float) {
+    halves_to_floats(reinterpret_cast<const uint16_t*>(x.raw()), y.data<float>(), n);
     return;
   }
   dispatch_all(x.dtype(), [&](auto st) {

@@ -117,7 +117,27 @@ ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int6
   __m512 acc[8][2];
 #pragma GCC unroll 8
   for (int r = 0; r < 8; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-  if (a_ld == 0) {  // packed panel: a[k * 8 + r]
+  if (mr == 1) {
+    // One row (a classifier's Gemm at batch 1): the 8-row tile spent 7/8 of
+    // its FMAs on padding. Four k-steps in flight keep 8 independent chains.
+    const int64_t step = a_ld == 0 ? 8 : 1;
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) {
+        __m512 av = _mm512_set1_ps(a[(k + u) * step]);
+        acc[u][0] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b + (k + u) * 32), acc[u][0]);
+        acc[u][1] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b + (k + u) * 32 + 16), acc[u][1]);
+      }
+    }
+    for (; k < kc; ++k) {
+      __m512 av = _mm512_set1_ps(a[k * step]);
+      acc[0][0] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b + k * 32), acc[0][0]);
+      acc[0][1] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b + k * 32 + 16), acc[0][1]);
+    }
+    acc[0][0] = _mm512_add_ps(_mm512_add_ps(acc[0][0], acc[1][0]), _mm512_add_ps(acc[2][0], acc[3][0]));
+    acc[0][1] = _mm512_add_ps(_mm512_add_ps(acc[0][1], acc[1][1]), _mm512_add_ps(acc[2][1], acc[3][1]));
+  } else if (a_ld == 0) {  // packed panel: a[k * 8 + r]
 #pragma GCC unroll 2
     for (int64_t k = 0; k < kc; ++k) {
       __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);

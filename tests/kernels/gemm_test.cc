@@ -48,7 +48,7 @@ struct Case {
 
 TEST(Gemm, AllTransposesOddSizesAndThreads) {
   ThreadPool pool(2);
-  const Case cases[] = {{1, 1, 1}, {7, 5, 3}, {8, 32, 256}, {9, 33, 257}, {130, 70, 300}, {64, 128, 128}, {3, 1000, 20}};
+  const Case cases[] = {{1, 1, 1}, {7, 5, 3}, {8, 32, 256}, {9, 33, 257}, {130, 70, 300}, {64, 128, 128}, {3, 1000, 20}, {1, 70, 301}};
   unsigned seed = 1;
   for (const Case& c : cases)
     for (int ta = 0; ta < 2; ++ta)
@@ -75,7 +75,7 @@ TEST(Gemm, BetaZeroIgnoresNaNInC) {
 
 TEST(Gemm, PrePackedBWithBiasAndActivations) {
   ThreadPool pool(2);
-  const Case cases[] = {{1, 3, 2}, {5, 40, 17}, {64, 384, 128}, {130, 96, 600}};
+  const Case cases[] = {{1, 3, 2}, {5, 40, 17}, {64, 384, 128}, {130, 96, 600}, {1, 1000, 515}};
   unsigned seed = 100;
   for (const Case& c : cases)
     for (int tb = 0; tb < 2; ++tb)

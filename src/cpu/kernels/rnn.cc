@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <type_traits>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/gemm.h"
+#include "cpu/gemm_vmath.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
@@ -36,6 +39,15 @@ struct Act {
       case ActKind::Softplus: return std::log1p(std::exp(x));
     }
     return x;
+  }
+  // y[i] = act(x[i]); float sigmoid and tanh run the vectorized routines.
+  template <class C>
+  void apply(const C* x, C* y, int64_t n) const {
+    if constexpr (std::is_same_v<C, float>) {
+      if (kind == ActKind::Sigmoid) return vm::sigmoid(x, y, n);
+      if (kind == ActKind::Tanh) return vm::tanh(x, y, n);
+    }
+    for (int64_t i = 0; i < n; ++i) y[i] = (*this)(x[i]);
   }
 };
 
@@ -86,6 +98,10 @@ int num_gates(Cell c) { return c == Cell::RNN ? 1 : c == Cell::GRU ? 3 : 4; }
 // out[m, n] = sum_k a[m, k] * w[n, k]   (w row-major [N, K])
 template <class C>
 void matmul_bt(const C* a, const C* w, C* out, int64_t M, int64_t N, int64_t K, bool accumulate) {
+  if constexpr (std::is_same_v<C, float>) {  // the blocked GEMM (the dot-product loop below ran scalar)
+    gemm_f32(false, true, M, N, K, 1.0f, a, K, w, K, accumulate ? 1.0f : 0.0f, out, N);
+    return;
+  }
   for (int64_t m = 0; m < M; ++m) {
     const C* ar = a + m * K;
     C* orow = out + m * N;
@@ -103,9 +119,10 @@ using CalcT = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 template <class T, class C = CalcT<T>>
 std::vector<C> to_calc(const Tensor& t) {
-  std::vector<C> v(static_cast<size_t>(t.numel()));
+  const int64_t n = t.numel();
+  std::vector<C> v(static_cast<size_t>(n));
   const T* p = t.data<T>();
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = static_cast<C>(p[i]);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<C>(p[i]);
   return v;
 }
 
@@ -207,6 +224,17 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx) {
     const C* rb = wb + GH;
     const C* pd = p.empty() ? nullptr : p.data() + d * 3 * H;
     const Act* act = cfg.acts.data() + d * cfg.acts_per_dir;
+    // h x R^T at every step: with float, R packed once per direction and
+    // multiplied by the one-row GEMM path (repacking it per step dominated)
+    std::optional<PackedB> r_packed;
+    if constexpr (std::is_same_v<C, float>)
+      if (cfg.cell != Cell::GRU) r_packed = gemm_pack_b(true, H, GH, rd, H);
+    auto recur = [&](const C* hv, C* out) {
+      if constexpr (std::is_same_v<C, float>) {
+        if (r_packed) return gemm_f32_packed(false, 1, 1.0f, hv, H, *r_packed, 0.0f, out, GH);
+      }
+      matmul_bt(hv, rd, out, 1, GH, H, false);
+    };
     // input projection for all steps, with the input bias (and the recurrent bias
     // wherever it is simply added)
     matmul_bt(xs.data(), wd, xw.data(), seq * batch, GH, in, false);
@@ -227,7 +255,7 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx) {
         C* yo = y.data() + y_index(t, d, bb);
         switch (cfg.cell) {
           case Cell::RNN: {
-            matmul_bt(h.data(), rd, hr.data(), 1, H, H, false);
+            recur(h.data(), hr.data());  // GH == H
             for (int64_t j = 0; j < H; ++j) h[j] = act[0](clipv(xg[j] + hr[j]));
             break;
           }
@@ -257,24 +285,27 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx) {
             break;
           }
           case Cell::LSTM: {
-            matmul_bt(h.data(), rd, hr.data(), 1, GH, H, false);
-            for (int64_t j = 0; j < H; ++j) {
-              C gi = xg[j] + hr[j];
-              C go = xg[H + j] + hr[H + j];
-              C gf = xg[2 * H + j] + hr[2 * H + j];
-              C gc = xg[3 * H + j] + hr[3 * H + j];
-              if (pd) {
-                gi += pd[j] * c[j];
-                gf += pd[2 * H + j] * c[j];
-              }
-              C i_ = act[0](clipv(gi));
-              C f_ = cfg.input_forget ? C(1) - i_ : act[0](clipv(gf));
-              C c_ = act[1](clipv(gc));
-              c[j] = f_ * c[j] + i_ * c_;
-              if (pd) go += pd[H + j] * c[j];
-              C o_ = act[0](clipv(go));
-              h[j] = o_ * act[2](c[j]);
+            // gates [i, o, f, c~] a whole vector at a time, so the
+            // activations run vectorized
+            recur(h.data(), hr.data());
+            C* gi = hr.data();
+            C *go = gi + H, *gf = gi + 2 * H, *gc = gi + 3 * H;
+            for (int64_t j = 0; j < GH; ++j) gi[j] += xg[j];
+            if (pd)
+              for (int64_t j = 0; j < H; ++j) gi[j] += pd[j] * c[j], gf[j] += pd[2 * H + j] * c[j];
+            for (int64_t j = 0; j < H; ++j) gi[j] = clipv(gi[j]), gf[j] = clipv(gf[j]), gc[j] = clipv(gc[j]);
+            act[0].apply(gi, gi, H);
+            if (cfg.input_forget) {
+              for (int64_t j = 0; j < H; ++j) gf[j] = C(1) - gi[j];
+            } else {
+              act[0].apply(gf, gf, H);
             }
+            act[1].apply(gc, gc, H);
+            for (int64_t j = 0; j < H; ++j) c[j] = gf[j] * c[j] + gi[j] * gc[j];
+            for (int64_t j = 0; j < H; ++j) go[j] = clipv(go[j] + (pd ? pd[H + j] * c[j] : C(0)));
+            act[0].apply(go, go, H);
+            act[2].apply(c.data(), tmp.data(), H);
+            for (int64_t j = 0; j < H; ++j) h[j] = go[j] * tmp[j];
             break;
           }
         }

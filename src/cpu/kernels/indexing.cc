@@ -464,18 +464,24 @@ KernelFactory cumulative_factory() {
         using A = typename Acc<T>::type;
         const T* s = x.data<T>();
         T* d = out.data<T>();
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t i = 0; i < inner; ++i) {
-            A acc = Prod ? A(1) : A(0);
-            for (int64_t t = 0; t < n; ++t) {
-              int64_t j = reverse ? n - 1 - t : t;
-              int64_t off = (o * n + j) * inner + i;
-              A v = static_cast<A>(s[off]);
-              if (exclusive) d[off] = static_cast<T>(acc);
-              acc = Prod ? static_cast<A>(acc * v) : static_cast<A>(acc + v);
-              if (!exclusive) d[off] = static_cast<T>(acc);
+        // one running value per inner position, advanced a whole row of
+        // `inner` contiguous elements per step (walking each position down
+        // the axis strided through memory ran 30x slower than onnxruntime)
+        std::vector<A> acc(static_cast<size_t>(inner));
+        for (int64_t o = 0; o < outer; ++o) {
+          std::fill(acc.begin(), acc.end(), Prod ? A(1) : A(0));
+          for (int64_t t = 0; t < n; ++t) {
+            const int64_t j = reverse ? n - 1 - t : t;
+            const T* sr = s + (o * n + j) * inner;
+            T* dr = d + (o * n + j) * inner;
+            for (int64_t i = 0; i < inner; ++i) {
+              const A v = static_cast<A>(sr[i]);
+              if (exclusive) dr[i] = static_cast<T>(acc[i]);
+              acc[i] = Prod ? static_cast<A>(acc[i] * v) : static_cast<A>(acc[i] + v);
+              if (!exclusive) dr[i] = static_cast<T>(acc[i]);
             }
           }
+        }
       });
     };
   });

@@ -274,14 +274,14 @@ struct GridSampler {
   double lo(int64_t) const { return align ? 0.0 : -0.5; }
   double hi(int64_t size) const { return align ? size - 1.0 : size - 0.5; }
 
-  // value at integer coords (outermost first), honoring the padding mode
-  template <class T>
-  double pixel(const T* plane, const int64_t* idx) const {
+  // Offset in a plane of integer coords (outermost first), honoring the
+  // padding mode; -1 where zero padding reads a 0.
+  int64_t offset(const int64_t* idx) const {
     int64_t off = 0;
     for (size_t d = 0; d < sp.size(); ++d) {
       int64_t i = idx[d], n = sp[d];
       if (padding == Padding::Zeros) {
-        if (i < 0 || i >= n) return 0.0;
+        if (i < 0 || i >= n) return -1;
       } else if (padding == Padding::Border) {
         i = std::clamp<int64_t>(i, 0, n - 1);
       } else {
@@ -290,11 +290,20 @@ struct GridSampler {
       }
       off = off * n + i;
     }
-    return to_d(plane[off]);
+    return off;
   }
 
-  template <class T>
-  double sample(const T* plane, const double* g /* x first */) const {
+  // Most taps a grid point can have.
+  int64_t max_taps() const {
+    int64_t per = interp == Interp::Nearest ? 1 : interp == Interp::Linear ? 2 : 4, t = 1;
+    for (size_t d = 0; d < sp.size(); ++d) t *= per;
+    return t;
+  }
+
+  // The taps of grid point g (x first): plane offsets (-1: a zero) and
+  // weights, zero weights left out; returns how many. The same for every
+  // channel, so computed once per point.
+  int64_t taps(const double* g, int64_t* offs, double* wts) const {
     const int nd = static_cast<int>(sp.size());
     double c[8];
     for (int d = 0; d < nd; ++d) {
@@ -312,9 +321,11 @@ struct GridSampler {
     int64_t idx[8];
     if (interp == Interp::Nearest) {
       for (int d = 0; d < nd; ++d) idx[d] = static_cast<int64_t>(std::nearbyint(c[d]));
-      return pixel(plane, idx);
+      offs[0] = offset(idx);
+      wts[0] = 1.0;
+      return 1;
     }
-    const int taps = interp == Interp::Linear ? 2 : 4;
+    const int taps = interp == Interp::Linear ? 2 : 4;  // per dim
     double w[8][4];
     int64_t base[8];
     for (int d = 0; d < nd; ++d) {
@@ -331,7 +342,7 @@ struct GridSampler {
     }
     int64_t total = 1;
     for (int d = 0; d < nd; ++d) total *= taps;
-    double acc = 0;
+    int64_t count = 0;
     for (int64_t k = 0; k < total; ++k) {
       int64_t rem = k;
       double wt = 1;
@@ -341,9 +352,11 @@ struct GridSampler {
         idx[d] = base[d] + j;
         wt *= w[d][j];
       }
-      if (wt != 0) acc += wt * pixel(plane, idx);
+      if (wt == 0) continue;
+      offs[count] = offset(idx);
+      wts[count++] = wt;
     }
-    return acc;
+    return count;
   }
 };
 
@@ -391,15 +404,30 @@ KernelFactory grid_sample_factory() {
         using T = typename decltype(tag)::type;
         const T* x = X.data<T>();
         T* y = Y.data<T>();
-        std::vector<double> gv(static_cast<size_t>(out_plane * nd));
-        for (int64_t n = 0; n < N; ++n) {
-          for (int64_t i = 0; i < out_plane * nd; ++i) gv[i] = G.float_at(n * out_plane * nd + i);
-          for (int64_t c = 0; c < C; ++c) {
-            const T* plane = x + (n * C + c) * in_plane;
-            T* out = y + (n * C + c) * out_plane;
-            for (int64_t o = 0; o < out_plane; ++o) out[o] = from_d<T>(s.sample(plane, &gv[o * nd]));
+        // Taps of a chunk of grid points, computed once and applied to every
+        // channel (recomputing them per channel ran 8-17x slower than
+        // onnxruntime on a 16-channel map).
+        const int64_t per = s.max_taps(), chunk = std::max<int64_t>(1, 16384 / per);
+        std::vector<double> gv(static_cast<size_t>(chunk * nd)), wts(static_cast<size_t>(chunk * per));
+        std::vector<int64_t> offs(static_cast<size_t>(chunk * per)), count(static_cast<size_t>(chunk));
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t o0 = 0; o0 < out_plane; o0 += chunk) {
+            const int64_t len = std::min(chunk, out_plane - o0);
+            for (int64_t i = 0; i < len * nd; ++i) gv[i] = G.float_at((n * out_plane + o0) * nd + i);
+            for (int64_t o = 0; o < len; ++o) count[o] = s.taps(&gv[o * nd], &offs[o * per], &wts[o * per]);
+            parallel_for(C * len * per > 65536 ? ctx.thread_pool() : nullptr, C, [&](int64_t c0, int64_t c1) {
+              for (int64_t c = c0; c < c1; ++c) {
+                const T* plane = x + (n * C + c) * in_plane;
+                T* out = y + (n * C + c) * out_plane + o0;
+                for (int64_t o = 0; o < len; ++o) {
+                  double acc = 0;
+                  for (int64_t k = o * per; k < o * per + count[o]; ++k)
+                    if (offs[k] >= 0) acc += wts[k] * to_d(plane[offs[k]]);
+                  out[o] = from_d<T>(acc);
+                }
+              }
+            });
           }
-        }
       });
     };
   });

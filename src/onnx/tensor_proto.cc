@@ -100,8 +100,8 @@ Tensor external_tensor(const onnx::TensorProto& p, DataType dt, Shape shape, Ext
   auto file = external->open(location);
   size_t need = is_packed(dt) ? packed_bytes(dt, shape_numel(shape)) : static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);
   if (length >= 0 && static_cast<size_t>(length) != need)
-    fail(ErrorCode::InvalidGraph, "tensor '" + p.name() + "': external data length " + std::to_string(length) +
-                                      " does not match its shape (" + std::to_string(need) + " bytes)");
+    fail(ErrorCode::InvalidGraph, "tensor '" + p.name() + "': " + std::to_string(length) + " bytes of data in '" +
+                                      location + "' do not match its shape (" + std::to_string(need) + " bytes)");
   if (offset < 0 || static_cast<size_t>(offset) + need > file->size)
     fail(ErrorCode::InvalidGraph, "tensor '" + p.name() + "': external data file '" + file->path + "' is too short (" +
                                       std::to_string(file->size) + " bytes, need " + std::to_string(offset + need) + ")");

@@ -106,17 +106,12 @@ ONYX_AVX512 inline __m512 erf16(__m512 x) {
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.5f), _CMP_LT_OQ), far, near);
 }
 
-ONYX_AVX512 void erf_avx512(const float* x, float* y, int64_t n) {
+// y[i] = F(x[i]) sixteen at a time, the tail masked.
+template <__m512 (*F)(__m512)>
+ONYX_AVX512 void map16(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
-    _mm512_mask_storeu_ps(y + i, m, erf16(_mm512_maskz_loadu_ps(m, x + i)));
-  }
-}
-
-ONYX_AVX512 void exp_avx512(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 m = tail_mask(n - i);
-    _mm512_mask_storeu_ps(y + i, m, exp16_avx512(_mm512_maskz_loadu_ps(m, x + i)));
+    _mm512_mask_storeu_ps(y + i, m, F(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }
 
@@ -139,26 +134,12 @@ ONYX_AVX512 inline __m512 tanh16(__m512 x) {
   return _mm512_mask_blend_ps(small, l, s);
 }
 
-ONYX_AVX512 void sigmoid_avx512(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 m = tail_mask(n - i);
-    _mm512_mask_storeu_ps(y + i, m, sigmoid16_avx512(_mm512_maskz_loadu_ps(m, x + i)));
-  }
-}
-
 ONYX_AVX512 void swish_avx512(const float* x, float* y, int64_t n, float alpha) {
   const __m512 a = _mm512_set1_ps(alpha);
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
     __m512 v = _mm512_maskz_loadu_ps(m, x + i);
     _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(v, sigmoid16_avx512(_mm512_mul_ps(a, v))));
-  }
-}
-
-ONYX_AVX512 void tanh_avx512(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 m = tail_mask(n - i);
-    _mm512_mask_storeu_ps(y + i, m, tanh16(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }
 
@@ -255,11 +236,11 @@ Table make_table() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512vl")) {
-    t.exp = exp_avx512;
-    t.sigmoid = sigmoid_avx512;
+    t.exp = map16<exp16_avx512>;
+    t.sigmoid = map16<sigmoid16_avx512>;
     t.swish = swish_avx512;
-    t.tanh = tanh_avx512;
-    t.erf = erf_avx512;
+    t.tanh = map16<tanh16>;
+    t.erf = map16<erf16>;
     t.gelu_erf = gelu_erf_avx512;
     t.gelu_tanh = gelu_tanh_avx512;
     t.softmax = softmax_avx512;

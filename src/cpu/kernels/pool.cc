@@ -140,8 +140,8 @@ void pool_nd(const T* x, T* y, int64_t* idx, int64_t NC, const SpatialGeometry& 
     pool_2d_rows(x, y, NC, g, pp, pool);
     return;
   }
-  if (nd == 2 && pp.kind != PoolKind::Lp) {
-    // 2-D fast path: plain loops over each window
+  if (nd == 2 && pp.kind == PoolKind::Max) {
+    // 2-D MaxPool with Indices: each window, tracking where its max is
     const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
     const int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
     const int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.pad_begin[0], pw = g.pad_begin[1];
@@ -153,11 +153,6 @@ void pool_nd(const T* x, T* y, int64_t* idx, int64_t NC, const SpatialGeometry& 
           int64_t kh0 = 0, kh1 = kh;  // valid k range: 0 <= h0 + k*dh < H
           while (kh0 < kh && h0 + kh0 * dh < 0) ++kh0;
           while (kh1 > kh0 && h0 + (kh1 - 1) * dh >= H) --kh1;
-          int64_t hpad = 0;
-          for (int64_t k = 0; k < kh; ++k) {
-            int64_t id = h0 + k * dh;
-            if (id >= -ph && id < H + g.pad_end[0]) ++hpad;
-          }
           for (int64_t ow = 0; ow < OW; ++ow) {
             int64_t w0 = ow * sw - pw;
             int64_t kw0 = 0, kw1 = kw;
@@ -165,45 +160,25 @@ void pool_nd(const T* x, T* y, int64_t* idx, int64_t NC, const SpatialGeometry& 
             while (kw1 > kw0 && w0 + (kw1 - 1) * dw >= W) --kw1;
             int64_t out_i = c * os + oh * OW + ow;
             if (kh1 <= kh0 || kw1 <= kw0) {
-              y[out_i] = pp.kind == PoolKind::Max ? lowest_value<T>() : T(0);
-              if (idx) idx[out_i] = 0;
+              y[out_i] = lowest_value<T>();
+              idx[out_i] = 0;
               continue;
             }
-            if (pp.kind == PoolKind::Max) {
-              T best = xc[(h0 + kh0 * dh) * W + w0 + kw0 * dw];
-              int64_t bh = h0 + kh0 * dh, bw = w0 + kw0 * dw;
-              for (int64_t i = kh0; i < kh1; ++i) {
-                const T* row = xc + (h0 + i * dh) * W + w0;
-                for (int64_t j = kw0; j < kw1; ++j) {
-                  T v = row[j * dw];
-                  if (v > best) {
-                    best = v;
-                    bh = h0 + i * dh;
-                    bw = w0 + j * dw;
-                  }
+            T best = xc[(h0 + kh0 * dh) * W + w0 + kw0 * dw];
+            int64_t bh = h0 + kh0 * dh, bw = w0 + kw0 * dw;
+            for (int64_t i = kh0; i < kh1; ++i) {
+              const T* row = xc + (h0 + i * dh) * W + w0;
+              for (int64_t j = kw0; j < kw1; ++j) {
+                T v = row[j * dw];
+                if (v > best) {
+                  best = v;
+                  bh = h0 + i * dh;
+                  bw = w0 + j * dw;
                 }
               }
-              y[out_i] = best;
-              if (idx) idx[out_i] = c * is + (pp.storage_order == 1 ? bw * H + bh : bh * W + bw);
-            } else {
-              Acc sum = 0;
-              for (int64_t i = kh0; i < kh1; ++i) {
-                const T* row = xc + (h0 + i * dh) * W + w0;
-                for (int64_t j = kw0; j < kw1; ++j) sum += static_cast<Acc>(row[j * dw]);
-              }
-              int64_t div;
-              if (pp.count_include_pad) {
-                int64_t wpad = 0;
-                for (int64_t k = 0; k < kw; ++k) {
-                  int64_t id = w0 + k * dw;
-                  if (id >= -pw && id < W + g.pad_end[1]) ++wpad;
-                }
-                div = hpad * wpad;
-              } else {
-                div = (kh1 - kh0) * (kw1 - kw0);
-              }
-              y[out_i] = T(sum / static_cast<Acc>(div));
             }
+            y[out_i] = best;
+            idx[out_i] = c * is + (pp.storage_order == 1 ? bw * H + bh : bh * W + bw);
           }
         }
       }

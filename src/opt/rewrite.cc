@@ -162,4 +162,18 @@ int sole_consumer_of_type(const Graph& g, const GraphView& view, const std::stri
   return node_of_type(g, c, op) ? c : -1;
 }
 
+std::optional<std::vector<int64_t>> pad_amounts(const Node& pad, const GraphView& view, int64_t opset) {
+  if (pad.inputs.size() > 1 && !pad.inputs[1].empty()) {
+    const Tensor* pads = view.constant(pad.inputs[1]);
+    if (!pads) return std::nullopt;
+    std::vector<int64_t> out;
+    for (int64_t k = 0; k < pads->numel(); ++k) out.push_back(pads->int_at(k));
+    return out;
+  }
+  if (opset >= 11) return std::nullopt;  // pads is a required input there
+  const Attribute* pads = pad.attr(opset < 2 ? "paddings" : "pads");
+  if (!pads) return std::nullopt;
+  return pads->ints;
+}
+
 }  // namespace onyx

@@ -86,5 +86,9 @@ std::string other_input(const Node& n, const std::string& value);
 bool is_constant_near(const GraphView& view, const std::string& value, double expected, double tol = 1e-3);
 // The node reading `value` when it is its only reader and has type `op`; -1 otherwise.
 int sole_consumer_of_type(const Graph& g, const GraphView& view, const std::string& value, const std::string& op);
+// A Pad node's amounts [begin..., end...] when known at load time: its
+// constant `pads` input, or before opset 11 its `pads` (`paddings` in opset 1)
+// attribute; nullopt otherwise.
+std::optional<std::vector<int64_t>> pad_amounts(const Node& pad, const GraphView& view, int64_t opset);
 
 }  // namespace onyx

@@ -19,21 +19,14 @@ std::optional<std::vector<int64_t>> zero_pads(const Node& pad, const GraphView& 
   if (opset < 11) {
     const Attribute* value = pad.attr("value");
     if (value && value->f != 0.0f) return std::nullopt;
-    const Attribute* pads = pad.attr(opset < 2 ? "paddings" : "pads");
-    if (!pads) return std::nullopt;
-    return pads->ints;
+  } else {
+    if (pad.inputs.size() > 3 && !pad.inputs[3].empty()) return std::nullopt;  // axes: rare, not handled
+    if (pad.inputs.size() > 2 && !pad.inputs[2].empty()) {
+      auto value = constant_scalar(view, pad.inputs[2]);
+      if (!value || *value != 0.0) return std::nullopt;
+    }
   }
-  if (pad.inputs.size() < 2 || pad.inputs[1].empty()) return std::nullopt;
-  if (pad.inputs.size() > 3 && !pad.inputs[3].empty()) return std::nullopt;  // axes: rare, not handled
-  if (pad.inputs.size() > 2 && !pad.inputs[2].empty()) {
-    auto value = constant_scalar(view, pad.inputs[2]);
-    if (!value || *value != 0.0) return std::nullopt;
-  }
-  const Tensor* pads = view.constant(pad.inputs[1]);
-  if (!pads) return std::nullopt;
-  std::vector<int64_t> out;
-  for (int64_t k = 0; k < pads->numel(); ++k) out.push_back(pads->int_at(k));
-  return out;
+  return pad_amounts(pad, view, opset);
 }
 
 bool all_zero(const std::vector<int64_t>& v, size_t begin, size_t end) {

@@ -138,17 +138,9 @@ class NoOpPadRule final : public RewriteRule {
   std::string op_type() const override { return "Pad"; }
   std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext& ctx) const override {
     const Node& n = g.nodes[i];
-    if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
-      const Tensor* pads = view.constant(n.inputs[1]);
-      if (!pads || pads->numel() == 0) return std::nullopt;
-      for (int64_t k = 0; k < pads->numel(); ++k)
-        if (pads->int_at(k) != 0) return std::nullopt;
-      return bypass(view, n, i);
-    }
-    if (ctx.opset() >= 11) return std::nullopt;  // pads is a required input there
-    const Attribute* pads = n.attr(ctx.opset() < 2 ? "paddings" : "pads");
-    if (!pads || pads->ints.empty()) return std::nullopt;
-    for (int64_t v : pads->ints)
+    auto pads = pad_amounts(n, view, ctx.opset());
+    if (!pads || pads->empty()) return std::nullopt;
+    for (int64_t v : *pads)
       if (v != 0) return std::nullopt;
     return bypass(view, n, i);
   }

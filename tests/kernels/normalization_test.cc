@@ -123,6 +123,18 @@ std::vector<float> norm_test_data(int64_t n, float offset) {
   return v;
 }
 
+// Mean and 1 / sqrt(variance + eps) of n floats, in double.
+struct RowStats {
+  double mean, inv_std;
+};
+RowStats row_stats(const float* x, int64_t n, double eps) {
+  double mu = 0, var = 0;
+  for (int64_t i = 0; i < n; ++i) mu += x[i];
+  mu /= n;
+  for (int64_t i = 0; i < n; ++i) var += (x[i] - mu) * (x[i] - mu);
+  return {mu, 1.0 / std::sqrt(var / n + eps)};
+}
+
 // LayerNormalization over the last `inner` elements of each of `rows` rows,
 // Scale / B of length inner, compared with a double-precision reference.
 void check_layernorm_rows(int64_t rows, int64_t inner, bool with_bias, ThreadPool* pool) {
@@ -145,12 +157,7 @@ void check_layernorm_rows(int64_t rows, int64_t inner, bool with_bias, ThreadPoo
   int bad = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const float* xp = xv.data() + r * inner;
-    double mu = 0, var = 0;
-    for (int64_t i = 0; i < inner; ++i) mu += xp[i];
-    mu /= inner;
-    for (int64_t i = 0; i < inner; ++i) var += (xp[i] - mu) * (xp[i] - mu);
-    var /= inner;
-    double inv = 1.0 / std::sqrt(var + eps);
+    auto [mu, inv] = row_stats(xp, inner, eps);
     for (int64_t i = 0; i < inner && bad < 5; ++i) {
       double want = (xp[i] - mu) * inv * sv[i] + (with_bias ? bv[i] : 0.0);
       double got = yp[r * inner + i];
@@ -189,11 +196,7 @@ TEST(LayerNormalization, BroadcastScaleOverSeveralAxesThreaded) {
   const float* yp = out[0].data<float>();
   for (int64_t r = 0; r < R; ++r) {
     const float* xp = xv.data() + r * inner;
-    double mu = 0, var = 0;
-    for (int64_t i = 0; i < inner; ++i) mu += xp[i];
-    mu /= inner;
-    for (int64_t i = 0; i < inner; ++i) var += (xp[i] - mu) * (xp[i] - mu);
-    double inv = 1.0 / std::sqrt(var / inner + 1e-5);
+    auto [mu, inv] = row_stats(xp, inner, 1e-5);
     for (int64_t i = 0; i < inner; ++i) {
       double want = (xp[i] - mu) * inv * sv[i % L] + bv[i / L];
       ASSERT_NEAR(yp[r * inner + i], want, 1e-5 * std::max(1.0, std::abs(want))) << "row " << r << " index " << i;
@@ -213,11 +216,7 @@ TEST(LayerNormalization, MeanAndInvStdDevThreaded) {
   ASSERT_EQ(out[1].shape(), (Shape{rows, 1}));
   for (int64_t r = 0; r < rows; ++r) {
     const float* xp = xv.data() + r * inner;
-    double mu = 0, var = 0;
-    for (int64_t i = 0; i < inner; ++i) mu += xp[i];
-    mu /= inner;
-    for (int64_t i = 0; i < inner; ++i) var += (xp[i] - mu) * (xp[i] - mu);
-    double inv = 1.0 / std::sqrt(var / inner + 1e-5);
+    auto [mu, inv] = row_stats(xp, inner, 1e-5);
     ASSERT_NEAR(out[1].data<float>()[r], mu, 1e-5 * std::abs(mu));
     ASSERT_NEAR(out[2].data<float>()[r], inv, 1e-5 * inv);
     ASSERT_NEAR(out[0].data<float>()[r * inner + 5], (xp[5] - mu) * inv, 1e-5);

@@ -1,10 +1,8 @@
 #include "onnx/inline_weights.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 
 #include "model_builder.h"
@@ -96,19 +94,13 @@ TEST(InlineWeights, NothingToRewriteOrMalformedGivesEmpty) {
   EXPECT_EQ(point_initializers_into_file(junk.data(), junk.size(), "m.onnx"), "");
 }
 
-class InlineWeightsFile : public ::testing::Test {
+class InlineWeightsFile : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("onyx_inline_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string write(const std::string& bytes) {
     std::string path = (dir_ / "model.onnx").string();
     std::ofstream(path, std::ios::binary) << bytes;
     return path;
   }
-  std::filesystem::path dir_;
 };
 
 TEST_F(InlineWeightsFile, SessionReadsWeightsAtEveryAlignment) {
@@ -125,12 +117,8 @@ TEST_F(InlineWeightsFile, SessionReadsWeightsAtEveryAlignment) {
 TEST_F(InlineWeightsFile, TruncatedFileIsAClearError) {
   std::string bytes = serialize(add_weights_model(0));
   std::string path = write(bytes.substr(0, bytes.size() / 2));
-  try {
-    Session::from_file(path);
-    FAIL() << "a truncated model loaded";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::InvalidProtobuf) << e.what();
-  }
+  Error e = test::error_of([&] { Session::from_file(path); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidProtobuf) << e.what();
 }
 
 }  // namespace

@@ -177,13 +177,8 @@ TEST(Loader, UndefinedInputIsAGraphError) {
   EXPECT_NE(std::string(e.what()).find("'ghost'"), std::string::npos) << e.what();
 }
 
-class ExternalData : public ::testing::Test {
+class ExternalData : public test::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("onyx_ext_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Writes weights.bin with 8 junk bytes then 3 floats, and a model pointing at them.
   std::string write_model(int64_t length) {
@@ -209,7 +204,6 @@ class ExternalData : public ::testing::Test {
     out << serialize(m);
     return path;
   }
-  std::filesystem::path dir_;
 };
 
 TEST_F(ExternalData, LoadsRelativeToModelFolder) {

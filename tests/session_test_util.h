@@ -2,7 +2,11 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "model_builder.h"
@@ -33,5 +37,18 @@ Error error_of(F fn) {
   ADD_FAILURE() << "expected an onyx::Error";
   return Error(ErrorCode::Fail, "");
 }
+
+// A fixture with a fresh folder, dir_, removed after each test.
+class TempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("onyx_" + std::string(info->test_suite_name()) + "_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
 
 }  // namespace onyx::test

@@ -4,8 +4,13 @@
 // - map_unary: out[i] = op(in[i]) over contiguous memory.
 // - map_binary: out = op(a, b) with numpy broadcasting. Dimensions are
 //   coalesced first so that the innermost loop always walks each input with
-//   stride 1 or 0 (scalar); that loop is a plain loop the compiler vectorizes
-//   for float ops (compiled at O3 regardless of the project's -O2).
+//   stride 1 or 0 (scalar); that loop is a plain loop the compiler vectorizes.
+//
+// Files including this header build at -O3 -fno-math-errno -fno-trapping-math
+// (src/CMakeLists.txt), so the op's lambda inlines into these loops and its
+// selects vectorize. (A per-function optimize("O3") attribute here used to
+// stop GCC inlining the lambda - mismatched options - leaving a call per
+// element: LeakyRelu ran 16x slower than onnxruntime.)
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -17,12 +22,6 @@
 #include "kernels/kernel.h"
 #include "onyx/dtype.h"
 #include "onyx/tensor.h"
-
-// The files using these loops are compiled at -O3 (src/CMakeLists.txt). A
-// per-function optimize("O3") attribute here used to stop GCC inlining the
-// op's lambda into the loop (mismatched options), leaving a call per element:
-// LeakyRelu ran 16x slower than onnxruntime.
-#define ONYX_VEC_LOOP
 
 namespace onyx::ew {
 
@@ -46,7 +45,7 @@ using Compute = typename ComputeOf<T>::type;
 
 // Contiguous unary map.
 template <class T, class R, class Op>
-ONYX_VEC_LOOP void map_unary_raw(const T* __restrict in, R* __restrict out, int64_t n, Op op) {
+void map_unary_raw(const T* __restrict in, R* __restrict out, int64_t n, Op op) {
   for (int64_t i = 0; i < n; ++i) out[i] = op(in[i]);
 }
 
@@ -61,12 +60,12 @@ constexpr int64_t kParallelElements = 1 << 15;
 
 // Inner broadcast loop: SA / SB are the strides (0 or 1) of the two inputs.
 template <int SA, int SB, class T, class U, class R, class Op>
-ONYX_VEC_LOOP void binary_inner(const T* __restrict a, const U* __restrict b, R* __restrict o, int64_t n, Op op) {
+void binary_inner(const T* __restrict a, const U* __restrict b, R* __restrict o, int64_t n, Op op) {
   for (int64_t i = 0; i < n; ++i) o[i] = op(a[i * SA], b[i * SB]);
 }
 
 template <int N, class T, class U, class R, class Op>
-ONYX_VEC_LOOP void binary_fixed(const T* __restrict a, const U* __restrict b, R* __restrict o, Op op) {
+void binary_fixed(const T* __restrict a, const U* __restrict b, R* __restrict o, Op op) {
   for (int i = 0; i < N; ++i) o[i] = op(a[i], b[i]);
 }
 
@@ -210,7 +209,7 @@ namespace onyx::ew {
 
 // exp(x) for float, ~1-2 ulp on [-87, 88]; saturates to +inf above 88.37 and
 // to 0 below -87.33 (no subnormal results).
-ONYX_VEC_LOOP inline float fast_expf(float x) {
+inline float fast_expf(float x) {
   const float hi = 88.37f, lo = -87.33f;  // keeps 2^n a normal float
   float xc = x > hi ? hi : x;
   xc = xc < lo ? lo : xc;
@@ -241,10 +240,10 @@ ONYX_VEC_LOOP inline float fast_expf(float x) {
   return res;
 }
 
-ONYX_VEC_LOOP inline float fast_sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
+inline float fast_sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
 
 // tanh: odd Taylor series for |x| < 0.3125, else (1 - e) / (1 + e), e = exp(-2|x|).
-ONYX_VEC_LOOP inline float fast_tanhf(float x) {
+inline float fast_tanhf(float x) {
   float ax = x < 0 ? -x : x;
   float x2 = x * x;
   float s = 21844.0f / 6081075.0f;
@@ -262,7 +261,7 @@ ONYX_VEC_LOOP inline float fast_tanhf(float x) {
 
 // erf: Maclaurin series for |x| < 1, else 1 - erfc with the Abramowitz-Stegun
 // 7.1.26 form (absolute error < 1.5e-7).
-ONYX_VEC_LOOP inline float fast_erff(float x) {
+inline float fast_erff(float x) {
   float ax = x < 0 ? -x : x;
   float x2 = x * x;
   // 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1)), n = 0..11

@@ -174,12 +174,19 @@ AxisTaps make_taps(const ResizeParams& p, int64_t in, int64_t out, double scale,
 template <class T>
 using Calc = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
+// True when every output index reads exactly one input element, with weight 1.
+bool single_taps(const AxisTaps& t) {
+  for (size_t o = 0; o < t.begin.size(); ++o)
+    if (t.end[o] - t.begin[o] != 1 || t.w[t.begin[o]] != 1.0) return false;
+  return true;
+}
+
 // True when axis taps map every output index to the same input index with
 // weight 1 (the axis is not resized).
 bool identity_taps(const AxisTaps& t, int64_t size) {
-  if (static_cast<int64_t>(t.begin.size()) != size) return false;
+  if (static_cast<int64_t>(t.begin.size()) != size || !single_taps(t)) return false;
   for (int64_t o = 0; o < size; ++o)
-    if (t.extrap[o] || t.end[o] - t.begin[o] != 1 || t.idx[t.begin[o]] != o || t.w[t.begin[o]] != 1.0) return false;
+    if (t.extrap[o] || t.idx[t.begin[o]] != o) return false;
   return true;
 }
 
@@ -198,12 +205,7 @@ void resize_last_two(const T* in, T* out, int64_t planes, int64_t H, int64_t W, 
                      const AxisTaps& th, const AxisTaps& tw, ThreadPool* pool) {
   using C = Calc<T>;
   const int64_t rows = planes * OH;
-  auto single = [](const AxisTaps& t) {
-    for (size_t o = 0; o < t.begin.size(); ++o)
-      if (t.end[o] - t.begin[o] != 1 || t.w[t.begin[o]] != 1.0) return false;
-    return true;
-  };
-  if (single(th) && single(tw)) {  // nearest: each output copies one input element
+  if (single_taps(th) && single_taps(tw)) {  // nearest: each output copies one input element
     std::vector<int64_t> col(static_cast<size_t>(OW));
     for (int64_t ox = 0; ox < OW; ++ox) col[ox] = tw.idx[tw.begin[ox]];
     parallel_for(rows * OW > (1 << 15) ? pool : nullptr, rows, [&](int64_t r0, int64_t r1) {

@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "cpu/cpu_provider.h"
 #include "model_builder.h"
 #include "onnx/loader.h"
 #include "runtime/execution_plan.h"
+#include "runtime/executor.h"
 
 namespace onyx {
 namespace {
@@ -50,6 +53,50 @@ TEST(ExecutionPlan, SortsNodesTopologically) {
   auto plan = compile_graph(std::make_shared<const Graph>(model.graph), env, {});
   EXPECT_EQ(plan->nodes[0].node->name, "first");
   EXPECT_EQ(plan->nodes[1].node->name, "second");
+}
+
+// W is read only by MatMuls, which pack it: its data is freed (type and shape
+// kept). V is also read by an Identity, which needs the data: kept. Results
+// stay right, the 1-D A included.
+TEST(ExecutionPlan, FreesConstantsThatEveryReaderPacked) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = test::tensor_info("x", onnx::TensorProto::FLOAT, {2, 3});
+  *g->add_input() = test::tensor_info("v", onnx::TensorProto::FLOAT, {3});
+  for (const char* y : {"y1", "y2", "y3", "y4"}) *g->add_output() = test::tensor_info(y, onnx::TensorProto::FLOAT, {});
+  *g->add_initializer() = test::float_tensor("W", {3, 2}, {1, 2, 3, 4, 5, 6});
+  *g->add_initializer() = test::float_tensor("V", {3, 2}, {-1, 0, 0, 1, 2, 2});
+  test::add_node(g, "MatMul", {"x", "W"}, {"y1"});
+  test::add_node(g, "MatMul", {"v", "W"}, {"y2"});
+  test::add_node(g, "MatMul", {"x", "V"}, {"y3"});
+  test::add_node(g, "Identity", {"V"}, {"y4"});
+  std::string bytes = test::serialize(m);
+  Model model = load_model_from_bytes(bytes.data(), bytes.size(), "packed");
+  SessionOptions options;
+  CompileEnv env{&model, &cpu_kernel_registry(), &options, "packed"};
+  auto plan = compile_graph(std::make_shared<const Graph>(model.graph), env, {});
+  std::map<std::string, Tensor> constants;
+  for (auto& [slot, t] : plan->constants) constants[plan->slot_names[slot]] = t;
+  ASSERT_EQ(constants.size(), 2u);
+  EXPECT_EQ(constants["W"].raw(), nullptr);
+  EXPECT_EQ(constants["W"].shape(), (Shape{3, 2}));
+  EXPECT_EQ(plan->graph->initializers.at("W").raw(), nullptr);
+  ASSERT_NE(constants["V"].raw(), nullptr);
+  EXPECT_EQ(constants["V"].data<float>()[5], 2.0f);
+
+  RunEnv run_env;
+  Tensor x = Tensor::from_vector<float>({1, 0, 2, -1, 1, 0}, {2, 3});
+  Tensor v = Tensor::from_vector<float>({0, 1, 1}, {3});
+  auto out = execute_graph(*plan, {Value(x), Value(v)}, {}, run_env);
+  auto values = [](const Value& o) {
+    const Tensor& t = o.tensor();
+    return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+  };
+  EXPECT_EQ(values(out[0]), (std::vector<float>{11, 14, 2, 2}));
+  EXPECT_EQ(out[1].tensor().shape(), (Shape{2}));
+  EXPECT_EQ(values(out[1]), (std::vector<float>{8, 10}));
+  EXPECT_EQ(values(out[2]), (std::vector<float>{3, 4, 1, 1}));
+  EXPECT_EQ(values(out[3]), (std::vector<float>{-1, 0, 0, 1, 2, 2}));
 }
 
 // A freed buffer serves the next request it fits without wasting over half

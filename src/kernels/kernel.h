@@ -58,6 +58,17 @@ class KernelInitContext : public AttributeReader {
   // The input's value when it is a constant (an initializer not overridable at
   // run time), else null. Use it to pre-pack weights once.
   const Tensor* constant_input(size_t i) const { return i < constants_.size() ? constants_[i] : nullptr; }
+  // Declares that the kernel keeps its own (pre-packed) copy of constant input
+  // i and never reads that input's data at run time, only its type and shape.
+  // When every reader of a constant says so, the session frees its data.
+  // (Const because factories get the context const: this is their one other
+  // output besides the kernel.)
+  void packed_constant(size_t i) const {
+    if (!constant_input(i)) return;
+    packed_.resize(constants_.size());
+    packed_[i] = true;
+  }
+  bool constant_was_packed(size_t i) const { return i < packed_.size() && packed_[i]; }
   // Prepares the graph held by attribute `name` for execution.
   std::shared_ptr<const CompiledGraph> subgraph(const std::string& name) const;
   // The provider the kernel is made for (device kernels keep it for their
@@ -69,6 +80,7 @@ class KernelInitContext : public AttributeReader {
   ExecutionProvider* provider_ = nullptr;
   int64_t opset_;
   std::vector<const Tensor*> constants_;
+  mutable std::vector<bool> packed_;
   std::function<std::shared_ptr<const CompiledGraph>(const std::string&)> compile_subgraph_;
 };
 

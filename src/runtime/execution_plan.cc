@@ -222,9 +222,48 @@ static void plan_dependencies(CompiledGraph& plan) {
   for (int s : plan.output_slots) plan.slot_readers[s] = -1;
 }
 
+// Frees the data of each constant that every reader's kernel pre-packed, as
+// soon as its last reader is compiled: weights are then held once, in packed
+// form, and the next kernel's packing reuses the memory just freed. A freed
+// constant keeps its type and shape, which kernels still check.
+class PackedConstantReleaser {
+ public:
+  PackedConstantReleaser(CompiledGraph& plan, Graph& g, const std::vector<std::vector<std::string>>& implicit)
+      : plan_(plan), g_(g) {
+    for (size_t i = 0; i < plan.constants.size(); ++i) index_[plan.slot_names[plan.constants[i].first]] = i;
+    for (auto& n : g.nodes)
+      for (auto& in : n.inputs)
+        if (index_.count(in)) ++pending_[in];
+    for (auto& names : implicit) data_needed_.insert(names.begin(), names.end());
+    for (auto& vi : g.outputs) data_needed_.insert(vi.name);
+  }
+  // After node n's kernel is made from `ictx`.
+  void compiled(const Node& n, const KernelInitContext& ictx) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      auto it = index_.find(n.inputs[i]);
+      if (it == index_.end()) continue;
+      if (!ictx.constant_was_packed(i)) data_needed_.insert(n.inputs[i]);
+      if (--pending_[n.inputs[i]] == 0 && !data_needed_.count(n.inputs[i])) release(it->second);
+    }
+  }
+
+ private:
+  void release(size_t index) {
+    Tensor& t = plan_.constants[index].second;
+    t = Tensor::wrap(t.dtype(), t.shape(), nullptr, nullptr);
+    g_.initializers[plan_.slot_names[plan_.constants[index].first]] = t;
+  }
+  CompiledGraph& plan_;
+  Graph& g_;
+  std::unordered_map<std::string, size_t> index_;  // constant name -> position in plan.constants
+  std::unordered_map<std::string, int> pending_;   // readers not compiled yet
+  std::unordered_set<std::string> data_needed_;    // read unpacked by some node, subgraph or the caller
+};
+
 std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source, const CompileEnv& env,
                                              const std::vector<std::string>& outer_names) {
   auto graph = std::make_shared<Graph>(*source);
+  source.reset();  // where it was the last owner, the constants freed below are freed at once
   expand_functions(*graph, env);
   Placement placement;
   if (!env.device_providers.empty()) placement = partition_graph(*graph, *env.model, env.device_providers, *env.registry);
@@ -283,6 +322,7 @@ std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source
     for (auto& o : n.outputs)
       if (!o.empty()) new_slot(o);
 
+  PackedConstantReleaser releaser(*plan, *graph, implicit);
   for (size_t idx : order) {
     const Node& n = g.nodes[idx];
     PlannedNode pn;
@@ -320,6 +360,7 @@ std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source
       if (msg.rfind("model '", 0) == 0) throw;
       node_fail(env, n, e.code(), msg);
     }
+    releaser.compiled(n, ictx);
     plan->nodes.push_back(std::move(pn));
   }
 

@@ -108,8 +108,10 @@ void Session::Impl::initialize() {
   env.options = &options;
   env.model_name = model.path;
   for (auto& d : devices) env.device_providers.push_back(d.get());
-  auto graph = std::make_shared<const Graph>(model.graph);
-  plan = compile_graph(graph, env, {});
+  // The plan keeps its own copy of the graph; keeping the model's too would
+  // hold every weight the kernels did not pre-pack (and free) a second time.
+  plan = compile_graph(std::make_shared<const Graph>(std::move(model.graph)), env, {});
+  model.graph = Graph();
   if (options.log_severity_level == LogLevel::Verbose) log_placement();
 
   std::vector<std::string> warned;
@@ -130,9 +132,10 @@ void Session::Impl::initialize() {
                 "model '" + model.path + "': initializers also listed as graph inputs (overridable at run time): " + list +
                     ". Set initializers_as_constants to treat them as constants.");
   }
-  for (size_t i = 0; i < model.graph.outputs.size(); ++i) {
-    outputs.push_back({model.graph.outputs[i].name, model.graph.outputs[i].type});
-    output_index[model.graph.outputs[i].name] = i;
+  const std::vector<ValueInfo>& graph_outputs = plan->graph->outputs;
+  for (size_t i = 0; i < graph_outputs.size(); ++i) {
+    outputs.push_back({graph_outputs[i].name, graph_outputs[i].type});
+    output_index[graph_outputs[i].name] = i;
   }
   threads = make_session_threads(options, model.path, runs_openmp_kernels(*plan));
   if (auto arena = environment_arena(options, model.path)) plan->buffers = std::move(arena);

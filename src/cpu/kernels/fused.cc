@@ -177,8 +177,10 @@ class FusedMatMulKernel final : public Kernel {
       params_ = ctx.get_floats("activation_params", {});
     }
     const Tensor* w = ctx.constant_input(1);
-    if (w && w->dtype() == DataType::Float && w->rank() == 2)
+    if (w && w->dtype() == DataType::Float && w->rank() == 2) {
       packed_ = gemm_pack_b(false, w->dim(0), w->dim(1), w->data<float>(), w->dim(1));
+      if (!packed_.empty()) ctx.packed_constant(1);
+    }
     const Tensor* b = ctx.constant_input(2);
     if (b && b->dtype() == DataType::Float) bias_ = *b;
   }
@@ -291,8 +293,10 @@ class AttentionKernel final : public Kernel {
       : heads_(ctx.get_int("num_heads")), scale_(ctx.get_float("scale", 0.0f)) {
     ONYX_KERNEL_CHECK(heads_ > 0, "Attention needs num_heads > 0");
     const Tensor* w = ctx.constant_input(1);
-    if (w && w->dtype() == DataType::Float && w->rank() == 2)
+    if (w && w->dtype() == DataType::Float && w->rank() == 2) {
       packed_ = gemm_pack_b(false, w->dim(0), w->dim(1), w->data<float>(), w->dim(1));
+      if (!packed_.empty()) ctx.packed_constant(1);
+    }
   }
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);

@@ -198,8 +198,8 @@ class PackedGemmKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor& A = ctx.input(0);
     const Tensor* C = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    if (A.dtype() != DataType::Float || A.rank() != 2 || ctx.input(1).shape() != shape_ ||
-        (C && C->dtype() != DataType::Float))
+    // B's data is freed once packed: run_gemm's checks reject all of these before reading it.
+    if (A.dtype() != DataType::Float || A.rank() != 2 || (C && C->dtype() != DataType::Float))
       return run_gemm(ctx, ta_, tb_, alpha_, beta_);
     const int64_t M = ta_ ? A.dim(1) : A.dim(0), K = ta_ ? A.dim(0) : A.dim(1), N = packed_.N();
     if (K != packed_.K()) return run_gemm(ctx, ta_, tb_, alpha_, beta_);  // reports the mismatch
@@ -231,8 +231,10 @@ std::unique_ptr<Kernel> make_gemm(const KernelInitContext& ic) {
   bool ta = ic.get_int("transA", 0) != 0, tb = ic.get_int("transB", 0) != 0;
   float alpha = ic.get_float("alpha", 1.0f), beta = ic.get_float("beta", 1.0f);
   const Tensor* b = ic.constant_input(1);
-  if (b && b->dtype() == DataType::Float && b->rank() == 2 && b->numel() > 0)
+  if (b && b->dtype() == DataType::Float && b->rank() == 2 && b->numel() > 0) {
+    ic.packed_constant(1);
     return std::make_unique<PackedGemmKernel>(*b, ta, tb, alpha, beta);
+  }
   return std::make_unique<LambdaKernel>([=](KernelContext& ctx) { run_gemm(ctx, ta, tb, alpha, beta); });
 }
 
@@ -331,7 +333,8 @@ class PackedMatMulKernel final : public Kernel {
   explicit PackedMatMulKernel(const Tensor& b) : shape_(b.shape()), packed_(gemm_pack_b(false, b.dim(0), b.dim(1), b.data<float>(), b.dim(1))) {}
   void run(KernelContext& ctx) const override {
     const Tensor& A = ctx.input(0);
-    if (A.dtype() != DataType::Float || A.rank() < 2 || ctx.input(1).shape() != shape_) return run_matmul(ctx);
+    // B's data is freed once packed; run_matmul rejects a non-float A before reading it.
+    if (A.dtype() != DataType::Float) return run_matmul(ctx);
     MatMulPlan p = plan_matmul(A.shape(), shape_);
     Tensor& Y = ctx.allocate_output(0, DataType::Float, p.out_shape);
     if (Y.numel() == 0) return;
@@ -345,8 +348,10 @@ class PackedMatMulKernel final : public Kernel {
 
 std::unique_ptr<Kernel> make_matmul(const KernelInitContext& ic) {
   const Tensor* b = ic.constant_input(1);
-  if (b && b->dtype() == DataType::Float && b->rank() == 2 && b->numel() > 0)
+  if (b && b->dtype() == DataType::Float && b->rank() == 2 && b->numel() > 0) {
+    ic.packed_constant(1);
     return std::make_unique<PackedMatMulKernel>(*b);
+  }
   return std::make_unique<LambdaKernel>(run_matmul);
 }
 

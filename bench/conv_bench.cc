@@ -5,7 +5,7 @@
 // rounds) so a noisy shared machine hurts both alike; medians per call.
 //
 //   cmake -S . -B build -DONYX_BUILD_BENCH=ON && ninja -C build conv_bench
-//   build/bench/conv_bench [--rounds N] [--threads 1,2] [--filter squeezenet]
+//   build/bench/conv_bench [--rounds N] [--threads 1,2] [--filter squeezenet] [--cold]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -146,6 +146,7 @@ int main(int argc, char** argv) {
   int rounds = 30, per_round = 4;
   std::vector<int> threads = {1, 2};
   std::string filter;
+  bool cold = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
@@ -157,7 +158,11 @@ int main(int argc, char** argv) {
         if (*s) ++s;
       }
     } else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--cold") cold = true;
   }
+  // --cold: every timed call starts with the caches holding other data, as a
+  // layer inside a model does (its input written a layer or two before).
+  std::vector<float> evict(cold ? (64 << 20) / sizeof(float) : 0);
   if (!dnnl_available() || !nchwc_direct_available()) {
     std::fprintf(stderr, "needs oneDNN and an AVX-512 CPU\n");
     return 1;
@@ -210,6 +215,7 @@ int main(int argc, char** argv) {
       auto block = [&](bool use_direct, std::vector<double>& out) {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
         for (int k = 0; k <= per_round; ++k) {
+          for (size_t e = 0; e < evict.size(); e += 16) evict[e] += 1.0f;
           double t0 = now_ms();
           if (use_direct) direct->run(io, y.data<float>(), &pool);
           else dnnl.run(io, y.data<float>(), &pool);

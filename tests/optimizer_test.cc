@@ -245,6 +245,38 @@ TEST(Optimizer, TrainingDropoutWithRatioZeroIsRemoved) {
   }
 }
 
+// ReduceMean over H and W (x.mean([2, 3])) runs as GlobalAveragePool (plus a
+// Flatten without keepdims); axes given as attribute (opset 17) or input (18).
+// Other axes stay a ReduceMean.
+TEST(Optimizer, SpatialMeanBecomesGlobalAveragePool) {
+  struct Case {
+    int64_t opset;
+    std::vector<int64_t> axes;
+    int64_t keepdims;
+    std::vector<int64_t> out_shape;
+    int fused;
+  };
+  for (const Case& c : {Case{17, {2, 3}, 0, {2, 5}, 1}, Case{18, {-1, -2}, 1, {2, 5, 1, 1}, 1},
+                        Case{18, {2, 3}, 0, {2, 5}, 1}, Case{17, {1, 2}, 1, {2, 1, 1, 4}, 0}}) {
+    auto m = test::make_model(c.opset);
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 5, 3, 4});
+    *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, c.out_shape);
+    onnx::NodeProto* mean;
+    if (c.opset >= 18) {
+      *g->add_initializer() = test::int64_tensor("axes", {static_cast<int64_t>(c.axes.size())}, c.axes);
+      mean = add_node(g, "ReduceMean", {"x", "axes"}, {"y"});
+    } else {
+      mean = add_node(g, "ReduceMean", {"x"}, {"y"});
+      add_ints_attr(mean, "axes", c.axes);
+    }
+    add_int_attr(mean, "keepdims", c.keepdims);
+    Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(120, 41), {2, 5, 3, 4}))}};
+    auto r = check_same(m, feeds, OptimizationLevel::All, 1e-5f);
+    EXPECT_EQ(r.fusions["ReduceMean as GlobalAveragePool"], c.fused) << c.opset << " keepdims " << c.keepdims;
+  }
+}
+
 // ConvNeXt's pattern: permutes to channels-last and back around work done in
 // NHWC, a per-channel layer scale, a residual Add. The permutes become
 // channels-last reorders to and from the blocked layout (24 channels: a

@@ -125,6 +125,21 @@ std::optional<double> constant_scalar(const GraphView& view, const std::string& 
   return t->float_at(0);
 }
 
+std::optional<std::vector<int64_t>> reduce_axes(const Node& n, const GraphView& view) {
+  if (const Attribute* a = n.attr("axes")) return a->ints;
+  if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
+    const Tensor* t = view.constant(n.inputs[1]);
+    if (!t) return std::nullopt;
+    return t->to_int64_vector();
+  }
+  return std::nullopt;
+}
+
+bool keeps_dims(const Node& n) {
+  const Attribute* k = n.attr("keepdims");
+  return !k || k->i != 0;
+}
+
 Node make_node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
                std::vector<std::string> outputs, const std::string& domain) {
   Node n;

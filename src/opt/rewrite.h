@@ -69,6 +69,10 @@ class PatchBatch {
 const Node* node_of_type(const Graph& g, int index, const std::string& op);
 // The scalar value of a constant input, if it is a one-element constant.
 std::optional<double> constant_scalar(const GraphView& view, const std::string& value);
+// The axes a Reduce* node reduces (attribute, or constant input at opset 18+);
+// nullopt when not given or not constant.
+std::optional<std::vector<int64_t>> reduce_axes(const Node& n, const GraphView& view);
+bool keeps_dims(const Node& n);  // a Reduce* node's keepdims (default 1)
 Node make_node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
                std::vector<std::string> outputs, const std::string& domain = "");
 Attribute int_attr(int64_t v);

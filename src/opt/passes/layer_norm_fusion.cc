@@ -9,22 +9,6 @@ namespace onyx {
 
 namespace {
 
-// The axes a ReduceMean reduces (attribute, or constant input at opset 18+).
-std::optional<std::vector<int64_t>> reduce_axes(const Node& n, const GraphView& view) {
-  if (const Attribute* a = n.attr("axes")) return a->ints;
-  if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
-    const Tensor* t = view.constant(n.inputs[1]);
-    if (!t) return std::nullopt;
-    return t->to_int64_vector();
-  }
-  return std::nullopt;
-}
-
-bool keeps_dims(const Node& n) {
-  const Attribute* k = n.attr("keepdims");
-  return !k || k->i != 0;
-}
-
 class LayerNormRule final : public RewriteRule {
  public:
   std::string op_type() const override { return "ReduceMean"; }

@@ -140,6 +140,38 @@ TEST(Optimizer, BlockedLayoutThroughZeroPadAndStandaloneBatchNorm) {
   EXPECT_EQ(r.fusions["BatchNormalization+Relu as depthwise NchwcConv"], 1);
 }
 
+// An inverted residual block's expansion (1x1 + Relu) and depthwise 3x3
+// stride 2 (+ Clip) become one NchwcPointwiseDepthwise. 96 channels at 96x96
+// expand to 3.5 MB, so the session runs the band-by-band fused kernel. When
+// the expanded tensor has a second reader (here a graph output) they stay apart.
+TEST(Optimizer, ExpansionAndDepthwiseFuse) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build: no blocked layout";
+  for (bool expanded_is_output : {false, true}) {
+    auto m = test::make_model();
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 16, 96, 96});
+    *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 8, 48, 48});
+    if (expanded_is_output) *g->add_output() = tensor_info("e", onnx::TensorProto::FLOAT, {1, 96, 96, 96});
+    *g->add_initializer() = float_tensor("w1", {96, 16, 1, 1}, random_values(96 * 16, 21));
+    *g->add_initializer() = float_tensor("b1", {96}, random_values(96, 22));
+    *g->add_initializer() = float_tensor("w2", {96, 1, 3, 3}, random_values(96 * 9, 23));
+    *g->add_initializer() = float_tensor("w3", {8, 96, 1, 1}, random_values(8 * 96, 24));
+    *g->add_initializer() = float_tensor("lo", {}, {0.0f});
+    *g->add_initializer() = float_tensor("hi", {}, {6.0f});
+    add_node(g, "Conv", {"x", "w1", "b1"}, {"c1"});
+    add_node(g, "Relu", {"c1"}, {"e"});
+    auto* dw = add_node(g, "Conv", {"e", "w2"}, {"c2"});
+    add_int_attr(dw, "group", 96);
+    add_ints_attr(dw, "strides", {2, 2});
+    add_ints_attr(dw, "pads", {1, 1, 1, 1});
+    add_node(g, "Clip", {"c2", "lo", "hi"}, {"d"});
+    add_node(g, "Conv", {"d", "w3"}, {"y"});
+    Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(16 * 96 * 96, 25), {1, 16, 96, 96}))}};
+    OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
+    EXPECT_EQ(r.fusions["NchwcConv 1x1 + depthwise as NchwcPointwiseDepthwise"], expanded_is_output ? 0 : 1);
+  }
+}
+
 // Zero Pads on the spatial dims become the padding of the Conv / AveragePool
 // reading them (the pool then counts the padding); a Pad with a nonzero value
 // or one padding channels stays.

@@ -1,6 +1,8 @@
 // Large aligned buffers for weights and activations.
 #pragma once
 #include <cstddef>
+#include <cstdlib>
+#include <memory>
 
 namespace onyx {
 
@@ -10,5 +12,26 @@ namespace onyx {
 // fault each, and packing a model's weights into fresh memory was dominated
 // by those faults (BERT-base load 0.97 -> 0.44 s, median of 8).
 void* allocate_aligned(size_t bytes);
+
+// A 64-byte aligned float buffer that only grows: kernels keep one per thread
+// (thread_local) for intermediates, so steady-state runs allocate nothing.
+// Contents are not preserved across a growth.
+class AlignedScratch {
+ public:
+  float* get(size_t floats) {
+    if (floats > size_) {
+      data_.reset(static_cast<float*>(allocate_aligned(floats * sizeof(float))));
+      size_ = floats;
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data_;
+  size_t size_ = 0;
+};
 
 }  // namespace onyx

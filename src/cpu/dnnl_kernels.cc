@@ -1,9 +1,11 @@
 // Kernels of the blocked-layout ops (domain com.onyx, docs/fused_ops.md):
-// NchwcConv, NchwcMaxPool, NchwcAveragePool, NchwcGlobalAveragePool,
+// NchwcConv, NchwcPointwiseDepthwise, NchwcMaxPool, NchwcAveragePool, NchwcGlobalAveragePool,
 // ReorderInput, ReorderOutput. The optimizer's nchwc_layout pass emits them
 // only when this build has oneDNN (the reorders alone are portable).
+#include "base/aligned_memory.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/nchwc_conv.h"
+#include "cpu/nchwc_pointwise_depthwise.h"
 #include "cpu/nchwc_pool.h"
 #include "kernels/registry.h"
 
@@ -19,27 +21,60 @@ int read_block(const AttributeReader& a) {
   return static_cast<int>(b);
 }
 
+// The convolution config of a node's conv attributes; `prefix` picks a
+// second activation ("pointwise_" for NchwcPointwiseDepthwise's first conv).
+DnnlConvConfig conv_config(const KernelInitContext& ctx, bool constant_weights, const std::string& prefix = "") {
+  DnnlConvConfig cfg;
+  cfg.attrs = SpatialAttrs::read(ctx);
+  cfg.group = ctx.get_int("group", 1);
+  cfg.activation = ctx.get_string(prefix + "activation", "");
+  cfg.activation_params = ctx.get_floats(prefix + "activation_params", {});
+  cfg.constant_weights = constant_weights;
+  if (!DnnlConv::supports(cfg, 4)) kernel_fail("unsupported activation '" + cfg.activation + "'");
+  return cfg;
+}
+
+// One blocked convolution: Onyx's AVX-512 direct kernel where it beats
+// oneDNN (nchwc_conv.h), else oneDNN.
+class BlockedConv {
+ public:
+  BlockedConv(const DnnlConvConfig& cfg, int block, bool bias_constant)
+      : conv_(cfg), direct_(NchwcDirectConv::create(cfg, block, bias_constant)) {}
+  Shape output_shape(const Shape& x_logical, const Shape& w_shape) const { return conv_.output_shape(x_logical, w_shape); }
+  void run(const DnnlConv::Io& io, float* y, ThreadPool* pool) const {
+    if (direct_ && direct_->use_for(io, pool)) direct_->run(io, y, pool);
+    else conv_.run(io, y, pool);
+  }
+
+ private:
+  DnnlConv conv_;
+  std::unique_ptr<NchwcDirectConv> direct_;
+};
+
+// The logical NCHW shape of a conv input stored plain or blocked.
+Shape logical_input(const Tensor& x, const Tensor& w, int64_t group, bool blocked) {
+  if (!blocked) return x.shape();
+  Shape xl = {x.dim(0), w.dim(1) * group};
+  for (int i = 2; i < w.rank(); ++i) xl.push_back(x.dim(i));
+  return xl;
+}
+
+void check_float(const Tensor* t, const char* op) {
+  ONYX_KERNEL_CHECK(!t || t->dtype() == DataType::Float, std::string(op) + " supports float only");
+}
+
 class NchwcConvKernel final : public Kernel {
  public:
-  explicit NchwcConvKernel(const KernelInitContext& ctx) : block_(read_block(ctx)), group_(ctx.get_int("group", 1)) {
-    DnnlConvConfig cfg;
-    cfg.attrs = SpatialAttrs::read(ctx);
-    cfg.group = ctx.get_int("group", 1);
-    cfg.activation = ctx.get_string("activation", "");
-    cfg.activation_params = ctx.get_floats("activation_params", {});
-    cfg.constant_weights = ctx.constant_input(1) != nullptr;
-    if (!DnnlConv::supports(cfg, 4)) kernel_fail("NchwcConv: unsupported activation '" + cfg.activation + "'");
-    conv_ = std::make_unique<DnnlConv>(cfg);
-    // Onyx's own AVX-512 direct kernel where it beats oneDNN (nchwc_conv.h)
-    direct_ = NchwcDirectConv::create(cfg, block_, ctx.constant_input(2) != nullptr);
-  }
+  explicit NchwcConvKernel(const KernelInitContext& ctx)
+      : block_(read_block(ctx)),
+        group_(ctx.get_int("group", 1)),
+        conv_(conv_config(ctx, ctx.constant_input(1) != nullptr), block_, ctx.constant_input(2) != nullptr) {}
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
     const Tensor* z = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-    ONYX_KERNEL_CHECK(x.dtype() == DataType::Float && w.dtype() == DataType::Float && (!b || b->dtype() == DataType::Float),
-                      "NchwcConv supports float only");
+    for (const Tensor* t : {&x, &w, b}) check_float(t, "NchwcConv");
     ONYX_KERNEL_CHECK(x.rank() == w.rank() || x.rank() == w.rank() + 1, "NchwcConv: input " + shape_to_string(x.shape()) +
                                                                             " does not fit weights " + shape_to_string(w.shape()));
     DnnlConv::Io io;
@@ -49,15 +84,8 @@ class NchwcConvKernel final : public Kernel {
     io.w = &w;
     io.b = b;
     io.y_block = block_;
-    Shape xl;
-    if (io.x_block) {
-      xl = {x.dim(0), w.dim(1) * group_};
-      for (int i = 2; i < w.rank(); ++i) xl.push_back(x.dim(i));
-    } else {
-      xl = x.shape();
-    }
     ONYX_KERNEL_CHECK(!b || b->numel() == w.dim(0), "NchwcConv bias size mismatch");
-    Shape ys = blocked_shape(conv_->output_shape(xl, w.shape()), block_);
+    Shape ys = blocked_shape(conv_.output_shape(logical_input(x, w, group_, io.x_block != 0), w.shape()), block_);
     if (z) {
       ONYX_KERNEL_CHECK(z->dtype() == DataType::Float && z->shape() == ys,
                         "NchwcConv residual " + shape_to_string(z->shape()) + " must have the output's shape " +
@@ -66,16 +94,89 @@ class NchwcConvKernel final : public Kernel {
     }
     Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
     if (y.numel() == 0) return;
-    ThreadPool* pool = ctx.thread_pool();
-    if (direct_ && direct_->use_for(io, pool)) direct_->run(io, y.data<float>(), pool);
-    else conv_->run(io, y.data<float>(), pool);
+    conv_.run(io, y.data<float>(), ctx.thread_pool());
   }
 
  private:
   int block_;
   int64_t group_;
-  std::unique_ptr<DnnlConv> conv_;
-  std::unique_ptr<NchwcDirectConv> direct_;
+  BlockedConv conv_;
+};
+
+// A 1x1 NchwcConv feeding a depthwise one (docs/fused_ops.md): fused band by
+// band where that pays (nchwc_pointwise_depthwise.h), else the two
+// convolutions one after the other through a per-thread buffer.
+class NchwcPointwiseDepthwiseKernel final : public Kernel {
+ public:
+  explicit NchwcPointwiseDepthwiseKernel(const KernelInitContext& ctx)
+      : block_(read_block(ctx)),
+        pointwise_(pointwise_config(ctx), block_, ctx.constant_input(2) != nullptr),
+        depthwise_(conv_config(ctx, ctx.constant_input(3) != nullptr), block_, ctx.constant_input(4) != nullptr) {
+    const Tensor* w_pw = ctx.constant_input(1);
+    const Tensor* w_dw = ctx.constant_input(3);
+    const bool biases_constant = (!ctx.has_input(2) || ctx.constant_input(2)) && (!ctx.has_input(4) || ctx.constant_input(4));
+    if (w_pw && w_dw && biases_constant && block_ == 16)
+      fused_ = NchwcPointwiseDepthwise::create(pointwise_config(ctx), *w_pw, ctx.constant_input(2),
+                                               conv_config(ctx, true), *w_dw, ctx.constant_input(4));
+  }
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w_pw = ctx.input(1);
+    const Tensor* b_pw = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    const Tensor& w_dw = ctx.input(3);
+    const Tensor* b_dw = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+    for (const Tensor* t : {&x, &w_pw, b_pw, &w_dw, b_dw}) check_float(t, "NchwcPointwiseDepthwise");
+    ONYX_KERNEL_CHECK(w_pw.rank() == 4 && w_dw.rank() == 4 && w_dw.dim(0) == w_pw.dim(0) && w_dw.dim(1) == 1,
+                      "NchwcPointwiseDepthwise: weights " + shape_to_string(w_pw.shape()) + " and " +
+                          shape_to_string(w_dw.shape()) + " are not a 1x1 and a depthwise convolution");
+    const bool blocked = x.rank() == 5;
+    ONYX_KERNEL_CHECK((blocked && x.dim(-1) == block_) || x.rank() == 4,
+                      "NchwcPointwiseDepthwise needs a 2-D image input, got " + shape_to_string(x.shape()));
+    ONYX_KERNEL_CHECK(!b_pw || b_pw->numel() == w_pw.dim(0), "NchwcPointwiseDepthwise pointwise bias size mismatch");
+    ONYX_KERNEL_CHECK(!b_dw || b_dw->numel() == w_dw.dim(0), "NchwcPointwiseDepthwise depthwise bias size mismatch");
+    ThreadPool* pool = ctx.thread_pool();
+    if (fused_ && blocked && fused_->pays_for(x.shape())) {
+      Tensor& y = ctx.allocate_output(0, DataType::Float, fused_->output_shape(x.shape()));
+      if (y.numel() > 0) fused_->run(x.data<float>(), x.shape(), y.data<float>(), pool);
+      return;
+    }
+    DnnlConv::Io io;
+    io.x = x.data<float>();
+    io.x_shape = x.shape();
+    io.x_block = blocked ? block_ : 0;
+    io.w = &w_pw;
+    io.b = b_pw;
+    io.y_block = block_;
+    const Shape mid_logical = pointwise_.output_shape(logical_input(x, w_pw, 1, blocked), w_pw.shape());
+    const Shape mid = blocked_shape(mid_logical, block_);
+    thread_local AlignedScratch mid_scratch;
+    float* mid_buf = mid_scratch.get(static_cast<size_t>(shape_numel(mid)));
+    const Shape ys = blocked_shape(depthwise_.output_shape(mid_logical, w_dw.shape()), block_);
+    Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
+    if (y.numel() == 0) return;
+    pointwise_.run(io, mid_buf, pool);
+    io.x = mid_buf;
+    io.x_shape = mid;
+    io.x_block = block_;
+    io.w = &w_dw;
+    io.b = b_dw;
+    depthwise_.run(io, y.data<float>(), pool);
+  }
+
+ private:
+  static DnnlConvConfig pointwise_config(const KernelInitContext& ctx) {
+    DnnlConvConfig cfg;
+    cfg.attrs.kernel = {1, 1};
+    cfg.activation = ctx.get_string("pointwise_activation", "");
+    cfg.activation_params = ctx.get_floats("pointwise_activation_params", {});
+    cfg.constant_weights = ctx.constant_input(1) != nullptr;
+    if (!DnnlConv::supports(cfg, 4)) kernel_fail("unsupported activation '" + cfg.activation + "'");
+    return cfg;
+  }
+
+  int block_;
+  BlockedConv pointwise_, depthwise_;
+  std::unique_ptr<NchwcPointwiseDepthwise> fused_;
 };
 
 std::unique_ptr<Kernel> make_nchwc_conv(const KernelInitContext& ctx) { return std::make_unique<NchwcConvKernel>(ctx); }
@@ -183,6 +284,11 @@ void register_nchwc(KernelRegistry& r) {
         kDomain);
   if (!dnnl_available()) return;
   r.add("NchwcConv", 1, kMaxOpset, make_nchwc_conv, kDomain);
+  r.add("NchwcPointwiseDepthwise", 1, kMaxOpset,
+        [](const KernelInitContext& c) -> std::unique_ptr<Kernel> {
+          return std::make_unique<NchwcPointwiseDepthwiseKernel>(c);
+        },
+        kDomain);
   r.add("NchwcMaxPool", 1, kMaxOpset,
         [](const KernelInitContext& c) -> std::unique_ptr<Kernel> {
           return std::make_unique<NchwcPoolKernel>(c, DnnlPoolConfig::Max);

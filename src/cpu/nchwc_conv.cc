@@ -55,7 +55,9 @@ int direct_env() {
   return p;
 }
 
-bool parse_activation(const std::string& act, const std::vector<float>& p, int* kind, float* p0, float* p1) {
+}  // namespace
+
+bool nchwc_activation(const std::string& act, const std::vector<float>& p, int* kind, float* p0, float* p1) {
   auto param = [&](size_t i, float def) { return i < p.size() ? p[i] : def; };
   *p0 = 0.0f;
   *p1 = 0.0f;
@@ -71,6 +73,8 @@ bool parse_activation(const std::string& act, const std::vector<float>& p, int* 
   else return false;
   return true;
 }
+
+namespace {
 
 // 64-byte aligned float buffer.
 struct AlignedBuf {
@@ -148,22 +152,56 @@ bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runti
   return s.M % 64 == 0 || s.M >= 128;  // full tiles of output blocks
 }
 
+size_t nchwc_pack_tiles(const float* w, int64_t M, int64_t Cg, int64_t KH, int64_t KW, int64_t G, bool plain,
+                        int64_t max_blocks, std::vector<NchwcTile>* tiles, float* dst) {
+  const int64_t Mg = M / G;
+  const int64_t ici = plain ? Cg : kBlock;
+  const int64_t icb_n = plain ? 1 : ceil_div(Cg, kBlock);
+  const int64_t ocb_g = ceil_div(Mg, kBlock);
+  const int64_t nt = ceil_div(ocb_g, max_blocks);
+  tiles->clear();
+  size_t off = 0;
+  for (int64_t g = 0; g < G; ++g)
+    for (int64_t t = 0, ob = 0; t < nt; ++t) {
+      const int64_t nb = ocb_g / nt + (t < ocb_g % nt ? 1 : 0);
+      tiles->push_back({g, ob, nb, off});
+      off += static_cast<size_t>(icb_n * KH * KW * ici * nb * kBlock);
+      ob += nb;
+    }
+  if (!dst) return off;
+  for (const NchwcTile& o : *tiles) {
+    float* d = dst + o.w_offset;
+    for (int64_t icb = 0; icb < icb_n; ++icb)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          for (int64_t ic = 0; ic < ici; ++ic)
+            for (int64_t bb = 0; bb < o.blocks; ++bb)
+              for (int64_t l = 0; l < kBlock; ++l, ++d) {
+                const int64_t c = plain ? ic : icb * kBlock + ic;
+                const int64_t m = (o.first_block + bb) * kBlock + l;
+                if (c < Cg && m < Mg) *d = w[(((o.group * Mg + m) * Cg + c) * KH + kh) * KW + kw];
+              }
+  }
+  return off;
+}
+
+void nchwc_pack_depthwise(const float* w, int64_t M, int64_t taps, float* dst) {
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < taps; ++k) dst[((m / kBlock) * taps + k) * kBlock + m % kBlock] = w[m * taps + k];
+}
+
 struct NchwcDirectConv::Impl {
   DnnlConvConfig cfg;
   bool bias_constant = false;
   int act = 0;
   float p0 = 0, p1 = 0;
 
-  struct OcGroup {
-    int64_t g, ob, nb;  // group, first block within the group, blocks
-    size_t w_off;       // in the packed weights
-  };
   struct Packed {
     const void* w_from = nullptr;
     const void* b_from = nullptr;
     bool plain = false;
     std::unique_ptr<AlignedBuf> w, bias;
-    std::vector<OcGroup> ocg;
+    std::vector<NchwcTile> ocg;
   };
   mutable std::mutex mu;
   mutable std::vector<std::shared_ptr<const Packed>> packs;  // one per (weights, bias, plain)
@@ -181,52 +219,23 @@ struct NchwcDirectConv::Impl {
     pk->b_from = bd;
     pk->plain = plain;
     const int64_t M = w.dim(0), Cg = w.dim(1), KH = w.dim(2), KW = w.dim(3), G = cfg.group;
-    const int64_t Mg = M / G;
     const int64_t OCB = ceil_div(M, kBlock);
     pk->bias = std::make_unique<AlignedBuf>(OCB * kBlock);
     if (bd) std::memcpy(pk->bias->p, bd, M * sizeof(float));
     if (depthwise) {
-      // [CB][KH][KW][16]
       pk->w = std::make_unique<AlignedBuf>(OCB * KH * KW * kBlock);
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t k = 0; k < KH * KW; ++k) pk->w->p[((m / kBlock) * KH * KW + k) * kBlock + m % kBlock] = wd[m * KH * KW + k];
+      nchwc_pack_depthwise(wd, M, KH * KW, pk->w->p);
     } else {
-      const int64_t ici = plain ? Cg : kBlock;
-      const int64_t icb_n = plain ? 1 : ceil_div(Cg, kBlock);
-      const int64_t ocb_g = ceil_div(Mg, kBlock);
-      // split each group's blocks into tiles of <= 4 blocks, as even as
-      // possible. With many input channels and a spatial kernel, tiles of 2
-      // blocks (2 x 12 pixels) keep a tile's filters closer to L1; measured
+      // With many input channels and a spatial kernel, tiles of 2 blocks
+      // (2 x 12 pixels) keep a tile's filters closer to L1; measured
       // (bench/conv_bench, 1 thread, ours / oneDNN speedup, 4 vs 2 blocks):
       // 16->64 @55 1.10 vs 1.11, 48->192 @13 1.05 vs 1.05, 64->256 @13 1.09
       // vs 0.98; ResNet-50 3x3 s2 128->128 @56 0.26 vs 0.90, 256->256 @28
       // 0.86 vs 1.01.
-      int64_t max_nb = nchwc::kMaxBlocks;
-      if (!plain && KH * KW > 1 && Cg > 64) max_nb = 2;
-      const int64_t nt = ceil_div(ocb_g, max_nb);
-      size_t off = 0;
-      for (int64_t g = 0; g < G; ++g)
-        for (int64_t t = 0, ob = 0; t < nt; ++t) {
-          int64_t nb = ocb_g / nt + (t < ocb_g % nt ? 1 : 0);
-          pk->ocg.push_back({g, ob, nb, off});
-          off += static_cast<size_t>(icb_n * KH * KW * ici * nb * kBlock);
-          ob += nb;
-        }
-      pk->w = std::make_unique<AlignedBuf>(off);
-      // [icb][kh][kw][ic][b][16] per tile of blocks
-      for (const OcGroup& o : pk->ocg) {
-        float* dst = pk->w->p + o.w_off;
-        for (int64_t icb = 0; icb < icb_n; ++icb)
-          for (int64_t kh = 0; kh < KH; ++kh)
-            for (int64_t kw = 0; kw < KW; ++kw)
-              for (int64_t ic = 0; ic < ici; ++ic)
-                for (int64_t bb = 0; bb < o.nb; ++bb)
-                  for (int64_t l = 0; l < kBlock; ++l, ++dst) {
-                    int64_t c = plain ? ic : icb * kBlock + ic;
-                    int64_t m = (o.ob + bb) * kBlock + l;
-                    if (c < Cg && m < Mg) *dst = wd[(((o.g * Mg + m) * Cg + c) * KH + kh) * KW + kw];
-                  }
-      }
+      const int64_t max_nb = !plain && KH * KW > 1 && Cg > 64 ? 2 : nchwc::kMaxBlocks;
+      const size_t size = nchwc_pack_tiles(wd, M, Cg, KH, KW, G, plain, max_nb, &pk->ocg, nullptr);
+      pk->w = std::make_unique<AlignedBuf>(size);
+      nchwc_pack_tiles(wd, M, Cg, KH, KW, G, plain, max_nb, &pk->ocg, pk->w->p);
     }
     std::lock_guard<std::mutex> lock(mu);
     packs.push_back(pk);
@@ -238,7 +247,7 @@ std::unique_ptr<NchwcDirectConv> NchwcDirectConv::create(const DnnlConvConfig& c
   if (!nchwc_direct_available() || block != kBlock || !cfg.constant_weights || cfg.group < 1) return nullptr;
   int act;
   float p0, p1;
-  if (!parse_activation(cfg.activation, cfg.activation_params, &act, &p0, &p1)) return nullptr;
+  if (!nchwc_activation(cfg.activation, cfg.activation_params, &act, &p0, &p1)) return nullptr;
   std::unique_ptr<NchwcDirectConv> d(new NchwcDirectConv());
   d->impl_ = std::make_unique<Impl>();
   d->impl_->cfg = cfg;
@@ -292,13 +301,6 @@ bool geometry(const DnnlConvConfig& cfg, const DnnlConv::Io& io, Geo* g) {
   return true;
 }
 
-// The valid kernel taps [lo, hi) of output position o along one axis.
-inline void tap_range(int64_t o, int64_t S, int64_t P, int64_t D, int64_t K, int64_t In, int64_t* lo, int64_t* hi) {
-  int64_t i0 = o * S - P;
-  *lo = i0 < 0 ? ceil_div(-i0, D) : 0;
-  *hi = In - 1 - i0 < 0 ? 0 : std::min(K, (In - 1 - i0) / D + 1);
-  if (*hi < *lo) *hi = *lo;
-}
 
 }  // namespace
 
@@ -360,7 +362,7 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
       for (int64_t u = u0; u < u1; ++u) {
         const int64_t oh = u % OH, cb = (u / OH) % npairs * 2, n = u / (OH * npairs);
         int64_t kh_lo, kh_hi;
-        tap_range(oh, g.SH, g.PH, g.DH, g.KH, H, &kh_lo, &kh_hi);
+        nchwc_tap_range(oh, g.SH, g.PH, g.DH, g.KH, H, &kh_lo, &kh_hi);
         a.ncb = std::min<int64_t>(2, OCB - cb);
         a.x = io.x + ((n * CB + cb) * H + (oh * g.SH - g.PH + kh_lo * g.DH)) * W * kBlock;
         a.w = pk->w->p + (cb * g.KH + kh_lo) * g.KW * kBlock;
@@ -430,12 +432,12 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
       } else {
         seg = u % nseg, rg = (u / nseg) % nrg, oi = (u / (nseg * nrg)) % nocg;
       }
-      const Impl::OcGroup& o = pk->ocg[oi];
-      const TileFn* tf = fns[o.nb].data();
-      const int64_t pmax = nchwc::max_pixels(static_cast<int>(o.nb));
-      const int64_t ob_global = o.g * (Mg / kBlock) + o.ob;  // G > 1: Mg % 16 == 0
+      const NchwcTile& o = pk->ocg[oi];
+      const TileFn* tf = fns[o.blocks].data();
+      const int64_t pmax = nchwc::max_pixels(static_cast<int>(o.blocks));
+      const int64_t ob_global = o.group * (Mg / kBlock) + o.first_block;  // G > 1: Mg % 16 == 0
       TileArgs a{};
-      a.w_kw_stride = ici * o.nb * kBlock;
+      a.w_kw_stride = ici * o.blocks * kBlock;
       a.w_kh_stride = g.KW * a.w_kw_stride;
       a.w_icb_stride = g.KH * a.w_kh_stride;
       a.kw_count = g.KW;
@@ -444,7 +446,7 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
       a.x_px_stride = g.SW * x_col;
       a.y_block_stride = out_plane;
       a.bias = bias ? bias + ob_global * kBlock : nullptr;
-      a.last_mask = ob_global + o.nb == OCB ? tail_mask : 0xFFFFu;
+      a.last_mask = ob_global + o.blocks == OCB ? tail_mask : 0xFFFFu;
       a.act = im.act;
       a.p0 = im.p0;
       a.p1 = im.p1;
@@ -461,11 +463,11 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
         a.finish = c0 + cn == icb_g;
         for (int64_t oh = oh0; oh < oh1; ++oh) {
           int64_t kh_lo, kh_hi;
-          tap_range(oh, g.SH, g.PH, g.DH, g.KH, H, &kh_lo, &kh_hi);
+          nchwc_tap_range(oh, g.SH, g.PH, g.DH, g.KH, H, &kh_lo, &kh_hi);
           const int64_t khc = kh_hi - kh_lo;
           const int64_t ih_first = oh * g.SH - g.PH + kh_lo * g.DH;
-          const float* xbase = io.x + n * x_img + (o.g * icb_g + c0) * x_icb + ih_first * x_row;
-          a.w = pk->w->p + o.w_off + c0 * a.w_icb_stride + kh_lo * a.w_kh_stride;
+          const float* xbase = io.x + n * x_img + (o.group * icb_g + c0) * x_icb + ih_first * x_row;
+          a.w = pk->w->p + o.w_offset + c0 * a.w_icb_stride + kh_lo * a.w_kh_stride;
           a.kh_count = khc;
           float* yrow = y + ((n * OCB + ob_global) * OH + oh) * OW * kBlock;
           const float* zrow = io.z && !z_in_y ? io.z + ((n * OCB + ob_global) * OH + oh) * OW * kBlock : nullptr;

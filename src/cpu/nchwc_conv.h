@@ -12,7 +12,10 @@
 //
 // ONYX_CONV_DIRECT=0 never uses it, =1 whenever it can run, unset: the policy.
 #pragma once
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cpu/dnnl_conv.h"
 
@@ -20,6 +23,36 @@ namespace onyx {
 
 // True when this CPU has AVX-512F (checked once).
 bool nchwc_direct_available();
+
+// The activation (as FusedConv's attribute) as the micro-kernels' ActKind
+// and parameters; false when they don't implement it.
+bool nchwc_activation(const std::string& act, const std::vector<float>& params, int* kind, float* p0, float* p1);
+
+// The kernel taps [lo, hi) of output position o that fall inside an input of
+// `in` positions along one axis (stride s, pad p, dilation d, kernel k).
+inline void nchwc_tap_range(int64_t o, int64_t s, int64_t p, int64_t d, int64_t k, int64_t in, int64_t* lo,
+                            int64_t* hi) {
+  const int64_t i0 = o * s - p;
+  *lo = i0 < 0 ? (-i0 + d - 1) / d : 0;
+  *hi = in - 1 - i0 < 0 ? 0 : std::min(k, (in - 1 - i0) / d + 1);
+  if (*hi < *lo) *hi = *lo;
+}
+
+// A tile of output blocks of one group, and where its weights start in the
+// packed buffer.
+struct NchwcTile {
+  int64_t group, first_block, blocks;
+  size_t w_offset;
+};
+// Packs weights [M, Cg, KH, KW] (G groups) for the tile kernels: each group's
+// output blocks in tiles of at most max_blocks (as even as possible), each
+// tile [input block][kh][kw][ic][block][16] (plain input: one block of Cg
+// channels). Fills `tiles` and returns the packed size in floats; writes
+// into dst (zeroed, that size) when it is not null.
+size_t nchwc_pack_tiles(const float* w, int64_t M, int64_t Cg, int64_t KH, int64_t KW, int64_t G, bool plain,
+                        int64_t max_blocks, std::vector<NchwcTile>* tiles, float* dst);
+// Depthwise weights [M, 1, KH, KW] as [M/16][KH * KW][16].
+void nchwc_pack_depthwise(const float* w, int64_t M, int64_t taps, float* dst);
 
 // The shape of one convolution, for the selection policy.
 struct DirectConvShape {

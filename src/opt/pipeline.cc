@@ -27,7 +27,10 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   p.push_back(make_conv_activation_fusion());
   p.push_back(make_spatial_mean_to_pool());
   // Level all: blocked activation layout through conv / pool chains.
-  if (level == OptimizationLevel::All) p.push_back(make_nchwc_layout());
+  if (level == OptimizationLevel::All) {
+    p.push_back(make_nchwc_layout());
+    p.push_back(make_pointwise_depthwise_fusion());
+  }
   p.push_back(make_dead_code_elimination());
   return p;
 }

@@ -100,7 +100,7 @@ bool RulePass::run(Graph& g, PassContext& ctx) {
     for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
       if (batch.takes_node(i)) continue;
       for (auto& rule : rules_) {
-        if (g.nodes[i].op_type != rule->op_type() || !g.nodes[i].domain.empty()) continue;
+        if (g.nodes[i].op_type != rule->op_type() || g.nodes[i].domain != rule->domain()) continue;
         std::optional<Patch> patch = rule->match(g, view, i, ctx);
         if (!patch || !patch_is_safe(g, view, *patch)) continue;
         batch.add(std::move(*patch));  // refused ones match again on the next sweep
@@ -133,6 +133,19 @@ std::optional<std::vector<int64_t>> reduce_axes(const Node& n, const GraphView& 
     return t->to_int64_vector();
   }
   return std::nullopt;
+}
+
+int64_t read_int(const Node& n, const char* name, int64_t def) {
+  const Attribute* a = n.attr(name);
+  return a ? a->i : def;
+}
+
+bool ints_all(const Node& n, const char* name, int64_t v) {
+  const Attribute* a = n.attr(name);
+  if (!a) return true;
+  for (auto x : a->ints)
+    if (x != v) return false;
+  return true;
 }
 
 bool keeps_dims(const Node& n) {

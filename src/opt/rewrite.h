@@ -27,6 +27,7 @@ class RewriteRule {
  public:
   virtual ~RewriteRule() = default;
   virtual std::string op_type() const = 0;  // the cheap filter: only nodes of this type are offered
+  virtual std::string domain() const { return ""; }  // ... and of this domain (ai.onnx by default)
   virtual std::optional<Patch> match(const Graph& g, const GraphView& view, int node, PassContext& ctx) const = 0;
 };
 
@@ -73,6 +74,10 @@ std::optional<double> constant_scalar(const GraphView& view, const std::string& 
 // nullopt when not given or not constant.
 std::optional<std::vector<int64_t>> reduce_axes(const Node& n, const GraphView& view);
 bool keeps_dims(const Node& n);  // a Reduce* node's keepdims (default 1)
+// An int attribute, or `def` when absent.
+int64_t read_int(const Node& n, const char* name, int64_t def);
+// True when every value of an ints attribute is v (or it is absent).
+bool ints_all(const Node& n, const char* name, int64_t v);
 Node make_node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
                std::vector<std::string> outputs, const std::string& domain = "");
 Attribute int_attr(int64_t v);

@@ -29,19 +29,6 @@ int preferred_block() {
 #endif
 }
 
-bool ints_all(const Node& n, const char* name, int64_t v) {
-  const Attribute* a = n.attr(name);
-  if (!a) return true;
-  for (auto x : a->ints)
-    if (x != v) return false;
-  return true;
-}
-
-int64_t read_int(const Node& n, const char* name, int64_t def) {
-  const Attribute* a = n.attr(name);
-  return a ? a->i : def;
-}
-
 bool has_subgraph(const Node& n) {
   for (auto& [k, a] : n.attributes)
     if (a.type == AttrType::Graph || a.type == AttrType::Graphs) return true;

@@ -1,0 +1,185 @@
+// NchwcPointwiseDepthwise: the band-by-band fused 1x1 + depthwise kernel and
+// the op's unfused path, against a direct loop reference.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/thread_pool.h"
+#include "cpu/dnnl_conv.h"
+#include "cpu/nchwc_pointwise_depthwise.h"
+#include "op_test_util.h"
+
+namespace onyx::test {
+
+namespace {
+
+struct Case {
+  int64_t N, C, M, H, W, K, stride, dil;
+  std::vector<int64_t> pads;  // [top, left, bottom, right]
+  const char* pw_act;         // "", "Relu", "Clip" (0, 6) or "HardSwish"
+  const char* dw_act;
+  bool pw_bias, dw_bias;
+  int threads;
+};
+
+float activate(const std::string& act, float v) {
+  if (act == "Relu") return std::max(v, 0.0f);
+  if (act == "Clip") return std::min(std::max(v, 0.0f), 6.0f);
+  if (act == "HardSwish") return v * std::min(std::max(v / 6.0f + 0.5f, 0.0f), 1.0f);
+  return v;
+}
+
+std::vector<float> act_params(const std::string& act) {
+  return act == "Clip" ? std::vector<float>{0.0f, 6.0f} : std::vector<float>{};
+}
+
+// act(1x1 conv), then act(depthwise conv), in double.
+Tensor reference(const Case& c, const Tensor& x, const Tensor& w1, const Tensor* b1, const Tensor& w2,
+                 const Tensor* b2) {
+  const int64_t HW = c.H * c.W;
+  std::vector<float> mid(c.N * c.M * HW);
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t p = 0; p < HW; ++p) {
+        double acc = b1 ? b1->data<float>()[m] : 0.0;
+        for (int64_t ch = 0; ch < c.C; ++ch)
+          acc += static_cast<double>(x.data<float>()[(n * c.C + ch) * HW + p]) * w1.data<float>()[m * c.C + ch];
+        mid[(n * c.M + m) * HW + p] = activate(c.pw_act, static_cast<float>(acc));
+      }
+  const int64_t reach = (c.K - 1) * c.dil + 1;
+  const int64_t OH = (c.H + c.pads[0] + c.pads[2] - reach) / c.stride + 1;
+  const int64_t OW = (c.W + c.pads[1] + c.pads[3] - reach) / c.stride + 1;
+  Tensor y(DataType::Float, {c.N, c.M, OH, OW});
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = b2 ? b2->data<float>()[m] : 0.0;
+          for (int64_t i = 0; i < c.K; ++i)
+            for (int64_t j = 0; j < c.K; ++j) {
+              const int64_t ih = oh * c.stride - c.pads[0] + i * c.dil, iw = ow * c.stride - c.pads[1] + j * c.dil;
+              if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+              acc += static_cast<double>(mid[(n * c.M + m) * HW + ih * c.W + iw]) * w2.data<float>()[(m * c.K + i) * c.K + j];
+            }
+          y.data<float>()[((n * c.M + m) * OH + oh) * OW + ow] = activate(c.dw_act, static_cast<float>(acc));
+        }
+  return y;
+}
+
+Tensor to_blocked(const Tensor& x) {
+  Tensor y(DataType::Float, blocked_shape(x.shape(), 16));
+  reorder_to_blocked(x.data<float>(), x.shape(), 16, y.data<float>(), nullptr);
+  return y;
+}
+
+Tensor from_blocked(const Tensor& x, int64_t channels) {
+  Shape plain = {x.dim(0), channels, x.dim(2), x.dim(3)};
+  Tensor y(DataType::Float, plain);
+  reorder_from_blocked(x.data<float>(), plain, 16, y.data<float>(), nullptr);
+  return y;
+}
+
+void expect_close(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  float scale = 1e-6f;
+  for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::abs(want.data<float>()[i]));
+  for (int64_t i = 0; i < want.numel(); ++i)
+    ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5f * scale) << what << " at " << i;
+}
+
+std::string describe(const Case& c) {
+  return std::to_string(c.C) + "->" + std::to_string(c.M) + " @" + std::to_string(c.H) + "x" + std::to_string(c.W) +
+         " k" + std::to_string(c.K) + " s" + std::to_string(c.stride) + " d" + std::to_string(c.dil) + " threads " +
+         std::to_string(c.threads);
+}
+
+const std::vector<Case> kCases = {
+    // MobileNetV2's first expansion, stride 2
+    {1, 16, 96, 23, 23, 3, 2, 1, {1, 1, 1, 1}, "Clip", "Clip", true, true, 1},
+    // partial channel blocks, two images, three row ranges per tile
+    {2, 24, 40, 9, 13, 3, 1, 1, {1, 1, 1, 1}, "Relu", "", false, true, 2},
+    // 5x5 dilated, HardSwish, three threads
+    {1, 8, 20, 12, 12, 5, 1, 2, {4, 4, 4, 4}, "HardSwish", "HardSwish", true, false, 3},
+    // wide rows: bands of one output row, so every band reuses rows of the last
+    {1, 16, 64, 20, 200, 3, 1, 1, {1, 1, 1, 1}, "Clip", "Clip", true, true, 1},
+    // TensorFlow-style asymmetric padding (bottom / right only), stride 2
+    {1, 32, 48, 14, 15, 3, 2, 1, {0, 0, 1, 1}, "Relu", "Relu", true, true, 2},
+};
+
+}  // namespace
+
+TEST(PointwiseDepthwise, FusedKernelMatchesReference) {
+  if (!nchwc_direct_available()) GTEST_SKIP() << "the fused kernel needs AVX-512";
+  for (const Case& c : kCases) {
+    Tensor x = pattern({c.N, c.C, c.H, c.W}, 1), w1 = pattern({c.M, c.C, 1, 1}, 2), b1 = pattern({c.M}, 3);
+    Tensor w2 = pattern({c.M, 1, c.K, c.K}, 4), b2 = pattern({c.M}, 5);
+    DnnlConvConfig pw, dw;
+    pw.attrs.kernel = {1, 1};
+    pw.activation = c.pw_act;
+    pw.activation_params = act_params(c.pw_act);
+    dw.group = c.M;
+    dw.attrs.kernel = {c.K, c.K};
+    dw.attrs.strides = {c.stride, c.stride};
+    dw.attrs.dilations = {c.dil, c.dil};
+    dw.attrs.pads = c.pads;
+    dw.activation = c.dw_act;
+    dw.activation_params = act_params(c.dw_act);
+    auto fused = NchwcPointwiseDepthwise::create(pw, w1, c.pw_bias ? &b1 : nullptr, dw, w2, c.dw_bias ? &b2 : nullptr);
+    ASSERT_NE(fused, nullptr) << describe(c);
+    Tensor xb = to_blocked(x);
+    Tensor y(DataType::Float, fused->output_shape(xb.shape()));
+    ThreadPool pool(c.threads);
+    fused->run(xb.data<float>(), xb.shape(), y.data<float>(), &pool);
+    Tensor want = reference(c, x, w1, c.pw_bias ? &b1 : nullptr, w2, c.dw_bias ? &b2 : nullptr);
+    expect_close(from_blocked(y, c.M), want, describe(c));
+    // lanes past M in the last block are zero
+    if (c.M % 16)
+      for (int64_t i = c.M % 16; i < 16; ++i) EXPECT_EQ(y.data<float>()[(y.dim(1) - 1) * y.dim(2) * y.dim(3) * 16 + i], 0.0f);
+  }
+}
+
+// The op with weights fed at run time takes the unfused path (one
+// convolution after the other), from a blocked or a plain input.
+TEST(PointwiseDepthwise, OpMatchesReferenceUnfused) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build";
+  for (const Case& c : kCases) {
+    Tensor x = pattern({c.N, c.C, c.H, c.W}, 1), w1 = pattern({c.M, c.C, 1, 1}, 2), b1 = pattern({c.M}, 3);
+    Tensor w2 = pattern({c.M, 1, c.K, c.K}, 4), b2 = pattern({c.M}, 5);
+    std::map<std::string, Attribute> attrs = {{"block", attr_int(16)},
+                                              {"group", attr_int(c.M)},
+                                              {"kernel_shape", attr_ints({c.K, c.K})},
+                                              {"strides", attr_ints({c.stride, c.stride})},
+                                              {"dilations", attr_ints({c.dil, c.dil})},
+                                              {"pads", attr_ints(c.pads)}};
+    if (*c.pw_act) attrs["pointwise_activation"] = attr_string(c.pw_act);
+    if (*c.pw_act) attrs["pointwise_activation_params"] = attr_floats(act_params(c.pw_act));
+    if (*c.dw_act) attrs["activation"] = attr_string(c.dw_act);
+    if (*c.dw_act) attrs["activation_params"] = attr_floats(act_params(c.dw_act));
+    Node node = make_node("NchwcPointwiseDepthwise", {"x", "w1", c.pw_bias ? "b1" : "", "w2", c.dw_bias ? "b2" : ""},
+                          {"y"}, attrs, "com.onyx");
+    Tensor want = reference(c, x, w1, c.pw_bias ? &b1 : nullptr, w2, c.dw_bias ? &b2 : nullptr);
+    for (bool blocked : {true, false}) {
+      std::vector<Tensor> inputs = {blocked ? to_blocked(x) : x, w1, c.pw_bias ? b1 : Tensor(), w2,
+                                    c.dw_bias ? b2 : Tensor()};
+      Tensor y = run_op(node, inputs)[0];
+      expect_close(from_blocked(y, c.M), want, describe(c) + (blocked ? " blocked" : " plain"));
+    }
+  }
+}
+
+TEST(PointwiseDepthwise, OpRejectsMismatchedWeights) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build";
+  Node node = make_node("NchwcPointwiseDepthwise", {"x", "w1", "", "w2", ""}, {"y"},
+                        {{"block", attr_int(16)}, {"group", attr_int(32)}, {"kernel_shape", attr_ints({3, 3})}},
+                        "com.onyx");
+  Tensor x = to_blocked(pattern({1, 16, 8, 8}, 1));
+  try {
+    run_op(node, {x, pattern({32, 16, 1, 1}, 2), Tensor(), pattern({24, 1, 3, 3}, 3), Tensor()});
+    FAIL() << "mismatched depthwise weights were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a 1x1 and a depthwise convolution"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace onyx::test

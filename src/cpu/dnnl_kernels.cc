@@ -21,14 +21,13 @@ int read_block(const AttributeReader& a) {
   return static_cast<int>(b);
 }
 
-// The convolution config of a node's conv attributes; `prefix` picks a
-// second activation ("pointwise_" for NchwcPointwiseDepthwise's first conv).
-DnnlConvConfig conv_config(const KernelInitContext& ctx, bool constant_weights, const std::string& prefix = "") {
+// The convolution config of a node's conv attributes.
+DnnlConvConfig conv_config(const KernelInitContext& ctx, bool constant_weights) {
   DnnlConvConfig cfg;
   cfg.attrs = SpatialAttrs::read(ctx);
   cfg.group = ctx.get_int("group", 1);
-  cfg.activation = ctx.get_string(prefix + "activation", "");
-  cfg.activation_params = ctx.get_floats(prefix + "activation_params", {});
+  cfg.activation = ctx.get_string("activation", "");
+  cfg.activation_params = ctx.get_floats("activation_params", {});
   cfg.constant_weights = constant_weights;
   if (!DnnlConv::supports(cfg, 4)) kernel_fail("unsupported activation '" + cfg.activation + "'");
   return cfg;

@@ -45,6 +45,14 @@ class RulePass : public GraphPass {
 
 void apply_patch(Graph& g, Patch patch, PassContext& ctx);
 
+// The pass of a single rule with a default constructor, named `name`.
+template <class Rule>
+std::unique_ptr<GraphPass> single_rule_pass(std::string name) {
+  std::vector<std::unique_ptr<RewriteRule>> rules;
+  rules.push_back(std::make_unique<Rule>());
+  return std::make_unique<RulePass>(std::move(name), std::move(rules));
+}
+
 // Patches matched against one view of the graph, applied in one pass. A patch
 // is refused when it shares a node with a patch already taken, or a value that
 // either of them changes (drops, defines or redirects; reading one value is

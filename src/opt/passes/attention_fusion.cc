@@ -172,9 +172,7 @@ class AttentionRule final : public RewriteRule {
 }  // namespace
 
 std::unique_ptr<GraphPass> make_attention_fusion() {
-  std::vector<std::unique_ptr<RewriteRule>> rules;
-  rules.push_back(std::make_unique<AttentionRule>());
-  return std::make_unique<RulePass>("attention_fusion", std::move(rules));
+  return single_rule_pass<AttentionRule>("attention_fusion");
 }
 
 }  // namespace onyx

@@ -110,9 +110,7 @@ class ConvActivationRule final : public RewriteRule {
 }  // namespace
 
 std::unique_ptr<GraphPass> make_conv_activation_fusion() {
-  std::vector<std::unique_ptr<RewriteRule>> rules;
-  rules.push_back(std::make_unique<ConvActivationRule>());
-  return std::make_unique<RulePass>("conv_activation_fusion", std::move(rules));
+  return single_rule_pass<ConvActivationRule>("conv_activation_fusion");
 }
 
 }  // namespace onyx

@@ -49,9 +49,7 @@ class ConvAddRule final : public RewriteRule {
 }  // namespace
 
 std::unique_ptr<GraphPass> make_conv_add_fusion() {
-  std::vector<std::unique_ptr<RewriteRule>> rules;
-  rules.push_back(std::make_unique<ConvAddRule>());
-  return std::make_unique<RulePass>("conv_add_fusion", std::move(rules));
+  return single_rule_pass<ConvAddRule>("conv_add_fusion");
 }
 
 }  // namespace onyx

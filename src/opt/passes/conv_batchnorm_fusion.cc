@@ -59,9 +59,7 @@ class ConvBatchNormRule final : public RewriteRule {
 }  // namespace
 
 std::unique_ptr<GraphPass> make_conv_batchnorm_fusion() {
-  std::vector<std::unique_ptr<RewriteRule>> rules;
-  rules.push_back(std::make_unique<ConvBatchNormRule>());
-  return std::make_unique<RulePass>("conv_batchnorm_fusion", std::move(rules));
+  return single_rule_pass<ConvBatchNormRule>("conv_batchnorm_fusion");
 }
 
 }  // namespace onyx

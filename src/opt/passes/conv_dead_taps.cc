@@ -124,9 +124,7 @@ class ConvDeadTapsRule final : public RewriteRule {
 }  // namespace
 
 std::unique_ptr<GraphPass> make_conv_dead_taps() {
-  std::vector<std::unique_ptr<RewriteRule>> rules;
-  rules.push_back(std::make_unique<ConvDeadTapsRule>());
-  return std::make_unique<RulePass>("conv_dead_taps", std::move(rules));
+  return single_rule_pass<ConvDeadTapsRule>("conv_dead_taps");
 }
 
 }  // namespace onyx

@@ -83,9 +83,7 @@ class LayerNormRule final : public RewriteRule {
 }  // namespace
 
 std::unique_ptr<GraphPass> make_layer_norm_fusion() {
-  std::vector<std::unique_ptr<RewriteRule>> rules;
-  rules.push_back(std::make_unique<LayerNormRule>());
-  return std::make_unique<RulePass>("layer_norm_fusion", std::move(rules));
+  return single_rule_pass<LayerNormRule>("layer_norm_fusion");
 }
 
 }  // namespace onyx

@@ -65,9 +65,7 @@ class PointwiseDepthwiseRule final : public RewriteRule {
 }  // namespace
 
 std::unique_ptr<GraphPass> make_pointwise_depthwise_fusion() {
-  std::vector<std::unique_ptr<RewriteRule>> rules;
-  rules.push_back(std::make_unique<PointwiseDepthwiseRule>());
-  return std::make_unique<RulePass>("pointwise_depthwise_fusion", std::move(rules));
+  return single_rule_pass<PointwiseDepthwiseRule>("pointwise_depthwise_fusion");
 }
 
 }  // namespace onyx

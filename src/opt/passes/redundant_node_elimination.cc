@@ -161,9 +161,7 @@ std::unique_ptr<GraphPass> make_redundant_node_elimination() {
 
 // Identity is common enough to get its own pass (and a name to disable it by).
 std::unique_ptr<GraphPass> make_identity_elimination() {
-  std::vector<std::unique_ptr<RewriteRule>> rules;
-  rules.push_back(std::make_unique<IdentityRule>());
-  return std::make_unique<RulePass>("identity_elimination", std::move(rules));
+  return single_rule_pass<IdentityRule>("identity_elimination");
 }
 
 }  // namespace onyx

@@ -40,9 +40,7 @@ class SkipLayerNormRule final : public RewriteRule {
 }  // namespace
 
 std::unique_ptr<GraphPass> make_skip_layer_norm_fusion() {
-  std::vector<std::unique_ptr<RewriteRule>> rules;
-  rules.push_back(std::make_unique<SkipLayerNormRule>());
-  return std::make_unique<RulePass>("skip_layer_norm_fusion", std::move(rules));
+  return single_rule_pass<SkipLayerNormRule>("skip_layer_norm_fusion");
 }
 
 }  // namespace onyx

@@ -48,9 +48,7 @@ class SpatialMeanRule final : public RewriteRule {
 }  // namespace
 
 std::unique_ptr<GraphPass> make_spatial_mean_to_pool() {
-  std::vector<std::unique_ptr<RewriteRule>> rules;
-  rules.push_back(std::make_unique<SpatialMeanRule>());
-  return std::make_unique<RulePass>("spatial_mean_to_pool", std::move(rules));
+  return single_rule_pass<SpatialMeanRule>("spatial_mean_to_pool");
 }
 
 }  // namespace onyx

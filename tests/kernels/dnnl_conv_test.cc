@@ -6,53 +6,20 @@
 
 #include "cpu/dnnl_conv.h"
 #include "cpu/nchwc_pool.h"
+#include "conv_test_util.h"
 #include "op_test_util.h"
 
 namespace onyx::test {
 
 namespace {
 
-// Direct 2-D convolution, symmetric pads, then + z, then relu when asked.
+// Symmetric pads, then + z, then Relu when asked.
 Tensor ref_conv(const Tensor& x, const Tensor& w, const Tensor* b, int64_t group, int64_t stride, int64_t pad,
                 int64_t dil, const Tensor* z, bool relu) {
-  int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3), M = w.dim(0), kh = w.dim(2), kw = w.dim(3);
-  int64_t OH = (H + 2 * pad - (kh - 1) * dil - 1) / stride + 1, OW = (W + 2 * pad - (kw - 1) * dil - 1) / stride + 1;
-  int64_t Cg = C / group, Mg = M / group;
-  Tensor y(DataType::Float, {N, M, OH, OW});
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          double acc = b ? b->data<float>()[m] : 0.0;
-          int64_t g = m / Mg;
-          for (int64_t c = 0; c < Cg; ++c)
-            for (int64_t i = 0; i < kh; ++i)
-              for (int64_t j = 0; j < kw; ++j) {
-                int64_t ih = oh * stride - pad + i * dil, iw = ow * stride - pad + j * dil;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                acc += static_cast<double>(x.data<float>()[((n * C + g * Cg + c) * H + ih) * W + iw]) *
-                       w.data<float>()[((m * Cg + c) * kh + i) * kw + j];
-              }
-          int64_t k = ((n * M + m) * OH + oh) * OW + ow;
-          if (z) acc += z->data<float>()[k];
-          if (relu && acc < 0) acc = 0;
-          y.data<float>()[k] = static_cast<float>(acc);
-        }
-  return y;
-}
-
-void expect_close(const Tensor& a, const Tensor& b, float tol) {
-  ASSERT_EQ(a.shape(), b.shape());
-  float scale = 1e-6f;
-  for (int64_t i = 0; i < b.numel(); ++i) scale = std::max(scale, std::abs(b.data<float>()[i]));
-  for (int64_t i = 0; i < b.numel(); ++i)
-    ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], tol * scale) << "at " << i;
-}
-
-Tensor to_blocked(const Tensor& x, int block) {
-  Tensor y(DataType::Float, blocked_shape(x.shape(), block));
-  reorder_to_blocked(x.data<float>(), x.shape(), block, y.data<float>(), nullptr);
-  return y;
+  ReferenceConv c;
+  c.group = group, c.stride = stride, c.dil = dil, c.pads = {pad, pad, pad, pad};
+  c.b = b, c.z = z, c.act = relu ? "Relu" : "";
+  return reference_conv(x, w, c);
 }
 
 Tensor from_blocked(const Tensor& x, int64_t channels) {

@@ -11,6 +11,7 @@
 
 #include "cpu/nchwc_conv.h"
 #include "base/thread_pool.h"
+#include "conv_test_util.h"
 #include "op_test_util.h"
 
 namespace onyx::test {
@@ -26,43 +27,6 @@ struct Case {
   int threads = 1;
   bool z_in_place = false;
 };
-
-double activate(double v, const std::string& act, const std::vector<float>& p) {
-  if (act == "Relu") return v > 0 ? v : 0;
-  if (act == "LeakyRelu") return v > 0 ? v : v * p[0];
-  if (act == "Clip") return std::min<double>(std::max<double>(v, p[0]), p[1]);
-  if (act == "HardSigmoid") return std::min(1.0, std::max(0.0, p[0] * v + p[1]));
-  if (act == "HardSwish") return v * std::min(1.0, std::max(0.0, v / 6 + 0.5));
-  if (act == "Sigmoid") return 1.0 / (1.0 + std::exp(-v));
-  if (act == "Tanh") return std::tanh(v);
-  if (act == "Swish") return v / (1.0 + std::exp(-p[0] * v));
-  return v;
-}
-
-// y = act(conv(x) + b + z), plain NCHW.
-Tensor reference(const Case& c, const Tensor& x, const Tensor& w, const Tensor* b, const Tensor* z, int64_t OH, int64_t OW) {
-  const int64_t Cg = c.C / c.group, Mg = c.M / c.group;
-  Tensor y(DataType::Float, {c.N, c.M, OH, OW});
-  for (int64_t n = 0; n < c.N; ++n)
-    for (int64_t m = 0; m < c.M; ++m)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          double acc = b ? b->data<float>()[m] : 0.0;
-          const int64_t g = m / Mg;
-          for (int64_t ci = 0; ci < Cg; ++ci)
-            for (int64_t i = 0; i < c.KH; ++i)
-              for (int64_t j = 0; j < c.KW; ++j) {
-                int64_t ih = oh * c.stride - c.pad + i * c.dil, iw = ow * c.stride - c.pad + j * c.dil;
-                if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
-                acc += static_cast<double>(x.data<float>()[((n * c.C + g * Cg + ci) * c.H + ih) * c.W + iw]) *
-                       w.data<float>()[((m * Cg + ci) * c.KH + i) * c.KW + j];
-              }
-          int64_t k = ((n * c.M + m) * OH + oh) * OW + ow;
-          if (z) acc += z->data<float>()[k];
-          y.data<float>()[k] = static_cast<float>(activate(acc, c.act, c.act_params));
-        }
-  return y;
-}
 
 void run_case(const Case& c) {
   SCOPED_TRACE(c.name);
@@ -106,7 +70,10 @@ void run_case(const Case& c) {
   if (c.threads > 1) pool = std::make_unique<ThreadPool>(c.threads);
   conv->run(io, y.data<float>(), pool.get());
 
-  Tensor expected = reference(c, x, w, c.bias ? &b : nullptr, c.residual ? &z : nullptr, OH, OW);
+  ReferenceConv rc;
+  rc.group = c.group, rc.stride = c.stride, rc.dil = c.dil, rc.pads = {c.pad, c.pad, c.pad, c.pad};
+  rc.b = c.bias ? &b : nullptr, rc.z = c.residual ? &z : nullptr, rc.act = c.act, rc.act_params = c.act_params;
+  Tensor expected = reference_conv(x, w, rc);
   // channels past M in the last block are zero
   const int64_t OCB = ys[1];
   for (int64_t n = 0; n < c.N; ++n)

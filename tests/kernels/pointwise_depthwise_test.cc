@@ -8,6 +8,7 @@
 #include "base/thread_pool.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/nchwc_pointwise_depthwise.h"
+#include "conv_test_util.h"
 #include "op_test_util.h"
 
 namespace onyx::test {
@@ -23,54 +24,19 @@ struct Case {
   int threads;
 };
 
-float activate(const std::string& act, float v) {
-  if (act == "Relu") return std::max(v, 0.0f);
-  if (act == "Clip") return std::min(std::max(v, 0.0f), 6.0f);
-  if (act == "HardSwish") return v * std::min(std::max(v / 6.0f + 0.5f, 0.0f), 1.0f);
-  return v;
-}
-
 std::vector<float> act_params(const std::string& act) {
   return act == "Clip" ? std::vector<float>{0.0f, 6.0f} : std::vector<float>{};
 }
 
-// act(1x1 conv), then act(depthwise conv), in double.
+// act(1x1 conv), then act(depthwise conv).
 Tensor reference(const Case& c, const Tensor& x, const Tensor& w1, const Tensor* b1, const Tensor& w2,
                  const Tensor* b2) {
-  const int64_t HW = c.H * c.W;
-  std::vector<float> mid(c.N * c.M * HW);
-  for (int64_t n = 0; n < c.N; ++n)
-    for (int64_t m = 0; m < c.M; ++m)
-      for (int64_t p = 0; p < HW; ++p) {
-        double acc = b1 ? b1->data<float>()[m] : 0.0;
-        for (int64_t ch = 0; ch < c.C; ++ch)
-          acc += static_cast<double>(x.data<float>()[(n * c.C + ch) * HW + p]) * w1.data<float>()[m * c.C + ch];
-        mid[(n * c.M + m) * HW + p] = activate(c.pw_act, static_cast<float>(acc));
-      }
-  const int64_t reach = (c.K - 1) * c.dil + 1;
-  const int64_t OH = (c.H + c.pads[0] + c.pads[2] - reach) / c.stride + 1;
-  const int64_t OW = (c.W + c.pads[1] + c.pads[3] - reach) / c.stride + 1;
-  Tensor y(DataType::Float, {c.N, c.M, OH, OW});
-  for (int64_t n = 0; n < c.N; ++n)
-    for (int64_t m = 0; m < c.M; ++m)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          double acc = b2 ? b2->data<float>()[m] : 0.0;
-          for (int64_t i = 0; i < c.K; ++i)
-            for (int64_t j = 0; j < c.K; ++j) {
-              const int64_t ih = oh * c.stride - c.pads[0] + i * c.dil, iw = ow * c.stride - c.pads[1] + j * c.dil;
-              if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
-              acc += static_cast<double>(mid[(n * c.M + m) * HW + ih * c.W + iw]) * w2.data<float>()[(m * c.K + i) * c.K + j];
-            }
-          y.data<float>()[((n * c.M + m) * OH + oh) * OW + ow] = activate(c.dw_act, static_cast<float>(acc));
-        }
-  return y;
-}
-
-Tensor to_blocked(const Tensor& x) {
-  Tensor y(DataType::Float, blocked_shape(x.shape(), 16));
-  reorder_to_blocked(x.data<float>(), x.shape(), 16, y.data<float>(), nullptr);
-  return y;
+  ReferenceConv pw;
+  pw.b = b1, pw.act = c.pw_act, pw.act_params = act_params(c.pw_act);
+  ReferenceConv dw;
+  dw.group = c.M, dw.stride = c.stride, dw.dil = c.dil, dw.pads = c.pads;
+  dw.b = b2, dw.act = c.dw_act, dw.act_params = act_params(c.dw_act);
+  return reference_conv(reference_conv(x, w1, pw), w2, dw);
 }
 
 Tensor from_blocked(const Tensor& x, int64_t channels) {
@@ -78,14 +44,6 @@ Tensor from_blocked(const Tensor& x, int64_t channels) {
   Tensor y(DataType::Float, plain);
   reorder_from_blocked(x.data<float>(), plain, 16, y.data<float>(), nullptr);
   return y;
-}
-
-void expect_close(const Tensor& got, const Tensor& want, const std::string& what) {
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  float scale = 1e-6f;
-  for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::abs(want.data<float>()[i]));
-  for (int64_t i = 0; i < want.numel(); ++i)
-    ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5f * scale) << what << " at " << i;
 }
 
 std::string describe(const Case& c) {
@@ -127,15 +85,16 @@ TEST(PointwiseDepthwise, FusedKernelMatchesReference) {
     dw.activation_params = act_params(c.dw_act);
     auto fused = NchwcPointwiseDepthwise::create(pw, w1, c.pw_bias ? &b1 : nullptr, dw, w2, c.dw_bias ? &b2 : nullptr);
     ASSERT_NE(fused, nullptr) << describe(c);
-    Tensor xb = to_blocked(x);
+    Tensor xb = to_blocked(x, 16);
     Tensor y(DataType::Float, fused->output_shape(xb.shape()));
     ThreadPool pool(c.threads);
     fused->run(xb.data<float>(), xb.shape(), y.data<float>(), &pool);
     Tensor want = reference(c, x, w1, c.pw_bias ? &b1 : nullptr, w2, c.dw_bias ? &b2 : nullptr);
-    expect_close(from_blocked(y, c.M), want, describe(c));
+    expect_close(from_blocked(y, c.M), want, 1e-5f, describe(c));
     // lanes past M in the last block are zero
-    if (c.M % 16)
+    if (c.M % 16) {
       for (int64_t i = c.M % 16; i < 16; ++i) EXPECT_EQ(y.data<float>()[(y.dim(1) - 1) * y.dim(2) * y.dim(3) * 16 + i], 0.0f);
+    }
   }
 }
 
@@ -160,10 +119,10 @@ TEST(PointwiseDepthwise, OpMatchesReferenceUnfused) {
                           {"y"}, attrs, "com.onyx");
     Tensor want = reference(c, x, w1, c.pw_bias ? &b1 : nullptr, w2, c.dw_bias ? &b2 : nullptr);
     for (bool blocked : {true, false}) {
-      std::vector<Tensor> inputs = {blocked ? to_blocked(x) : x, w1, c.pw_bias ? b1 : Tensor(), w2,
+      std::vector<Tensor> inputs = {blocked ? to_blocked(x, 16) : x, w1, c.pw_bias ? b1 : Tensor(), w2,
                                     c.dw_bias ? b2 : Tensor()};
       Tensor y = run_op(node, inputs)[0];
-      expect_close(from_blocked(y, c.M), want, describe(c) + (blocked ? " blocked" : " plain"));
+      expect_close(from_blocked(y, c.M), want, 1e-5f, describe(c) + (blocked ? " blocked" : " plain"));
     }
   }
 }
@@ -173,7 +132,7 @@ TEST(PointwiseDepthwise, OpRejectsMismatchedWeights) {
   Node node = make_node("NchwcPointwiseDepthwise", {"x", "w1", "", "w2", ""}, {"y"},
                         {{"block", attr_int(16)}, {"group", attr_int(32)}, {"kernel_shape", attr_ints({3, 3})}},
                         "com.onyx");
-  Tensor x = to_blocked(pattern({1, 16, 8, 8}, 1));
+  Tensor x = to_blocked(pattern({1, 16, 8, 8}, 1), 16);
   try {
     run_op(node, {x, pattern({32, 16, 1, 1}, 2), Tensor(), pattern({24, 1, 3, 3}, 3), Tensor()});
     FAIL() << "mismatched depthwise weights were accepted";

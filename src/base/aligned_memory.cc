@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "onyx/status.h"
@@ -16,6 +17,13 @@ void* allocate_aligned(size_t bytes) {
   void* p = std::aligned_alloc(huge ? kHugePage : 64, rounded);
   if (!p) fail(ErrorCode::RuntimeException, "out of memory allocating " + std::to_string(bytes) + " bytes");
   if (huge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure leaves ordinary pages
+  return p;
+}
+
+AlignedFloats allocate_zeroed_floats(size_t n) {
+  const size_t bytes = ((n ? n : 1) * sizeof(float) + 63) / 64 * 64;  // the padding of the last line too
+  AlignedFloats p(static_cast<float*>(allocate_aligned(bytes)));
+  std::memset(p.get(), 0, bytes);
   return p;
 }
 

@@ -76,18 +76,12 @@ bool nchwc_activation(const std::string& act, const std::vector<float>& p, int* 
 
 namespace {
 
-// 64-byte aligned float buffer.
+// 64-byte aligned float buffer, zeroed.
 struct AlignedBuf {
-  float* p = nullptr;
-  size_t n = 0;
-  explicit AlignedBuf(size_t count) : n(count) {
-    size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
-    p = static_cast<float*>(allocate_aligned(bytes));
-    std::memset(p, 0, bytes);
-  }
-  ~AlignedBuf() { std::free(p); }
-  AlignedBuf(const AlignedBuf&) = delete;
-  AlignedBuf& operator=(const AlignedBuf&) = delete;
+  explicit AlignedBuf(size_t count) : data(allocate_zeroed_floats(count)), p(data.get()), n(count) {}
+  AlignedFloats data;
+  float* p;
+  size_t n;
 };
 
 float* scratch(size_t floats) {

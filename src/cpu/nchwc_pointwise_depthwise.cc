@@ -30,18 +30,6 @@ constexpr int64_t kBandBytes = 192 << 10;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-struct FreeDeleter {
-  void operator()(float* p) const { std::free(p); }
-};
-using AlignedFloats = std::unique_ptr<float[], FreeDeleter>;
-
-AlignedFloats zeroed_floats(size_t n) {
-  const size_t bytes = std::max<size_t>(n, 1) * sizeof(float);
-  AlignedFloats p(static_cast<float*>(allocate_aligned(bytes)));
-  std::memset(p.get(), 0, bytes);
-  return p;
-}
-
 int fuse_env() {
   static int v = [] {
     const char* e = std::getenv("ONYX_FUSE_POINTWISE_DEPTHWISE");
@@ -225,13 +213,13 @@ std::unique_ptr<NchwcPointwiseDepthwise> NchwcPointwiseDepthwise::create(const D
   const int64_t padded = ceil_div(M, kBlock) * kBlock;
   const size_t pw_size = nchwc_pack_tiles(w_pointwise.data<float>(), M, C, 1, 1, 1, false, nchwc::kMaxBlocks,
                                           &im->tiles, nullptr);
-  im->pw_w = zeroed_floats(pw_size);
+  im->pw_w = allocate_zeroed_floats(pw_size);
   nchwc_pack_tiles(w_pointwise.data<float>(), M, C, 1, 1, 1, false, nchwc::kMaxBlocks, &im->tiles, im->pw_w.get());
-  im->dw_w = zeroed_floats(static_cast<size_t>(padded * im->KH * im->KW));
+  im->dw_w = allocate_zeroed_floats(static_cast<size_t>(padded * im->KH * im->KW));
   nchwc_pack_depthwise(w_depthwise.data<float>(), M, im->KH * im->KW, im->dw_w.get());
   auto pack_bias = [&](const Tensor* b, AlignedFloats* dst, bool* has) {
     *has = b != nullptr;
-    *dst = zeroed_floats(static_cast<size_t>(padded));
+    *dst = allocate_zeroed_floats(static_cast<size_t>(padded));
     if (b) std::memcpy(dst->get(), b->data<float>(), M * sizeof(float));
   };
   pack_bias(b_pointwise, &im->pw_b, &im->has_pw_b);

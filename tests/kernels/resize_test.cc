@@ -26,9 +26,11 @@ TEST(Resize, LinearHalfPixelAndAlignCorners) {
   expect_near(a, {1, 1.5, 2, 2.5, 3, 3.5, 4});
 }
 
-// Resizing the last two axes (the separable row path) against the same
+// Resizing the last two axes (the separable two-pass paths) against the same
 // resize with a trailing unit axis (the general tap-product path), over 3
-// threads: nearest, linear, cubic and antialiased downscaling.
+// threads: nearest, linear, cubic and antialiased downscaling; shapes that
+// take the rows-first order (9x4, 3x13) and the widen-first order (16x20,
+// and 160x90, large enough to be split across the threads).
 TEST(Resize, LastTwoAxesMatchGeneralPath) {
   const int64_t C = 3, H = 5, W = 7;
   std::vector<float> v(C * H * W);
@@ -38,7 +40,7 @@ TEST(Resize, LastTwoAxesMatchGeneralPath) {
     for (int64_t antialias : {0, 1}) {
       Node n = make_node("Resize", {"x", "", "", "sz"}, {"y"},
                          {{"mode", attr_string(mode)}, {"antialias", attr_int(antialias)}});
-      for (auto [oh, ow] : {std::pair<int64_t, int64_t>{9, 4}, {3, 13}}) {
+      for (auto [oh, ow] : {std::pair<int64_t, int64_t>{9, 4}, {3, 13}, {16, 20}, {160, 90}}) {
         auto fast = run_op(n, {f(v, {1, C, H, W}), Tensor(), Tensor(),
                                Tensor::from_vector<int64_t>({1, C, oh, ow}, {4})}, 18, &three)[0];
         auto general = run_op(n, {f(v, {1, C, H, W, 1}), Tensor(), Tensor(),

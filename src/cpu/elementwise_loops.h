@@ -12,6 +12,7 @@
 // stop GCC inlining the lambda - mismatched options - leaving a call per
 // element: LeakyRelu ran 16x slower than onnxruntime.)
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -150,9 +151,23 @@ void map_binary_raw(const T* pa, const Shape& as, const U* pb, const Shape& bs, 
     run_inner(pa, pb, po);
     return;
   }
-  // rows [r0, r1): the index of the first is decomposed once, then advanced
+  // `count` rows along the second-innermost dimension, which steps a and b
+  // by sa2 / sb2: the loop kind is chosen once, not per row.
+  const int64_t sa2 = k > 1 ? p.sa[k - 2] : 0, sb2 = k > 1 ? p.sb[k - 2] : 0;
+  auto run_rows = [&](const T* a, const U* b, R* o, int64_t count) {
+    if (ia && ib && inner == 16) {
+      for (int64_t j = 0; j < count; ++j) binary_fixed<16>(a + j * sa2, b + j * sb2, o + j * 16, op);
+    } else if (ia && ib && inner == 8) {
+      for (int64_t j = 0; j < count; ++j) binary_fixed<8>(a + j * sa2, b + j * sb2, o + j * 8, op);
+    } else {
+      for (int64_t j = 0; j < count; ++j) run_inner(a + j * sa2, b + j * sb2, o + j * inner);
+    }
+  };
+  // rows [r0, r1): the index of the first is decomposed once, then advanced a
+  // run of the second-innermost dimension at a time
   auto rows = [&](int64_t r0, int64_t r1) {
-    std::vector<int64_t> idx(k > 1 ? k - 1 : 1, 0);
+    if (k == 1) return run_inner(pa, pb, po);  // the only row
+    std::vector<int64_t> idx(k - 1, 0);
     int64_t oa = 0, ob = 0;
     for (int64_t d = k - 2, rest = r0; d >= 0; --d) {
       idx[d] = rest % p.out[d];
@@ -160,16 +175,21 @@ void map_binary_raw(const T* pa, const Shape& as, const U* pb, const Shape& bs, 
       oa += idx[d] * p.sa[d];
       ob += idx[d] * p.sb[d];
     }
-    for (int64_t r = r0; r < r1; ++r) {
-      run_inner(pa + oa, pb + ob, po + r * inner);
-      for (int d = k - 2; d >= 0; --d) {
-        ++idx[d];
-        oa += p.sa[d];
-        ob += p.sb[d];
-        if (idx[d] < p.out[d]) break;
+    for (int64_t r = r0; r < r1;) {
+      const int64_t count = std::min(r1 - r, p.out[k - 2] - idx[k - 2]);
+      run_rows(pa + oa, pb + ob, po + r * inner, count);
+      r += count;
+      idx[k - 2] += count;
+      oa += sa2 * count;
+      ob += sb2 * count;
+      for (int d = k - 2; d >= 0 && idx[d] >= p.out[d]; --d) {
         oa -= p.sa[d] * p.out[d];
         ob -= p.sb[d] * p.out[d];
         idx[d] = 0;
+        if (d == 0) break;
+        ++idx[d - 1];
+        oa += p.sa[d - 1];
+        ob += p.sb[d - 1];
       }
     }
   };

@@ -24,7 +24,9 @@ TEST(Elementwise, AddBroadcastRowAndScalar) {
 // Large broadcasts split over threads, against an index-by-index reference:
 // a blocked [1, CB, H, W, 16] activation times a per-channel [1, CB, 1, 1, 16]
 // scale (the fixed 16-wide rows), a [N, 7] row broadcast (odd rows, chunks
-// starting mid-tensor) and same-shape / scalar operands (one flat range).
+// starting mid-tensor), operands broadcast on alternating axes (runs of rows
+// that end mid-tensor and carry into several outer axes) and same-shape /
+// scalar operands (one flat range).
 TEST(Elementwise, LargeBroadcastsAcrossThreadsMatchReference) {
   struct Case {
     Shape a, b;
@@ -32,6 +34,7 @@ TEST(Elementwise, LargeBroadcastsAcrossThreadsMatchReference) {
   const Case cases[] = {{{1, 5, 23, 29, 16}, {1, 5, 1, 1, 16}},
                         {{1, 3, 41, 37, 8}, {1, 3, 1, 1, 8}},
                         {{5003, 7}, {7}},
+                        {{4, 3, 1, 50, 7}, {4, 1, 9, 1, 7}},
                         {{40000}, {40000}},
                         {{40001}, {}}};
   ThreadPool three(3);
@@ -40,12 +43,12 @@ TEST(Elementwise, LargeBroadcastsAcrossThreadsMatchReference) {
     std::vector<float> a(shape_numel(c.a)), b(shape_numel(c.b));
     for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 1013) * 0.01f - 5.0f;
     for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 17) * 0.25f - 2.0f;
-    std::vector<int64_t> ob = broadcast_offsets(c.b, out);
+    std::vector<int64_t> oa = broadcast_offsets(c.a, out), ob = broadcast_offsets(c.b, out);
     for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
       auto y = run_op(make_node("Mul", {"a", "b"}, {"y"}), {F(a, c.a), F(b, c.b)}, 17, pool);
       ASSERT_EQ(y[0].shape(), out);
       for (int64_t i = 0; i < shape_numel(out); ++i)
-        ASSERT_EQ(y[0].float_at(i), a[i] * b[ob[i]]) << shape_to_string(c.a) << " at " << i;
+        ASSERT_EQ(y[0].float_at(i), a[oa[i]] * b[ob[i]]) << shape_to_string(c.a) << " at " << i;
     }
   }
 }

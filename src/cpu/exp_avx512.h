@@ -1,7 +1,7 @@
 // exp(x) on 16 floats with AVX-512 (range reduction to 2^k * e^r, |r| <=
-// ln2/2, then a degree-6 polynomial; relative error ~1e-7), shared by the
-// vector math (gemm_vmath.cc) and the direct convolution's activations
-// (nchwc_conv_avx512.cc). `static`: each file gets its own copy, so a copy
+// ln2/2, then a degree-6 polynomial; relative error ~1e-7), and the functions
+// built on it, shared by the vector math (gemm_vmath.cc), the GEMM epilogue
+// (gemm.cc) and the direct convolution's activations (nchwc_conv_avx512.cc). `static`: each file gets its own copy, so a copy
 // compiled for AVX-512 is never picked by the linker for another file.
 #pragma once
 #include <immintrin.h>
@@ -35,6 +35,28 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 recip16_a
 __attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16_avx512(__m512 x) {
   __m512 e = exp16_avx512(_mm512_sub_ps(_mm512_setzero_ps(), x));
   return recip16_avx512(_mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+// x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2)), erf by Abramowitz & Stegun
+// 7.1.26 (|error| <= 1.5e-7). erf alone loses relative accuracy near 0 with
+// this formula, but 1 + erf does not, so GELU needs no separate small-x branch.
+__attribute__((target("avx512f"), always_inline)) static inline __m512 gelu16_avx512(__m512 x) {
+  const __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
+  const __m512 az = _mm512_abs_ps(z);
+  const __m512 t = recip16_avx512(_mm512_fmadd_ps(az, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
+  __m512 p = _mm512_set1_ps(1.061405429f);
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
+  p = _mm512_mul_ps(p, t);
+  const __m512 e = exp16_avx512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), az), az));
+  // erf|z| = 1 - p e, so 1 + erf(z) is 2 - p e for z >= 0 and p e below: no
+  // cancellation for large negative x, where GELU is tiny.
+  const __m512 pe = _mm512_mul_ps(p, e);
+  const __mmask16 neg = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_LT_OQ);
+  const __m512 one_plus = _mm512_mask_blend_ps(neg, _mm512_sub_ps(_mm512_set1_ps(2.0f), pe), pe);
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), one_plus);
 }
 
 }  // namespace onyx

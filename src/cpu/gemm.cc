@@ -20,6 +20,8 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+
+#include "cpu/exp_avx512.h"
 #define ONYX_GEMM_X86 1
 #define ONYX_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
 #define ONYX_TARGET_AVX2 __attribute__((target("avx2,fma")))
@@ -39,13 +41,15 @@ constexpr int64_t NC = 1024;  // multiple of every NR
 // C[mr x nr] = (load_c ? C : 0) + alpha * A_panel * B_panel (+ bias[c]).
 // a_ld == 0: A is a packed panel; else A's rows are read in place with that
 // stride (only kernels with Arch::direct_a support it).
+// gelu: apply GELU (erf) to the finished tile; only kernels with
+// Arch::fuses_gelu read it (the others' tiles get apply_activation_tile).
 using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_ld, const float* b, float* c, int64_t ldc, int mr,
-                             int nr, bool load_c, float alpha, const float* bias);
+                             int nr, bool load_c, float alpha, const float* bias, bool gelu);
 
 // ---- portable 4x16 ----
 constexpr int kGenericMR = 4, kGenericNR = 16;
 void micro_generic(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b, float* __restrict c, int64_t ldc,
-                   int mr, int nr, bool load_c, float alpha, const float* bias) {
+                   int mr, int nr, bool load_c, float alpha, const float* bias, bool /*gelu*/) {
   float acc[kGenericMR][kGenericNR] = {};
   for (int64_t k = 0; k < kc; ++k) {
     for (int r = 0; r < kGenericMR; ++r)
@@ -63,7 +67,8 @@ void micro_generic(int64_t kc, const float* __restrict a, int64_t a_ld, const fl
 #ifdef ONYX_GEMM_X86
 // ---- AVX2 6x16 ----
 ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b, float* __restrict c,
-                                 int64_t ldc, int mr, int nr, bool load_c, float alpha, const float* bias) {
+                                 int64_t ldc, int mr, int nr, bool load_c, float alpha, const float* bias,
+                                 bool /*gelu*/) {
   __m256 acc[6][2];
 #pragma GCC unroll 6
   for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
@@ -113,7 +118,7 @@ ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t 
 // ---- AVX-512 8x32 ----
 ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b,
                                      float* __restrict c, int64_t ldc, int mr, int nr, bool load_c, float alpha,
-                                     const float* bias) {
+                                     const float* bias, bool gelu) {
   __m512 acc[8][2];
 #pragma GCC unroll 8
   for (int r = 0; r < 8; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
@@ -180,6 +185,10 @@ ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int6
       v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, cr));
       v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, cr + 16));
     }
+    if (gelu) {  // on the tile in registers: no second pass over C
+      v0 = gelu16_avx512(v0);
+      v1 = gelu16_avx512(v1);
+    }
     _mm512_mask_storeu_ps(cr, m0, v0);
     _mm512_mask_storeu_ps(cr + 16, m1, v1);
   }
@@ -245,7 +254,8 @@ using PackBFn = void (*)(bool, const float*, int64_t, int64_t, int64_t, int64_t,
 
 struct Arch {
   int mr, nr;
-  bool direct_a;  // the kernel reads non-transposed A in place (no packing)
+  bool direct_a;    // the kernel reads non-transposed A in place (no packing)
+  bool fuses_gelu;  // the kernel applies GemmActivation::Gelu itself
   MicroKernel kernel;
   PackAFn pack_a;
   PackBFn pack_b;
@@ -255,10 +265,10 @@ Arch pick_arch() {
 #ifdef ONYX_GEMM_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    return {8, 32, true, micro_avx512, pack_a<8>, pack_b<32>};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {6, 16, false, micro_avx2, pack_a<6>, pack_b<16>};
+    return {8, 32, true, true, micro_avx512, pack_a<8>, pack_b<32>};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {6, 16, false, false, micro_avx2, pack_a<6>, pack_b<16>};
 #endif
-  return {kGenericMR, kGenericNR, false, micro_generic, pack_a<kGenericMR>, pack_b<kGenericNR>};
+  return {kGenericMR, kGenericNR, false, false, micro_generic, pack_a<kGenericMR>, pack_b<kGenericNR>};
 }
 
 const Arch& arch() {
@@ -328,7 +338,8 @@ void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, in
       bool load = p0 > 0 || g.load_c;
       bool last = p0 + kc >= g.K;
       const float* bias = last && g.epi.bias ? g.epi.bias : nullptr;
-      bool act = last && g.epi.activation != GemmActivation::None;
+      const bool gelu_in_kernel = last && ar.fuses_gelu && g.epi.activation == GemmActivation::Gelu;
+      const bool act = last && g.epi.activation != GemmActivation::None && !gelu_in_kernel;
       for (int64_t i0 = i_begin; i0 < i_end; i0 += mc_blk) {
         int64_t mc = std::min(mc_blk, i_end - i0);
         if (!direct) ar.pack_a(g.trans_a, g.A, g.lda, i0, p0, mc, kc, ap);
@@ -340,7 +351,7 @@ void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, in
             float* c = g.C + (i0 + ir) * g.ldc + j0 + jr;
             const float* a = direct ? g.A + (i0 + ir) * g.lda + p0 : ap + ir * kc;
             ar.kernel(kc, a, direct ? g.lda : 0, bpanel, c, g.ldc, mr, nr, load, g.alpha,
-                      bias ? bias + j0 + jr : nullptr);
+                      bias ? bias + j0 + jr : nullptr, gelu_in_kernel);
             if (act) apply_activation_tile(c, g.ldc, mr, nr, g.epi.activation);
           }
         }

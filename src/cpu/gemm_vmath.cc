@@ -144,12 +144,10 @@ ONYX_AVX512 void swish_avx512(const float* x, float* y, int64_t n, float alpha) 
 }
 
 ONYX_AVX512 void gelu_erf_avx512(const float* x, float* y, int64_t n) {
-  const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), rs2 = _mm512_set1_ps(0.70710678118654752f);
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
     __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    __m512 r = _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, erf16(_mm512_mul_ps(v, rs2))));
-    _mm512_mask_storeu_ps(y + i, m, r);
+    _mm512_mask_storeu_ps(y + i, m, gelu16_avx512(v));
   }
 }
 

@@ -1,7 +1,5 @@
 #include "base/aligned_memory.h"
 
-#include <sys/mman.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -11,12 +9,9 @@
 namespace onyx {
 
 void* allocate_aligned(size_t bytes) {
-  constexpr size_t kHugePage = size_t(2) << 20;
   size_t rounded = bytes ? (bytes + 63) / 64 * 64 : 64;
-  bool huge = rounded >= kHugePage;
-  void* p = std::aligned_alloc(huge ? kHugePage : 64, rounded);
+  void* p = std::aligned_alloc(64, rounded);
   if (!p) fail(ErrorCode::RuntimeException, "out of memory allocating " + std::to_string(bytes) + " bytes");
-  if (huge) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure leaves ordinary pages
   return p;
 }
 

@@ -7,10 +7,12 @@
 namespace onyx {
 
 // 64-byte aligned memory (never null: throws on exhaustion), freed with
-// std::free. Buffers of 2 MiB and more start on a 2 MiB boundary and ask the
-// kernel for transparent huge pages: first touching a 4 KiB page costs a
-// fault each, and packing a model's weights into fresh memory was dominated
-// by those faults (BERT-base load 0.97 -> 0.44 s, median of 8).
+// std::free. Ordinary pages, not transparent huge pages: on these VMs the
+// guest reports free 2 MiB blocks to the host, so a huge page is usually one
+// the host must fault in and zero again. Loading BERT-base right after an
+// onnxruntime process had run it took 1204 ms with huge pages for the packed
+// weights and 523 ms without (medians of 5, ORT 751 ms); run times did not
+// change measurably.
 void* allocate_aligned(size_t bytes);
 
 struct AlignedFree {

@@ -59,4 +59,13 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 gelu16_av
   return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), one_plus);
 }
 
+// The tanh form of GELU, x / 2 * (1 + tanh u) with u = sqrt(2 / pi) (x +
+// 0.044715 x^3), computed as x * sigmoid(2 u) (the same function, no division).
+__attribute__((target("avx512f"), always_inline)) static inline __m512 gelu_tanh16_avx512(__m512 x) {
+  const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+  const __m512 two_u = _mm512_mul_ps(_mm512_set1_ps(2.0f * 0.7978845608028654f),
+                                     _mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), x));
+  return _mm512_mul_ps(x, sigmoid16_avx512(two_u));
+}
+
 }  // namespace onyx

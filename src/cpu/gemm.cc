@@ -41,15 +41,15 @@ constexpr int64_t NC = 1024;  // multiple of every NR
 // C[mr x nr] = (load_c ? C : 0) + alpha * A_panel * B_panel (+ bias[c]).
 // a_ld == 0: A is a packed panel; else A's rows are read in place with that
 // stride (only kernels with Arch::direct_a support it).
-// gelu: apply GELU (erf) to the finished tile; only kernels with
-// Arch::fuses_gelu read it (the others' tiles get apply_activation_tile).
+// act: the activation to apply to the finished tile; only kernels with
+// Arch::fuses_activation read it (the others' tiles get apply_activation_tile).
 using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_ld, const float* b, float* c, int64_t ldc, int mr,
-                             int nr, bool load_c, float alpha, const float* bias, bool gelu);
+                             int nr, bool load_c, float alpha, const float* bias, GemmActivation act);
 
 // ---- portable 4x16 ----
 constexpr int kGenericMR = 4, kGenericNR = 16;
 void micro_generic(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b, float* __restrict c, int64_t ldc,
-                   int mr, int nr, bool load_c, float alpha, const float* bias, bool /*gelu*/) {
+                   int mr, int nr, bool load_c, float alpha, const float* bias, GemmActivation /*act*/) {
   float acc[kGenericMR][kGenericNR] = {};
   for (int64_t k = 0; k < kc; ++k) {
     for (int r = 0; r < kGenericMR; ++r)
@@ -68,7 +68,7 @@ void micro_generic(int64_t kc, const float* __restrict a, int64_t a_ld, const fl
 // ---- AVX2 6x16 ----
 ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b, float* __restrict c,
                                  int64_t ldc, int mr, int nr, bool load_c, float alpha, const float* bias,
-                                 bool /*gelu*/) {
+                                 GemmActivation /*act*/) {
   __m256 acc[6][2];
 #pragma GCC unroll 6
   for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
@@ -118,7 +118,7 @@ ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t 
 // ---- AVX-512 8x32 ----
 ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b,
                                      float* __restrict c, int64_t ldc, int mr, int nr, bool load_c, float alpha,
-                                     const float* bias, bool gelu) {
+                                     const float* bias, GemmActivation act) {
   __m512 acc[8][2];
 #pragma GCC unroll 8
   for (int r = 0; r < 8; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
@@ -185,9 +185,20 @@ ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int6
       v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, cr));
       v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, cr + 16));
     }
-    if (gelu) {  // on the tile in registers: no second pass over C
-      v0 = gelu16_avx512(v0);
-      v1 = gelu16_avx512(v1);
+    switch (act) {  // on the tile in registers: no second pass over C
+      case GemmActivation::None: break;
+      case GemmActivation::Relu:
+        v0 = _mm512_max_ps(v0, _mm512_setzero_ps());
+        v1 = _mm512_max_ps(v1, _mm512_setzero_ps());
+        break;
+      case GemmActivation::Gelu:
+        v0 = gelu16_avx512(v0);
+        v1 = gelu16_avx512(v1);
+        break;
+      case GemmActivation::GeluTanh:
+        v0 = gelu_tanh16_avx512(v0);
+        v1 = gelu_tanh16_avx512(v1);
+        break;
     }
     _mm512_mask_storeu_ps(cr, m0, v0);
     _mm512_mask_storeu_ps(cr + 16, m1, v1);
@@ -255,7 +266,7 @@ using PackBFn = void (*)(bool, const float*, int64_t, int64_t, int64_t, int64_t,
 struct Arch {
   int mr, nr;
   bool direct_a;    // the kernel reads non-transposed A in place (no packing)
-  bool fuses_gelu;  // the kernel applies GemmActivation::Gelu itself
+  bool fuses_activation;  // the kernel applies the epilogue's activation itself
   MicroKernel kernel;
   PackAFn pack_a;
   PackBFn pack_b;
@@ -338,8 +349,8 @@ void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, in
       bool load = p0 > 0 || g.load_c;
       bool last = p0 + kc >= g.K;
       const float* bias = last && g.epi.bias ? g.epi.bias : nullptr;
-      const bool gelu_in_kernel = last && ar.fuses_gelu && g.epi.activation == GemmActivation::Gelu;
-      const bool act = last && g.epi.activation != GemmActivation::None && !gelu_in_kernel;
+      const GemmActivation kernel_act = last && ar.fuses_activation ? g.epi.activation : GemmActivation::None;
+      const bool act = last && !ar.fuses_activation && g.epi.activation != GemmActivation::None;
       for (int64_t i0 = i_begin; i0 < i_end; i0 += mc_blk) {
         int64_t mc = std::min(mc_blk, i_end - i0);
         if (!direct) ar.pack_a(g.trans_a, g.A, g.lda, i0, p0, mc, kc, ap);
@@ -351,7 +362,7 @@ void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, in
             float* c = g.C + (i0 + ir) * g.ldc + j0 + jr;
             const float* a = direct ? g.A + (i0 + ir) * g.lda + p0 : ap + ir * kc;
             ar.kernel(kc, a, direct ? g.lda : 0, bpanel, c, g.ldc, mr, nr, load, g.alpha,
-                      bias ? bias + j0 + jr : nullptr, gelu_in_kernel);
+                      bias ? bias + j0 + jr : nullptr, kernel_act);
             if (act) apply_activation_tile(c, g.ldc, mr, nr, g.epi.activation);
           }
         }

@@ -152,16 +152,9 @@ ONYX_AVX512 void gelu_erf_avx512(const float* x, float* y, int64_t n) {
 }
 
 ONYX_AVX512 void gelu_tanh_avx512(const float* x, float* y, int64_t n) {
-  const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
-    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    __m512 u = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f),
-                             _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), v), _mm512_mul_ps(v, v), v));
-    // tanh(u) = 1 - 2 / (exp(2u) + 1)
-    __m512 e = exp16_avx512(_mm512_mul_ps(two, u));
-    __m512 th = _mm512_sub_ps(one, _mm512_div_ps(two, _mm512_add_ps(e, one)));
-    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, th)));
+    _mm512_mask_storeu_ps(y + i, m, gelu_tanh16_avx512(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }
 

@@ -336,7 +336,9 @@ TEST(Optimizer, BlockedLayoutThroughChannelsLastPermutes) {
 }
 
 // RegNet's grouped 3x3 (16 channels per group: whole blocks) stays in the
-// blocked layout, and the pool after it with it.
+// blocked layout, and the pool after it with it; ResNeXt's 4 channels per
+// group are merged into block-wide groups (block-diagonal weights); 2 per
+// group (8x the work) stay plain. Outputs match the unoptimized graph.
 TEST(Optimizer, GroupedConvWithWholeBlocksStaysBlocked) {
   if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build: no blocked layout";
   auto m = test::make_model();
@@ -347,23 +349,33 @@ TEST(Optimizer, GroupedConvWithWholeBlocksStaysBlocked) {
   *g->add_initializer() = float_tensor("w2", {48, 16, 3, 3}, random_values(48 * 16 * 9, 32));
   *g->add_initializer() = float_tensor("b2", {48}, random_values(48, 33));
   *g->add_initializer() = float_tensor("w3", {32, 4, 3, 3}, random_values(32 * 4 * 9, 34));
+  *g->add_initializer() = float_tensor("w4", {16, 2, 3, 3}, random_values(16 * 2 * 9, 38));
   add_node(g, "Conv", {"x", "w1"}, {"c1"});
   auto* grouped = add_node(g, "Conv", {"c1", "w2", "b2"}, {"c2"});
   add_int_attr(grouped, "group", 2);  // 16 in, 24 out per group: the outputs straddle blocks
   add_ints_attr(grouped, "pads", {1, 1, 1, 1});
   auto* narrow = add_node(g, "Conv", {"c1", "w3"}, {"c3"});
-  add_int_attr(narrow, "group", 8);  // 4 channels per group: stays plain
+  add_int_attr(narrow, "group", 8);  // 4 channels per group: merged four at a time
+  add_ints_attr(narrow, "pads", {0, 1, 1, 0});
+  auto* narrower = add_node(g, "Conv", {"c1", "w4"}, {"c4"});
+  add_int_attr(narrower, "group", 16);  // 2 channels per group: stays plain
   add_node(g, "Relu", {"c2"}, {"r"});
   add_node(g, "GlobalAveragePool", {"r"}, {"y"});
-  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {1, 32, 4, 5});
+  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {1, 32, 5, 6});
+  *g->add_output() = tensor_info("u", onnx::TensorProto::FLOAT, {1, 16, 4, 5});
   g->mutable_node(2)->set_output(0, "z");
+  g->mutable_node(3)->set_output(0, "u");
   Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(336, 35), {1, 8, 6, 7}))}};
-  EXPECT_EQ(check_same(m, feeds, OptimizationLevel::All, 1e-4f).fusions["grouped Conv as NchwcConv"], 0);
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
+  EXPECT_EQ(r.fusions["grouped Conv as NchwcConv"], 1);
+  EXPECT_EQ(r.fusions["grouped Conv groups merged to block width"], 1);
   // 16 in and 16 out per group: blocked.
   *g->mutable_initializer(1) = float_tensor("w2", {32, 16, 3, 3}, random_values(32 * 16 * 9, 36));
   *g->mutable_initializer(2) = float_tensor("b2", {32}, random_values(32, 37));
   *g->mutable_output(0) = tensor_info("y", onnx::TensorProto::FLOAT, {1, 32, 1, 1});
-  EXPECT_EQ(check_same(m, feeds, OptimizationLevel::All, 1e-4f).fusions["grouped Conv as NchwcConv"], 1);
+  r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
+  EXPECT_EQ(r.fusions["grouped Conv as NchwcConv"], 2);
+  EXPECT_EQ(r.fusions["grouped Conv groups merged to block width"], 1);
 }
 
 TEST(Optimizer, GeluAndLayerNormFromDecomposedForms) {

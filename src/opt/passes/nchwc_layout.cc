@@ -52,6 +52,34 @@ Node reorder_node(const Node& transpose, const std::string& op, const std::strin
   return r;
 }
 
+// How many groups of a grouped Conv to merge so that each merged group is one
+// channel block wide (ResNeXt's 4 and 8 channels per group against blocks of
+// 16), or 0 when they do not tile blocks or would waste over 3/4 of the work.
+int64_t groups_per_block(const Tensor& w, int64_t group, int64_t block) {
+  const int64_t cg = w.dim(1), M = w.dim(0);
+  if (group <= 1 || cg >= block || block % cg != 0 || M % group != 0) return 0;
+  const int64_t k = block / cg, mg = M / group;
+  if (k > 4 || group % k != 0 || (k * mg) % block != 0) return 0;
+  return k;
+}
+
+// The weights of the same Conv with every k consecutive groups merged into one:
+// each merged group's [k mg, k cg] matrix per tap holds the k original
+// [mg, cg] blocks on its diagonal and zeros elsewhere. k times the
+// multiply-adds, but the layer runs in the blocked kernel with no layout
+// conversions around it.
+Tensor merged_group_weights(const Tensor& w, int64_t group, int64_t k) {
+  const int64_t M = w.dim(0), cg = w.dim(1), taps = w.dim(2) * w.dim(3), mg = M / group;
+  Tensor out = Tensor::zeros(DataType::Float, {M, k * cg, w.dim(2), w.dim(3)});
+  const float* src = w.data<float>();
+  float* dst = out.data<float>();
+  for (int64_t o = 0; o < M; ++o) {
+    const int64_t slot = (o / mg) % k;  // the original group's place in its merged group
+    std::copy(src + o * cg * taps, src + (o + 1) * cg * taps, dst + (o * k * cg + slot * cg) * taps);
+  }
+  return out;
+}
+
 class NchwcLayout final : public GraphPass {
  public:
   std::string name() const override { return "nchwc_layout"; }
@@ -140,10 +168,14 @@ class NchwcLayout final : public GraphPass {
         int64_t group = read_int(n, "group", 1);
         bool ok = w && w->dtype() == DataType::Float && w->rank() == 4 && n.outputs.size() == 1;
         // Grouped: depthwise, or whole channel blocks per group (RegNet's
-        // group width 16, ResNeXt's later stages), so no block straddles two groups.
-        if (ok && group != 1)
+        // group width 16, ResNeXt's later stages), so no block straddles two
+        // groups; narrower groups merged into block-wide ones (ResNeXt's early stages).
+        int64_t merge = 0;
+        if (ok && group != 1) {
           ok = (w->dim(1) == 1 && w->dim(0) == group) ||
                (w->dim(0) % group == 0 && w->dim(1) % block == 0 && (w->dim(0) / group) % block == 0);
+          if (!ok && w->dim(1) > 1 && (merge = groups_per_block(*w, group, block)) > 0) ok = true;
+        }
         if (ok && n.inputs.size() > 2 && !n.inputs[2].empty()) {
           const Tensor* b = view.constant(n.inputs[2]);
           ok = b && b->dtype() == DataType::Float;
@@ -154,6 +186,14 @@ class NchwcLayout final : public GraphPass {
         if (ok) {
           int64_t M = w->dim(0);
           if (group != 1 && w->dim(1) != 1) ++ctx.fusion_counts["grouped Conv as NchwcConv"];
+          if (merge > 0) {
+            std::string wn = names.make(n.inputs[1] + "_merged_groups");
+            g.initializers[wn] = merged_group_weights(*w, group, merge);
+            g.initializer_order.push_back(wn);
+            n.inputs[1] = wn;
+            n.attributes["group"] = int_attr(group / merge);
+            ++ctx.fusion_counts["grouped Conv groups merged to block width"];
+          }
           n.op_type = "NchwcConv";
           n.domain = kOnyxDomain;
           if (is_blocked(n.inputs[0])) n.inputs[0] = blocked[n.inputs[0]].name;

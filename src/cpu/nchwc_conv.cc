@@ -117,7 +117,9 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 //     that around was not found)
 //   other 1x1 (large images, or many outputs)                      0.67-1.05
 //   depthwise 3x3 stride 2 (MobileNetV2)                           0.96-1.02
-//   depthwise 3x3 stride 1 (MobileNetV2)                           0.56-0.88
+//   depthwise 3x3 stride 1 (MobileNetV2; edge pixels in unrolled
+//     tiles since 2026-11-22): @112 and @56 0.92-1.07, @28 0.91-1.09,
+//     @14 0.80-0.87, @7 0.75-0.79
 // At 2 threads the same per-layer choice holds when the session's pool runs
 // on oneDNN's OpenMP team (ThreadPoolOptions::use_openmp_team, the default
 // for plans with oneDNN convolutions): bench/conv_bench at 2 threads gave
@@ -129,7 +131,9 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime) {
   if (threads > 1 && !one_runtime) return false;
   const bool depthwise = s.group > 1 && s.group == s.C && s.group == s.M;
-  if (depthwise) return s.KH == 3 && s.KW == 3 && s.SH == 2 && s.SW == 2 && s.DH == 1 && s.DW == 1;
+  if (depthwise)
+    return s.KH == 3 && s.KW == 3 && s.DH == 1 && s.DW == 1 &&
+           ((s.SH == 2 && s.SW == 2) || (s.SH == 1 && s.SW == 1 && s.OH * s.OW >= 56 * 56));
   if (s.group != 1) return false;
   const int64_t out_px = s.OH * s.OW;
   if (s.KH * s.KW == 1) {

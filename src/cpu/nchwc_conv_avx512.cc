@@ -268,8 +268,12 @@ __attribute__((always_inline)) inline void dw_tile(const DwRowArgs& a, const DwO
 
 // 3-wide kernel rows, stride SW (1 or 2), no dilation: each input column is
 // loaded once and used by every tap that reads it (loads are the limit here:
-// P * SW + 3 - SW per kernel row instead of 3 P).
-template <int NC, int P, int SW, int ACT>
+// P * SW + 3 - SW per kernel row instead of 3 P). EDGE: the tile reaches
+// into the left or right padding, whose columns are skipped (zeros) - the
+// row's edge pixels run unrolled like the rest instead of through the
+// per-pixel loops of dw_edge (at 7x7 and 14x14 those held 2 of every 7-14
+// pixels).
+template <int NC, int P, int SW, int ACT, bool EDGE>
 __attribute__((always_inline)) inline void dw_tile3(const DwRowArgs& a, const DwOut& o, int64_t ow) {
   __m512 acc[NC][P];
 #pragma GCC unroll 2
@@ -277,7 +281,10 @@ __attribute__((always_inline)) inline void dw_tile3(const DwRowArgs& a, const Dw
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p) acc[c][p] = _mm512_setzero_ps();
   constexpr int NI = (P - 1) * SW + 3;  // input columns
-  const float* xh = a.x + (ow * SW - a.PW) * 16;
+  const int64_t x0 = ow * SW - a.PW;  // the input column of i = 0
+  // interior tiles: a pointer to column x0 (it exists); edge tiles index from
+  // the row's start, since x0 may lie before it
+  const float* xh = EDGE ? a.x : a.x + x0 * 16;
   const float* wh = a.w;
   for (int64_t kh = 0; kh < a.kh_count; ++kh, xh += a.x_kh_stride, wh += 3 * 16) {
 #pragma GCC unroll 2
@@ -287,7 +294,10 @@ __attribute__((always_inline)) inline void dw_tile3(const DwRowArgs& a, const Dw
       const float* xc = xh + c * a.x_cb_stride;
 #pragma GCC unroll 24
       for (int i = 0; i < NI; ++i) {
-        const __m512 xv = _mm512_loadu_ps(xc + i * 16);
+        if constexpr (EDGE) {
+          if (x0 + i < 0 || x0 + i >= a.W) continue;
+        }
+        const __m512 xv = _mm512_loadu_ps(xc + (EDGE ? x0 + i : i) * 16);
 #pragma GCC unroll 3
         for (int k = 0; k < 3; ++k) {
           const int q = i - k;  // pixel q * SW reads column i with tap k
@@ -303,19 +313,29 @@ __attribute__((always_inline)) inline void dw_tile3(const DwRowArgs& a, const Dw
     for (int p = 0; p < P; ++p) dw_store<ACT>(o, c, ow + p, acc[c][p]);
 }
 
-template <int NC, int SW, int ACT>
-void dw_interior3(const DwRowArgs& a, const DwOut& o, int64_t ow, int64_t hi) {
-  for (; ow + 8 <= hi; ow += 8) dw_tile3<NC, 8, SW, ACT>(a, o, ow);
-  switch (hi - ow) {
-    case 7: dw_tile3<NC, 7, SW, ACT>(a, o, ow); break;
-    case 6: dw_tile3<NC, 6, SW, ACT>(a, o, ow); break;
-    case 5: dw_tile3<NC, 5, SW, ACT>(a, o, ow); break;
-    case 4: dw_tile3<NC, 4, SW, ACT>(a, o, ow); break;
-    case 3: dw_tile3<NC, 3, SW, ACT>(a, o, ow); break;
-    case 2: dw_tile3<NC, 2, SW, ACT>(a, o, ow); break;
-    case 1: dw_tile3<NC, 1, SW, ACT>(a, o, ow); break;
+// Output pixels [ow, end) of a 3-wide row in tiles of up to 8.
+template <int NC, int SW, int ACT, bool EDGE>
+void dw_run3(const DwRowArgs& a, const DwOut& o, int64_t ow, int64_t end) {
+  for (; ow + 8 <= end; ow += 8) dw_tile3<NC, 8, SW, ACT, EDGE>(a, o, ow);
+  switch (end - ow) {
+    case 7: dw_tile3<NC, 7, SW, ACT, EDGE>(a, o, ow); break;
+    case 6: dw_tile3<NC, 6, SW, ACT, EDGE>(a, o, ow); break;
+    case 5: dw_tile3<NC, 5, SW, ACT, EDGE>(a, o, ow); break;
+    case 4: dw_tile3<NC, 4, SW, ACT, EDGE>(a, o, ow); break;
+    case 3: dw_tile3<NC, 3, SW, ACT, EDGE>(a, o, ow); break;
+    case 2: dw_tile3<NC, 2, SW, ACT, EDGE>(a, o, ow); break;
+    case 1: dw_tile3<NC, 1, SW, ACT, EDGE>(a, o, ow); break;
     default: break;
   }
+}
+
+// A 3-wide row: the pixels whose windows leave the input ([0, lo), [hi, OW))
+// in their own small EDGE tiles, so the interior tiles carry no checks.
+template <int NC, int SW, int ACT>
+void dw_row3(const DwRowArgs& a, const DwOut& o, int64_t lo, int64_t hi) {
+  dw_run3<NC, SW, ACT, true>(a, o, 0, lo);
+  dw_run3<NC, SW, ACT, false>(a, o, lo, hi);
+  dw_run3<NC, SW, ACT, true>(a, o, hi, a.OW);
 }
 
 // one pixel over its valid taps
@@ -351,13 +371,12 @@ void dw_row_t(const DwRowArgs& a) {
   int64_t hi = last < 0 ? 0 : last / a.SW + 1;
   if (hi > OW) hi = OW;
   if (hi < lo) hi = lo;
-  for (int64_t ow = 0; ow < lo; ++ow) dw_edge<NC, ACT>(a, o, ow);
   if (a.KW == 3 && a.DW == 1 && (a.SW == 1 || a.SW == 2)) {
-    if (a.SW == 1) dw_interior3<NC, 1, ACT>(a, o, lo, hi);
-    else dw_interior3<NC, 2, ACT>(a, o, lo, hi);
-    for (int64_t o = hi; o < OW; ++o) dw_edge<NC, ACT>(a, out, o);
+    if (a.SW == 1) dw_row3<NC, 1, ACT>(a, o, lo, hi);
+    else dw_row3<NC, 2, ACT>(a, o, lo, hi);
     return;
   }
+  for (int64_t ow = 0; ow < lo; ++ow) dw_edge<NC, ACT>(a, o, ow);
   int64_t ow = lo;
   for (; ow + 8 <= hi; ow += 8) dw_tile<NC, 8, ACT>(a, o, ow);
   switch (hi - ow) {

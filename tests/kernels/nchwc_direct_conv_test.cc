@@ -114,6 +114,12 @@ TEST(NchwcDirectConv, MatchesReference) {
       {"depthwise", 1, 40, 40, 10, 10, 3, 3, 1, 1, 1, 40},
       {"depthwise s2", 1, 32, 32, 15, 15, 3, 3, 2, 1, 1, 32},
       {"depthwise 5x5 wide", 2, 16, 16, 7, 30, 5, 5, 1, 2, 1, 16},
+      // 3-wide rows in tiles: padding 2 (two skipped columns), a one-pixel
+      // row (both edges in one tile), no padding, a right edge at stride 2
+      {"depthwise 3x3 p2", 1, 32, 32, 9, 9, 3, 3, 1, 2, 1, 32},
+      {"depthwise width 1", 1, 16, 16, 5, 1, 3, 3, 1, 1, 1, 16},
+      {"depthwise p0 long row", 1, 32, 32, 4, 21, 3, 3, 1, 0, 1, 32},
+      {"depthwise s2 odd width", 1, 16, 16, 6, 17, 3, 3, 2, 1, 1, 16},
   };
   Case plain1 = {"plain IC=3 3x3 s2 p0", 1, 3, 64, 17, 19, 3, 3, 2, 0, 1, 1};
   plain1.plain = true;

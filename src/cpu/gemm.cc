@@ -400,15 +400,14 @@ void run_job(Job& g, int64_t M, int64_t N, float beta, ThreadPool* pool, bool pr
     return;
   }
   int64_t mu = (M + ar.mr - 1) / ar.mr, nu = (N + ar.nr - 1) / ar.nr;
-  // Up to 4 parts per thread, each of at least ~1 MFLOP, claimed as threads
-  // come free: when another process takes a core for a while, the remaining
-  // threads run the parts it has not started instead of waiting for it.
-  const int64_t parts = std::clamp<int64_t>(static_cast<int64_t>(flops / 1.0e6), threads, 4 * threads);
+  // One part per thread. Finer parts (4 per thread, claimed as threads came
+  // free) gained ~2% with another process busy on one core but lost 0-5%
+  // when idle (bench/gemm_bench --threads 2; ViT-B/32 at 2 threads ~8%).
   int64_t m_parts = 1, n_parts = 1;
   if (prefer_m ? mu >= 2 * threads || nu < threads : !(nu >= 2 * threads || mu < threads)) {
-    m_parts = std::min<int64_t>(mu, parts);
+    m_parts = std::min<int64_t>(mu, threads);
   } else {
-    n_parts = std::min<int64_t>(nu, parts);
+    n_parts = std::min<int64_t>(nu, threads);
   }
   int64_t tasks = m_parts * n_parts;
   if (tasks <= 1) {

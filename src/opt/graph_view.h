@@ -2,6 +2,7 @@
 // who produces a value, who reads it, and which values must keep their names
 // (graph inputs and outputs, values read by subgraphs).
 #pragma once
+#include <deque>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -15,6 +16,8 @@ namespace onyx {
 class GraphView {
  public:
   explicit GraphView(const Graph& g);
+  GraphView(const GraphView&) = delete;  // types_ points into this view's own storage
+  GraphView& operator=(const GraphView&) = delete;
   // Index of the node producing `value`, or -1 (graph input, initializer, outer scope).
   int producer(const std::string& value) const;
   // Indices of the nodes reading `value` (explicitly or through a subgraph).
@@ -34,7 +37,8 @@ class GraphView {
   std::unordered_map<std::string, int> producer_;
   std::unordered_map<std::string, std::vector<int>> consumers_;
   std::unordered_set<std::string> graph_outputs_, graph_inputs_;
-  std::unordered_map<std::string, TypeInfo> types_;
+  std::unordered_map<std::string, const TypeInfo*> types_;  // into the graph, or initializer_types_
+  std::deque<TypeInfo> initializer_types_;
   std::vector<int> none_;
 };
 

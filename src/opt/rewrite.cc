@@ -94,13 +94,25 @@ static bool patch_is_safe(const Graph& g, const GraphView& view, const Patch& pa
 }
 
 bool RulePass::run(Graph& g, PassContext& ctx) {
+  std::vector<std::pair<std::string, std::string>> keys;  // each rule's (op type, domain)
+  for (auto& rule : rules_) keys.emplace_back(rule->op_type(), rule->domain());
+  auto offered = [&](const Node& n, size_t r) { return n.op_type == keys[r].first && n.domain == keys[r].second; };
+  auto any_offered = [&](const Node& n) {
+    for (size_t r = 0; r < keys.size(); ++r)
+      if (offered(n, r)) return true;
+    return false;
+  };
   for (bool changed = false;;) {
+    // A view costs about a microsecond per node (1.2 ms for ShuffleNetV2's
+    // 937): none is built when no node is of a type a rule looks at.
+    if (std::none_of(g.nodes.begin(), g.nodes.end(), any_offered)) return changed;
     GraphView view(g);
     PatchBatch batch(g);
     for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
       if (batch.takes_node(i)) continue;
-      for (auto& rule : rules_) {
-        if (g.nodes[i].op_type != rule->op_type() || g.nodes[i].domain != rule->domain()) continue;
+      for (size_t r = 0; r < rules_.size(); ++r) {
+        auto& rule = rules_[r];
+        if (!offered(g.nodes[i], r)) continue;
         std::optional<Patch> patch = rule->match(g, view, i, ctx);
         if (!patch || !patch_is_safe(g, view, *patch)) continue;
         batch.add(std::move(*patch));  // refused ones match again on the next sweep

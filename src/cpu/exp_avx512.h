@@ -1,8 +1,9 @@
 // exp(x) on 16 floats with AVX-512 (range reduction to 2^k * e^r, |r| <=
 // ln2/2, then a degree-6 polynomial; relative error ~1e-7), and the functions
 // built on it, shared by the vector math (gemm_vmath.cc), the GEMM epilogue
-// (gemm.cc) and the direct convolution's activations (nchwc_conv_avx512.cc). `static`: each file gets its own copy, so a copy
-// compiled for AVX-512 is never picked by the linker for another file.
+// (gemm.cc) and the direct convolution's activations (nchwc_conv_avx512.cc).
+// `static`: each file gets its own copy, so a copy compiled for AVX-512 is
+// never picked by the linker for another file.
 #pragma once
 #include <immintrin.h>
 
@@ -37,19 +38,26 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 sigmoid16
   return recip16_avx512(_mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
-// x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2)), erf by Abramowitz & Stegun
-// 7.1.26 (|error| <= 1.5e-7). erf alone loses relative accuracy near 0 with
-// this formula, but 1 + erf does not, so GELU needs no separate small-x branch.
-__attribute__((target("avx512f"), always_inline)) static inline __m512 gelu16_avx512(__m512 x) {
-  const __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
-  const __m512 az = _mm512_abs_ps(z);
-  const __m512 t = recip16_avx512(_mm512_fmadd_ps(az, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
+// Abramowitz & Stegun 7.1.26: erfc|z| = p(t) e^(-z^2) with |error| <= 1.5e-7,
+// t = 1 / (1 + 0.3275911 |z|); this is p(t), given t (callers form t by a
+// division or a refined reciprocal).
+__attribute__((target("avx512f"), always_inline)) static inline __m512 erfc_poly16_avx512(__m512 t) {
   __m512 p = _mm512_set1_ps(1.061405429f);
   p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
   p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
   p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
   p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
-  p = _mm512_mul_ps(p, t);
+  return _mm512_mul_ps(p, t);
+}
+
+// x * Phi(x) = x / 2 * (1 + erf(x / sqrt 2)), erf by Abramowitz & Stegun
+// 7.1.26. erf alone loses relative accuracy near 0 with this formula, but
+// 1 + erf does not, so GELU needs no separate small-x branch.
+__attribute__((target("avx512f"), always_inline)) static inline __m512 gelu16_avx512(__m512 x) {
+  const __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
+  const __m512 az = _mm512_abs_ps(z);
+  const __m512 p =
+      erfc_poly16_avx512(recip16_avx512(_mm512_fmadd_ps(az, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f))));
   const __m512 e = exp16_avx512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), az), az));
   // erf|z| = 1 - p e, so 1 + erf(z) is 2 - p e for z >= 0 and p e below: no
   // cancellation for large negative x, where GELU is tiny.

@@ -81,12 +81,7 @@ ONYX_AVX512 inline __mmask16 tail_mask(int64_t left) {
 ONYX_AVX512 inline __m512 erf16(__m512 x) {
   __m512 ax = _mm512_abs_ps(x);
   __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(ax, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
-  __m512 p = _mm512_set1_ps(1.061405429f);
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
-  p = _mm512_mul_ps(p, t);
+  __m512 p = erfc_poly16_avx512(t);
   __m512 e = exp16_avx512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), ax), ax));
   __m512 y = _mm512_fnmadd_ps(p, e, _mm512_set1_ps(1.0f));
   // copy the sign of x
@@ -140,21 +135,6 @@ ONYX_AVX512 void swish_avx512(const float* x, float* y, int64_t n, float alpha) 
     __mmask16 m = tail_mask(n - i);
     __m512 v = _mm512_maskz_loadu_ps(m, x + i);
     _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(v, sigmoid16_avx512(_mm512_mul_ps(a, v))));
-  }
-}
-
-ONYX_AVX512 void gelu_erf_avx512(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 m = tail_mask(n - i);
-    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    _mm512_mask_storeu_ps(y + i, m, gelu16_avx512(v));
-  }
-}
-
-ONYX_AVX512 void gelu_tanh_avx512(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 m = tail_mask(n - i);
-    _mm512_mask_storeu_ps(y + i, m, gelu_tanh16_avx512(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }
 
@@ -232,8 +212,8 @@ Table make_table() {
     t.swish = swish_avx512;
     t.tanh = map16<tanh16>;
     t.erf = map16<erf16>;
-    t.gelu_erf = gelu_erf_avx512;
-    t.gelu_tanh = gelu_tanh_avx512;
+    t.gelu_erf = map16<gelu16_avx512>;
+    t.gelu_tanh = map16<gelu_tanh16_avx512>;
     t.softmax = softmax_avx512;
     t.layer_norm = layer_norm_avx512;
   }

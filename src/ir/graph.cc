@@ -26,6 +26,12 @@ std::string Node::describe() const {
   return "'" + name + "' (" + d + ")";
 }
 
+bool Node::has_subgraphs() const {
+  for (auto& [k, a] : attributes)
+    if (a.g || !a.graphs.empty()) return true;
+  return false;
+}
+
 std::string canonical_domain(const std::string& domain) { return domain == "ai.onnx" ? "" : domain; }
 
 int64_t Model::opset(const std::string& d) const {

@@ -48,6 +48,8 @@ struct Node {
   }
   // "name (OpType)" for error messages.
   std::string describe() const;
+  // Whether an attribute holds a graph (If, Loop, Scan bodies).
+  bool has_subgraphs() const;
 };
 
 struct ValueInfo {

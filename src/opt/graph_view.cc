@@ -24,12 +24,6 @@ void collect_graph_reads(const Graph& g, std::unordered_set<std::string>& out) {
   for (auto& o : g.outputs) out.insert(o.name);
 }
 
-bool has_subgraphs(const Node& n) {
-  for (auto& [k, a] : n.attributes)
-    if (a.g || !a.graphs.empty()) return true;
-  return false;
-}
-
 }  // namespace
 
 // Passes build a view per sweep, so it points at the graph's own types rather
@@ -56,7 +50,7 @@ GraphView::GraphView(const Graph& g) : g_(g) {
     const Node& n = g.nodes[i];
     for (auto& o : n.outputs)
       if (!o.empty()) producer_[o] = i;
-    if (has_subgraphs(n)) {
+    if (n.has_subgraphs()) {
       std::unordered_set<std::string> reads(n.inputs.begin(), n.inputs.end());
       collect_node_subgraph_reads(n, reads);
       for (auto& r : reads)

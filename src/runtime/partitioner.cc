@@ -14,12 +14,6 @@ namespace {
 
 constexpr int kCpu = -1;
 
-bool has_subgraphs(const Node& n) {
-  for (auto& [k, a] : n.attributes)
-    if (a.g || !a.graphs.empty()) return true;
-  return false;
-}
-
 // Inputs whose data a CPU kernel never reads (only the shape): no copy needed.
 bool metadata_only(const Node& n, size_t k) {
   return k == 0 && canonical_domain(n.domain).empty() && (n.op_type == "Shape" || n.op_type == "Size");
@@ -55,7 +49,7 @@ Placement partition_graph(Graph& g, const Model& model, const std::vector<Execut
   // Values read by subgraphs (outer scope): their producers stay on the CPU.
   std::unordered_set<std::string> read_by_subgraph;
   for (auto& n : g.nodes)
-    if (has_subgraphs(n))
+    if (n.has_subgraphs())
       for (auto& [k, a] : n.attributes) {
         std::vector<std::shared_ptr<Graph>> graphs = a.graphs;
         if (a.g) graphs.push_back(a.g);
@@ -98,7 +92,7 @@ Placement partition_graph(Graph& g, const Model& model, const std::vector<Execut
     const Node& n = g.nodes[i];
     int64_t opset = model.opset(n.domain);
     cpu_def[i] = cpu_registry.find(n, opset);
-    if (has_subgraphs(n)) {
+    if (n.has_subgraphs()) {
       why[i] = "has subgraphs (control flow runs on the CPU)";
       continue;
     }

@@ -14,12 +14,6 @@ bool is_random(const Node& n) {
   return n.domain.empty() && random.count(n.op_type);
 }
 
-bool has_subgraph(const Node& n) {
-  for (auto& [k, a] : n.attributes)
-    if (a.g || !a.graphs.empty()) return true;
-  return false;
-}
-
 class ConstantFolding final : public GraphPass {
  public:
   std::string name() const override { return "constant_folding"; }
@@ -30,7 +24,7 @@ class ConstantFolding final : public GraphPass {
     std::vector<int> folded;
     for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
       const Node& n = g.nodes[i];
-      if (is_random(n) || has_subgraph(n)) continue;
+      if (is_random(n) || n.has_subgraphs()) continue;
       std::vector<Tensor> inputs;
       bool all_constant = true;
       for (auto& in : n.inputs) {

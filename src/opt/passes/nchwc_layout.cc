@@ -29,12 +29,6 @@ int preferred_block() {
 #endif
 }
 
-bool has_subgraph(const Node& n) {
-  for (auto& [k, a] : n.attributes)
-    if (a.type == AttrType::Graph || a.type == AttrType::Graphs) return true;
-  return false;
-}
-
 bool perm_is(const Node& n, const std::vector<int64_t>& perm) {
   const Attribute* a = n.attr("perm");
   return a && a->ints == perm && n.inputs.size() == 1 && n.outputs.size() == 1;
@@ -300,7 +294,7 @@ class NchwcLayout final : public GraphPass {
         changed = true;
       } else {
         for (auto& in : n.inputs) materialize(in);
-        if (has_subgraph(n))
+        if (n.has_subgraphs())
           for (auto& [v, b] : blocked)
             for (int c : view.consumers(v))
               if (c == i) materialize(v);

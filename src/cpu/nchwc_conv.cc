@@ -78,9 +78,9 @@ namespace {
 
 // 64-byte aligned float buffer, zeroed.
 struct AlignedBuf {
-  explicit AlignedBuf(size_t count) : data(allocate_zeroed_floats(count)), p(data.get()), n(count) {}
+  explicit AlignedBuf(size_t count) : data(allocate_zeroed_floats(count)), n(count) {}
+  float* p() const { return data.get(); }
   AlignedFloats data;
-  float* p;
   size_t n;
 };
 
@@ -219,10 +219,10 @@ struct NchwcDirectConv::Impl {
     const int64_t M = w.dim(0), Cg = w.dim(1), KH = w.dim(2), KW = w.dim(3), G = cfg.group;
     const int64_t OCB = ceil_div(M, kBlock);
     pk->bias = std::make_unique<AlignedBuf>(OCB * kBlock);
-    if (bd) std::memcpy(pk->bias->p, bd, M * sizeof(float));
+    if (bd) std::memcpy(pk->bias->p(), bd, M * sizeof(float));
     if (depthwise) {
       pk->w = std::make_unique<AlignedBuf>(OCB * KH * KW * kBlock);
-      nchwc_pack_depthwise(wd, M, KH * KW, pk->w->p);
+      nchwc_pack_depthwise(wd, M, KH * KW, pk->w->p());
     } else {
       // With many input channels and a spatial kernel, tiles of 2 blocks
       // (2 x 12 pixels) keep a tile's filters closer to L1; measured
@@ -233,7 +233,7 @@ struct NchwcDirectConv::Impl {
       const int64_t max_nb = !plain && KH * KW > 1 && Cg > 64 ? 2 : nchwc::kMaxBlocks;
       const size_t size = nchwc_pack_tiles(wd, M, Cg, KH, KW, G, plain, max_nb, &pk->ocg, nullptr);
       pk->w = std::make_unique<AlignedBuf>(size);
-      nchwc_pack_tiles(wd, M, Cg, KH, KW, G, plain, max_nb, &pk->ocg, pk->w->p);
+      nchwc_pack_tiles(wd, M, Cg, KH, KW, G, plain, max_nb, &pk->ocg, pk->w->p());
     }
     std::lock_guard<std::mutex> lock(mu);
     packs.push_back(pk);
@@ -299,7 +299,6 @@ bool geometry(const DnnlConvConfig& cfg, const DnnlConv::Io& io, Geo* g) {
   return true;
 }
 
-
 }  // namespace
 
 bool NchwcDirectConv::supports(const DnnlConv::Io& io) const {
@@ -328,7 +327,7 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
   Geo g;
   if (!geometry(im.cfg, io, &g)) kernel_fail("NchwcConv: this shape is not supported by the direct kernel");
   auto pk = im.pack(*io.w, io.b, g.plain, g.depthwise);
-  const float* bias = io.b ? pk->bias->p : nullptr;
+  const float* bias = io.b ? pk->bias->p() : nullptr;
   const int64_t OCB = ceil_div(g.M, kBlock);
   const uint32_t tail_mask = g.M % kBlock ? (1u << (g.M % kBlock)) - 1 : 0xFFFFu;
   const int64_t CB = g.plain ? 0 : ceil_div(g.C, kBlock);
@@ -363,7 +362,7 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
         nchwc_tap_range(oh, g.SH, g.PH, g.DH, g.KH, H, &kh_lo, &kh_hi);
         a.ncb = std::min<int64_t>(2, OCB - cb);
         a.x = io.x + ((n * CB + cb) * H + (oh * g.SH - g.PH + kh_lo * g.DH)) * W * kBlock;
-        a.w = pk->w->p + (cb * g.KH + kh_lo) * g.KW * kBlock;
+        a.w = pk->w->p() + (cb * g.KH + kh_lo) * g.KW * kBlock;
         a.kh_count = kh_hi - kh_lo;
         a.bias = bias ? bias + cb * kBlock : nullptr;
         a.last_mask = cb + a.ncb == OCB ? tail_mask : 0xFFFFu;
@@ -465,7 +464,7 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
           const int64_t khc = kh_hi - kh_lo;
           const int64_t ih_first = oh * g.SH - g.PH + kh_lo * g.DH;
           const float* xbase = io.x + n * x_img + (o.group * icb_g + c0) * x_icb + ih_first * x_row;
-          a.w = pk->w->p + o.w_offset + c0 * a.w_icb_stride + kh_lo * a.w_kh_stride;
+          a.w = pk->w->p() + o.w_offset + c0 * a.w_icb_stride + kh_lo * a.w_kh_stride;
           a.kh_count = khc;
           float* yrow = y + ((n * OCB + ob_global) * OH + oh) * OW * kBlock;
           const float* zrow = io.z && !z_in_y ? io.z + ((n * OCB + ob_global) * OH + oh) * OW * kBlock : nullptr;

@@ -17,6 +17,7 @@
 
 #include "cpu/dnnl_conv.h"
 #include "cpu/nchwc_conv.h"
+#include "cpu/nchwc_winograd.h"
 
 using namespace onyx;
 
@@ -187,6 +188,7 @@ int main(int argc, char** argv) {
       cfg.constant_weights = true;
       DnnlConv dnnl(cfg);
       auto direct = NchwcDirectConv::create(cfg, 16);
+      auto winograd = NchwcWinogradConv::create(cfg, 16);
       Tensor w(DataType::Float, {s.M, s.C / s.G, s.K, KW}), b(DataType::Float, {s.M});
       fill(w, 1);
       fill(b, 2);
@@ -204,29 +206,33 @@ int main(int argc, char** argv) {
       io.b = &b;
       io.y_block = 16;
       if (!direct || !direct->supports(io)) continue;
+      if (winograd && !winograd->supports(io)) winograd.reset();
       for (int i = 0; i < 3; ++i) {
         dnnl.run(io, y.data<float>(), &pool);
         direct->run(io, y.data<float>(), &pool);
+        if (winograd) winograd->run(io, y.data<float>(), &pool);
       }
       // Each round: a pause (the pool's workers and OpenMP's threads stop
       // spinning), one untimed call, then per_round timed calls; oneDNN and
       // the direct kernel alternate.
-      std::vector<double> td, tn;
-      auto block = [&](bool use_direct, std::vector<double>& out) {
+      std::vector<double> td, tn, tw;
+      auto block = [&](int which, std::vector<double>& out) {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
         for (int k = 0; k <= per_round; ++k) {
           for (size_t e = 0; e < evict.size(); e += 16) evict[e] += 1.0f;
           double t0 = now_ms();
-          if (use_direct) direct->run(io, y.data<float>(), &pool);
+          if (which == 1) direct->run(io, y.data<float>(), &pool);
+          else if (which == 2) winograd->run(io, y.data<float>(), &pool);
           else dnnl.run(io, y.data<float>(), &pool);
           if (k > 0) out.push_back(now_ms() - t0);
         }
       };
       for (int r = 0; r < rounds; ++r) {
-        block(false, td);
-        block(true, tn);
+        block(0, td);
+        block(1, tn);
+        if (winograd) block(2, tw);
       }
-      double md = median(td), mn = median(tn);
+      double md = median(td), mn = median(tn), mw = median(tw);
       DirectConvShape ds;
       int64_t OH = ys[2], OW = ys[3];
       ds.C = s.C, ds.M = s.M, ds.H = s.H, ds.W = s.W, ds.OH = OH, ds.OW = OW, ds.KH = s.K, ds.KW = KW, ds.SH = ds.SW = s.S;
@@ -234,8 +240,11 @@ int main(int argc, char** argv) {
       char label[64];
       std::snprintf(label, sizeof label, "%ld->%ld %ldx%ld k%ldx%ld s%ld p%ld g%ld%s", (long)s.C, (long)s.M, (long)s.H,
                     (long)s.W, (long)s.K, (long)KW, (long)s.S, (long)s.P, (long)s.G, s.plain ? " nchw" : "");
-      std::printf("%-10s %-34s %3d %9.4f %9.4f %7.2f %8s\n", s.model, label, nthr, md, mn, md / mn,
-                  direct_conv_preferred(ds, nthr, pool.uses_openmp_team()) ? "direct" : "onednn");
+      const char* policy = direct_conv_preferred(ds, nthr, pool.uses_openmp_team()) ? "direct" : "onednn";
+      if (winograd && winograd_conv_preferred(ds, nthr, pool.uses_openmp_team())) policy = "winograd";
+      std::printf("%-10s %-34s %3d %9.4f %9.4f %7.2f %8s", s.model, label, nthr, md, mn, md / mn, policy);
+      if (winograd) std::printf("  winograd %.4f ms, %.2fx oneDNN", mw, md / mw);
+      std::printf("\n");
       std::fflush(stdout);
     }
   }

@@ -7,6 +7,7 @@
 #include "cpu/nchwc_conv.h"
 #include "cpu/nchwc_pointwise_depthwise.h"
 #include "cpu/nchwc_pool.h"
+#include "cpu/nchwc_winograd.h"
 #include "kernels/registry.h"
 
 namespace onyx {
@@ -33,21 +34,25 @@ DnnlConvConfig conv_config(const KernelInitContext& ctx, bool constant_weights) 
   return cfg;
 }
 
-// One blocked convolution: Onyx's AVX-512 direct kernel where it beats
-// oneDNN (nchwc_conv.h), else oneDNN.
+// One blocked convolution: Onyx's AVX-512 Winograd (nchwc_winograd.h) or
+// direct kernel (nchwc_conv.h) where they beat oneDNN, else oneDNN.
 class BlockedConv {
  public:
   BlockedConv(const DnnlConvConfig& cfg, int block, bool bias_constant)
-      : conv_(cfg), direct_(NchwcDirectConv::create(cfg, block, bias_constant)) {}
+      : conv_(cfg),
+        direct_(NchwcDirectConv::create(cfg, block, bias_constant)),
+        winograd_(NchwcWinogradConv::create(cfg, block, bias_constant)) {}
   Shape output_shape(const Shape& x_logical, const Shape& w_shape) const { return conv_.output_shape(x_logical, w_shape); }
   void run(const DnnlConv::Io& io, float* y, ThreadPool* pool) const {
-    if (direct_ && direct_->use_for(io, pool)) direct_->run(io, y, pool);
+    if (winograd_ && winograd_->use_for(io, pool)) winograd_->run(io, y, pool);
+    else if (direct_ && direct_->use_for(io, pool)) direct_->run(io, y, pool);
     else conv_.run(io, y, pool);
   }
 
  private:
   DnnlConv conv_;
   std::unique_ptr<NchwcDirectConv> direct_;
+  std::unique_ptr<NchwcWinogradConv> winograd_;
 };
 
 // The logical NCHW shape of a conv input stored plain or blocked.

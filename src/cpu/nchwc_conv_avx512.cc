@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "cpu/exp_avx512.h"
+#include "cpu/nchwc_activate_avx512.h"
 #include "cpu/nchwc_conv_kernel.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -24,42 +24,6 @@ namespace onyx::nchwc {
 
 #if defined(__AVX512F__)
 namespace {
-
-__attribute__((always_inline)) inline __m512 activate(__m512 v, int act, float p0, float p1) {
-  switch (act) {
-    case kActRelu:
-      return _mm512_max_ps(v, _mm512_setzero_ps());
-    case kActLeakyRelu: {
-      __mmask16 neg = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
-      return _mm512_mask_mul_ps(v, neg, v, _mm512_set1_ps(p0));
-    }
-    case kActClip:
-      return _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(p0)), _mm512_set1_ps(p1));
-    case kActHardSigmoid: {
-      __m512 t = _mm512_fmadd_ps(v, _mm512_set1_ps(p0), _mm512_set1_ps(p1));
-      return _mm512_min_ps(_mm512_max_ps(t, _mm512_setzero_ps()), _mm512_set1_ps(1.0f));
-    }
-    case kActHardSwish: {
-      __m512 t = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6), _mm512_set1_ps(0.5f));
-      t = _mm512_min_ps(_mm512_max_ps(t, _mm512_setzero_ps()), _mm512_set1_ps(1.0f));
-      return _mm512_mul_ps(v, t);
-    }
-    case kActSigmoid:
-      return sigmoid16_avx512(v);
-    case kActSwish:
-      return _mm512_mul_ps(v, sigmoid16_avx512(_mm512_mul_ps(v, _mm512_set1_ps(p0))));
-    case kActTanh: {
-      __m512 a = _mm512_abs_ps(v);
-      __m512 e = exp16_avx512(_mm512_mul_ps(a, _mm512_set1_ps(-2.0f)));
-      __m512 t = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-      // copy the sign of v
-      return _mm512_castsi512_ps(_mm512_or_si512(
-          _mm512_castps_si512(t), _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000u)))));
-    }
-    default:
-      return v;
-  }
-}
 
 // Tiles with fewer than 8 accumulators would wait on the FMA latency: they
 // keep S sets (alternate input channels go to alternate sets) and add them

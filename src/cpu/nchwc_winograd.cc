@@ -1,0 +1,345 @@
+// Winograd F(4x4, 3x3) on the blocked layout: weight transform and packing,
+// chunking, threading and the policy. The tile transforms are in
+// nchwc_winograd_avx512.cc, the products run on the direct convolution's tile
+// kernels (nchwc_conv_avx512.cc).
+//
+// Work: units of (image, chunk of up to kChunk output tiles in row-major
+// order, range of output-block groups) split over the ThreadPool. A unit
+// transforms its chunk's input tiles into V[36][input block][tile][16], then
+// per group of up to 4 output blocks: 36 products V[p] x U[p] into
+// Mp[36][block][tile][16] and the output transform of those blocks. Both
+// buffers are per thread and stay in L2; U (36 x C x M) is read once per
+// chunk.
+#include "cpu/nchwc_winograd.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "base/aligned_memory.h"
+#include "cpu/conv_geometry.h"
+#include "cpu/nchwc_conv_kernel.h"
+#include "cpu/nchwc_winograd_kernel.h"
+#include "kernels/kernel.h"
+
+namespace onyx {
+
+namespace {
+
+constexpr int kBlock = 16;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// ONYX_CONV_WINOGRAD_OWN: 0 never, 1 always (where supported), unset: the policy.
+int winograd_env() {
+  static int p = [] {
+    const char* e = std::getenv("ONYX_CONV_WINOGRAD_OWN");
+    return e && *e ? std::atoi(e) : -1;
+  }();
+  return p;
+}
+
+// Output tiles per chunk: a multiple of every tile kernel's pixel count for
+// 2-4 blocks (6, 8, 12), small enough that V and Mp stay in L2.
+int64_t chunk_tiles() {
+  static int64_t t = [] {
+    const char* e = std::getenv("ONYX_WINO_CHUNK");
+    return e && *e ? std::atoll(e) : int64_t{24};
+  }();
+  return t;
+}
+
+bool prefetch_on() {
+  static bool on = [] {
+    const char* e = std::getenv("ONYX_WINO_PF");
+    return !(e && *e == '0');
+  }();
+  return on;
+}
+
+// G g G^T for one 3x3 filter g (row-major), in double: the (m+2)^2 positions.
+void transform_filter(int m, const float* g, double* u) {
+  static const double G4[6][3] = {{1.0 / 4, 0, 0},
+                                  {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                  {0, 0, 1}};
+  static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  const double(*G)[3] = m == 4 ? G4 : G2;
+  const int n = m + 2;
+  double t[6][3];  // G g
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < 3; ++j) t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k) u[i * n + k] = t[i][0] * G[k][0] + t[i][1] * G[k][1] + t[i][2] * G[k][2];
+}
+
+struct Geometry {
+  int64_t N, C, H, W, M, OH, OW, PH, PW;
+};
+
+bool geometry(const DnnlConvConfig& cfg, const DnnlConv::Io& io, Geometry* g) {
+  if (!io.w || io.w->rank() != 4 || io.w->dtype() != DataType::Float) return false;
+  if (io.x_block != kBlock || io.y_block != kBlock || io.x_shape.size() != 5 || cfg.group != 1) return false;
+  const Shape& ws = io.w->shape();
+  if (ws[2] != 3 || ws[3] != 3) return false;
+  g->N = io.x_shape[0];
+  g->C = ws[1];
+  g->H = io.x_shape[2];
+  g->W = io.x_shape[3];
+  g->M = ws[0];
+  if (io.x_shape[1] != ceil_div(g->C, kBlock)) return false;
+  SpatialGeometry sg = compute_geometry({g->H, g->W}, cfg.attrs, {3, 3});
+  for (int i = 0; i < 2; ++i)
+    if (sg.strides[i] != 1 || sg.dilations[i] != 1) return false;
+  g->OH = sg.out[0];
+  g->OW = sg.out[1];
+  g->PH = sg.pad_begin[0];
+  g->PW = sg.pad_begin[1];
+  return g->OH > 0 && g->OW > 0;
+}
+
+}  // namespace
+
+// Policy, measured in models (per-node profiles, 1 thread, this build
+// against ONYX_CONV_WINOGRAD_OWN=0): SqueezeNet's 3x3 convolutions 16->64
+// @55 0.64-0.72x the direct kernel's time, 32->128 @27 0.72-0.75x oneDNN's
+// Winograd, 48->192 and 64->256 @13 (F(2, 3)) 0.69x the direct kernel's;
+// ResNet-50 64@56 and 128@28 0.6-0.85x oneDNN's Winograd, but 256@14 1.3-1.4x
+// and 512@7 2x: the transformed weights (16 or 36 x C x M) come from memory
+// at every call and outweigh the saved multiplications once C x M is large.
+// Several threads that are not oneDNN's OpenMP team: oneDNN runs every
+// convolution, as for the direct kernel (see direct_conv_preferred).
+bool winograd_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime) {
+  if (threads > 1 && !one_runtime) return false;
+  return s.C * s.M <= 32768;
+}
+
+// The output tile side m of F(m, 3) for an output of OH x OW.
+int winograd_tile(int64_t OH, int64_t OW) {
+  static const int forced = [] {
+    const char* e = std::getenv("ONYX_WINO_TILE");
+    return e && *e ? std::atoi(e) : 0;
+  }();
+  if (forced == 2 || forced == 4) return forced;
+  return OH * OW >= 20 * 20 ? 4 : 2;
+}
+
+struct NchwcWinogradConv::Impl {
+  DnnlConvConfig cfg;
+  bool bias_constant = false;
+  int tile = 0;  // 0: winograd_tile()
+  int act = 0;
+  float p0 = 0, p1 = 0;
+
+  struct Packed {
+    const void* w_from = nullptr;
+    const void* b_from = nullptr;
+    int m = 0;  // F(m, 3)
+    // u: per output-block group (tile of nchwc_pack_tiles) o, its
+    // positions' 1x1 weights, at positions * o.w_offset
+    AlignedFloats u, bias;
+    std::vector<NchwcTile> ocg;
+  };
+  mutable std::mutex mu;
+  mutable std::vector<std::shared_ptr<const Packed>> packs;  // one per (weights, bias)
+
+  std::shared_ptr<const Packed> pack(const Tensor& w, const Tensor* b, int m) const {
+    const float* wd = w.data<float>();
+    const float* bd = b ? b->data<float>() : nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (auto& p : packs)
+        if (p->w_from == wd && p->b_from == bd && p->m == m) return p;
+    }
+    auto pk = std::make_shared<Packed>();
+    pk->w_from = wd;
+    pk->b_from = bd;
+    pk->m = m;
+    const int64_t positions = (m + 2) * (m + 2);
+    const int64_t M = w.dim(0), C = w.dim(1);
+    pk->bias = allocate_zeroed_floats(ceil_div(M, kBlock) * kBlock);
+    if (bd) std::copy(bd, bd + M, pk->bias.get());
+    // all filters transformed, [position][m][c]
+    std::vector<float> u(static_cast<size_t>(positions * M * C));
+    double t[36];
+    for (int64_t oc = 0; oc < M; ++oc)
+      for (int64_t c = 0; c < C; ++c) {
+        transform_filter(m, wd + (oc * C + c) * 9, t);
+        for (int64_t p = 0; p < positions; ++p) u[(p * M + oc) * C + c] = static_cast<float>(t[p]);
+      }
+    // per output-block group, its positions one after the other: a unit
+    // reads its group's weights as one stream
+    const size_t position_size = nchwc_pack_tiles(u.data(), M, C, 1, 1, 1, false, nchwc::kMaxBlocks, &pk->ocg, nullptr);
+    AlignedFloats one = allocate_zeroed_floats(position_size);
+    pk->u = allocate_zeroed_floats(position_size * positions);
+    for (int64_t p = 0; p < positions; ++p) {
+      nchwc_pack_tiles(u.data() + p * M * C, M, C, 1, 1, 1, false, nchwc::kMaxBlocks, &pk->ocg, one.get());
+      for (const NchwcTile& o : pk->ocg) {
+        const size_t tile_size = static_cast<size_t>(ceil_div(C, kBlock) * kBlock * o.blocks * kBlock);
+        std::copy(one.get() + o.w_offset, one.get() + o.w_offset + tile_size,
+                  pk->u.get() + positions * o.w_offset + p * tile_size);
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    packs.push_back(pk);
+    return pk;
+  }
+};
+
+std::unique_ptr<NchwcWinogradConv> NchwcWinogradConv::create(const DnnlConvConfig& cfg, int block,
+                                                              bool bias_constant, int tile) {
+  if (!nchwc_direct_available() || block != kBlock || !cfg.constant_weights || cfg.group != 1) return nullptr;
+  if (tile != 0 && tile != 2 && tile != 4) return nullptr;
+  if (cfg.attrs.kernel.size() == 2 && (cfg.attrs.kernel[0] != 3 || cfg.attrs.kernel[1] != 3)) return nullptr;
+  int act;
+  float p0, p1;
+  if (!nchwc_activation(cfg.activation, cfg.activation_params, &act, &p0, &p1)) return nullptr;
+  std::unique_ptr<NchwcWinogradConv> d(new NchwcWinogradConv());
+  d->impl_ = std::make_unique<Impl>();
+  d->impl_->cfg = cfg;
+  d->impl_->cfg.attrs.ceil_mode = false;
+  d->impl_->bias_constant = bias_constant;
+  d->impl_->tile = tile;
+  d->impl_->act = act;
+  d->impl_->p0 = p0;
+  d->impl_->p1 = p1;
+  return d;
+}
+
+NchwcWinogradConv::~NchwcWinogradConv() = default;
+
+bool NchwcWinogradConv::supports(const DnnlConv::Io& io) const {
+  Geometry g;
+  return geometry(impl_->cfg, io, &g) && (!io.b || impl_->bias_constant);
+}
+
+bool NchwcWinogradConv::use_for(const DnnlConv::Io& io, const ThreadPool* pool) const {
+  const int env = winograd_env();
+  if (env == 0 || !supports(io)) return false;
+  if (env == 1) return true;
+  Geometry g;
+  geometry(impl_->cfg, io, &g);
+  DirectConvShape s;
+  s.C = g.C, s.M = g.M, s.H = g.H, s.W = g.W, s.OH = g.OH, s.OW = g.OW, s.KH = 3, s.KW = 3;
+  return winograd_conv_preferred(s, pool ? pool->num_threads() : 1, !pool || pool->uses_openmp_team());
+}
+
+void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) const {
+  const Impl& im = *impl_;
+  Geometry g;
+  if (!geometry(im.cfg, io, &g)) kernel_fail("NchwcConv: this shape is not supported by the Winograd kernel");
+  const int m = im.tile ? im.tile : winograd_tile(g.OH, g.OW), n_in = m + 2;
+  const int64_t positions = n_in * n_in;
+  auto pk = im.pack(*io.w, io.b, m);
+  const float* bias = io.b ? pk->bias.get() : nullptr;
+  const int64_t CB = ceil_div(g.C, kBlock), OCB = ceil_div(g.M, kBlock);
+  const uint32_t tail_mask = g.M % kBlock ? (1u << (g.M % kBlock)) - 1 : 0xFFFFu;
+  const int64_t TW = ceil_div(g.OW, m), tiles = ceil_div(g.OH, m) * TW;
+  const int64_t T = std::min(tiles, chunk_tiles()), chunks = ceil_div(tiles, T);
+  const int64_t nocg = static_cast<int64_t>(pk->ocg.size());
+  const int nthr = pool ? pool->num_threads() : 1;
+  // output-block groups split over units only while there are too few chunks
+  int64_t parts = 1;
+  while (parts < nocg && g.N * chunks * parts < 2 * nthr) ++parts;
+  const int64_t units = g.N * chunks * parts;
+
+  using TileTable = std::array<std::array<nchwc::TileFn, 16>, nchwc::kMaxBlocks + 1>;
+  static const TileTable fns = [] {
+    TileTable t{};
+    for (int nb = 1; nb <= nchwc::kMaxBlocks; ++nb)
+      for (int p = 1; p <= nchwc::max_pixels(nb); ++p) t[nb][p] = nchwc::tile_kernel_avx512(nb, p, kBlock);
+    return t;
+  }();
+  const nchwc::WinoInputFn input_tile = nchwc::wino_input_kernel_avx512(m);
+  const nchwc::WinoOutputFn output_tile = nchwc::wino_output_kernel_avx512(m);
+
+  const int64_t x_plane = g.H * g.W * kBlock, y_plane = g.OH * g.OW * kBlock;
+  const int64_t v_position = CB * T * kBlock;  // floats per position in V
+  parallel_for(pool, units, [&](int64_t u0, int64_t u1) {
+    thread_local AlignedScratch v_buf, m_buf;
+    float* V = v_buf.get(static_cast<size_t>(positions * v_position));
+    float* Mp = m_buf.get(static_cast<size_t>(positions * nchwc::kMaxBlocks * T * kBlock));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t part = u % parts, chunk = (u / parts) % chunks, n = u / (parts * chunks);
+      const int64_t t0 = chunk * T, tn = std::min(T, tiles - t0);
+      for (int64_t icb = 0; icb < CB; ++icb) {
+        nchwc::WinoInputArgs a;
+        a.x = io.x + (n * CB + icb) * x_plane;
+        a.H = g.H, a.W = g.W;
+        a.v_stride = v_position;
+        for (int64_t t = 0; t < tn; ++t) {
+          const int64_t th = (t0 + t) / TW, tw = (t0 + t) % TW;
+          a.ih0 = th * m - g.PH;
+          a.iw0 = tw * m - g.PW;
+          a.v = V + (icb * T + t) * kBlock;
+          input_tile(a);
+        }
+      }
+      const int64_t oi0 = nocg * part / parts, oi1 = nocg * (part + 1) / parts;
+      for (int64_t oi = oi0; oi < oi1; ++oi) {
+        const NchwcTile& o = pk->ocg[oi];
+        const int nb = static_cast<int>(o.blocks);
+        const int64_t pmax = nchwc::max_pixels(nb);
+        const int64_t m_position = nb * T * kBlock;
+        nchwc::TileArgs a{};
+        a.x_icb_stride = T * kBlock;
+        a.w_icb_stride = kBlock * nb * kBlock;
+        a.kh_count = a.kw_count = 1;
+        a.ic_inner = kBlock;
+        a.x_ic_stride = 1;
+        a.x_px_stride = kBlock;
+        a.y_block_stride = T * kBlock;
+        a.last_mask = 0xFFFFu;
+        a.finish = false;
+        // input blocks per pass: their weights stay in L1 (<= 32 KB)
+        const int64_t cchunk = std::clamp<int64_t>(32768 / (a.w_icb_stride * 4), 1, CB);
+        const int64_t w_position = CB * a.w_icb_stride;
+        for (int64_t p = 0; p < positions; ++p) {
+          const float* wp = pk->u.get() + positions * o.w_offset + p * w_position;
+          if (prefetch_on() && p + 1 < positions)
+            for (int64_t i = 0; i < w_position; i += 16) __builtin_prefetch(wp + w_position + i, 0, 2);
+          for (int64_t c0 = 0; c0 < CB; c0 += cchunk) {
+            a.icb_count = std::min(cchunk, CB - c0);
+            a.accumulate = c0 > 0;
+            a.w = wp + c0 * a.w_icb_stride;
+            for (int64_t t = 0; t < tn;) {
+              const int64_t P = std::min(pmax, tn - t);
+              a.x = V + p * v_position + (c0 * T + t) * kBlock;
+              a.y = Mp + p * m_position + t * kBlock;
+              fns[nb][P](a);
+              t += P;
+            }
+          }
+        }
+        nchwc::WinoOutputArgs oa;
+        oa.m_stride = m_position;
+        oa.y_row = g.OW;
+        oa.act = im.act;
+        oa.p0 = im.p0;
+        oa.p1 = im.p1;
+        for (int b = 0; b < nb; ++b) {
+          const int64_t ob = o.first_block + b;
+          oa.bias = bias ? bias + ob * kBlock : nullptr;
+          oa.mask = ob == OCB - 1 ? tail_mask : 0xFFFFu;
+          float* yb = y + (n * OCB + ob) * y_plane;
+          const float* zb = io.z ? io.z + (n * OCB + ob) * y_plane : nullptr;
+          for (int64_t t = 0; t < tn; ++t) {
+            const int64_t oh = (t0 + t) / TW * m, ow = (t0 + t) % TW * m;
+            oa.m = Mp + (b * T + t) * kBlock;
+            oa.rows = static_cast<int>(std::min<int64_t>(m, g.OH - oh));
+            oa.cols = static_cast<int>(std::min<int64_t>(m, g.OW - ow));
+            oa.y = yb + (oh * g.OW + ow) * kBlock;
+            oa.z = zb ? zb + (oh * g.OW + ow) * kBlock : nullptr;
+            output_tile(oa);
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace onyx

@@ -239,12 +239,16 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
   const int64_t CB = ceil_div(g.C, kBlock), OCB = ceil_div(g.M, kBlock);
   const uint32_t tail_mask = g.M % kBlock ? (1u << (g.M % kBlock)) - 1 : 0xFFFFu;
   const int64_t TW = ceil_div(g.OW, m), tiles = ceil_div(g.OH, m) * TW;
-  const int64_t T = std::min(tiles, chunk_tiles()), chunks = ceil_div(tiles, T);
-  const int64_t nocg = static_cast<int64_t>(pk->ocg.size());
+  // chunks of (nearly) equal size, as many per thread: a short last chunk,
+  // or one more chunk on one thread, left the others idle
   const int nthr = pool ? pool->num_threads() : 1;
-  // output-block groups split over units only while there are too few chunks
-  int64_t parts = 1;
-  while (parts < nocg && g.N * chunks * parts < 2 * nthr) ++parts;
+  const int64_t chunks = std::min(tiles, ceil_div(ceil_div(tiles, chunk_tiles()), nthr) * nthr);
+  const int64_t T = ceil_div(tiles, chunks);
+  const int64_t nocg = static_cast<int64_t>(pk->ocg.size());
+  // With several threads and fewer than 4 chunks per thread, a unit is one
+  // chunk x one output-block group (each unit transforms its chunk's input
+  // again: ~6% of a group's products); uneven ranges of groups left threads idle.
+  const int64_t parts = nthr > 1 && g.N * chunks < 4 * nthr ? nocg : 1;
   const int64_t units = g.N * chunks * parts;
 
   using TileTable = std::array<std::array<nchwc::TileFn, 16>, nchwc::kMaxBlocks + 1>;
@@ -265,7 +269,7 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
     float* Mp = m_buf.get(static_cast<size_t>(positions * nchwc::kMaxBlocks * T * kBlock));
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t part = u % parts, chunk = (u / parts) % chunks, n = u / (parts * chunks);
-      const int64_t t0 = chunk * T, tn = std::min(T, tiles - t0);
+      const int64_t t0 = chunk * tiles / chunks, tn = (chunk + 1) * tiles / chunks - t0;
       for (int64_t icb = 0; icb < CB; ++icb) {
         nchwc::WinoInputArgs a;
         a.x = io.x + (n * CB + icb) * x_plane;

@@ -1,15 +1,15 @@
-// Winograd F(4x4, 3x3) on the blocked layout: weight transform and packing,
-// chunking, threading and the policy. The tile transforms are in
-// nchwc_winograd_avx512.cc, the products run on the direct convolution's tile
-// kernels (nchwc_conv_avx512.cc).
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) on the blocked layout: weight
+// transform and packing, chunking, threading and the policy. The tile
+// transforms are in nchwc_winograd_avx512.cc, the products run on the direct
+// convolution's tile kernels (nchwc_conv_avx512.cc).
 //
-// Work: units of (image, chunk of up to kChunk output tiles in row-major
-// order, range of output-block groups) split over the ThreadPool. A unit
-// transforms its chunk's input tiles into V[36][input block][tile][16], then
-// per group of up to 4 output blocks: 36 products V[p] x U[p] into
-// Mp[36][block][tile][16] and the output transform of those blocks. Both
-// buffers are per thread and stay in L2; U (36 x C x M) is read once per
-// chunk.
+// Work: units of (image, chunk of output tiles in row-major order, range of
+// output-block groups) split over the ThreadPool. With P = (m+2)^2
+// positions, a unit transforms its chunk's input tiles into
+// V[P][input block][tile][16], then per group of up to 4 output blocks: P
+// products V[p] x U[p] into Mp[P][block][tile][16] and the output transform
+// of those blocks. Both buffers are per thread and sized to stay in L2; U
+// (P x C x M) is read once per chunk.
 #include "cpu/nchwc_winograd.h"
 
 #include <algorithm>
@@ -41,22 +41,13 @@ int winograd_env() {
   return p;
 }
 
-// Output tiles per chunk: a multiple of every tile kernel's pixel count for
-// 2-4 blocks (6, 8, 12), small enough that V and Mp stay in L2.
-int64_t chunk_tiles() {
-  static int64_t t = [] {
-    const char* e = std::getenv("ONYX_WINO_CHUNK");
-    return e && *e ? std::atoll(e) : int64_t{24};
-  }();
-  return t;
-}
-
-bool prefetch_on() {
-  static bool on = [] {
-    const char* e = std::getenv("ONYX_WINO_PF");
-    return !(e && *e == '0');
-  }();
-  return on;
+// The most output tiles per chunk: as many as keep a thread's V and Mp
+// within ~1 MB of L2, at least 24. Fewer chunks read the transformed weights
+// fewer times: ResNet-50's 256@14 (F(2,3)) took 0.85 ms per call with
+// 256 KB, 0.71 ms with 1 MB (per-node minima in the model, 1 thread).
+int64_t chunk_tiles(int64_t positions, int64_t CB) {
+  const int64_t per_tile = positions * (CB + nchwc::kMaxBlocks) * kBlock * sizeof(float);
+  return std::max<int64_t>(24, (int64_t{1} << 20) / per_tile);
 }
 
 // G g G^T for one 3x3 filter g (row-major), in double: the (m+2)^2 positions.
@@ -118,15 +109,11 @@ bool winograd_conv_preferred(const DirectConvShape& s, int threads, bool one_run
   return s.C * s.M <= 32768;
 }
 
-// The output tile side m of F(m, 3) for an output of OH x OW.
-int winograd_tile(int64_t OH, int64_t OW) {
-  static const int forced = [] {
-    const char* e = std::getenv("ONYX_WINO_TILE");
-    return e && *e ? std::atoi(e) : 0;
-  }();
-  if (forced == 2 || forced == 4) return forced;
-  return OH * OW >= 20 * 20 ? 4 : 2;
-}
+// The output tile side m of F(m, 3) for an output of OH x OW: F(4, 3) has
+// 2.25x F(2, 3)'s transformed weights, which small outputs reuse over too
+// few tiles (SqueezeNet @13: F(2, 3) 0.69x, F(4, 3) 0.95x the direct
+// kernel's time; at @55 and @27 F(4, 3) takes 0.87-0.98x F(2, 3)'s).
+int winograd_tile(int64_t OH, int64_t OW) { return OH * OW >= 20 * 20 ? 4 : 2; }
 
 struct NchwcWinogradConv::Impl {
   DnnlConvConfig cfg;
@@ -242,7 +229,7 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
   // chunks of (nearly) equal size, as many per thread: a short last chunk,
   // or one more chunk on one thread, left the others idle
   const int nthr = pool ? pool->num_threads() : 1;
-  const int64_t chunks = std::min(tiles, ceil_div(ceil_div(tiles, chunk_tiles()), nthr) * nthr);
+  const int64_t chunks = std::min(tiles, ceil_div(ceil_div(tiles, chunk_tiles(positions, CB)), nthr) * nthr);
   const int64_t T = ceil_div(tiles, chunks);
   const int64_t nocg = static_cast<int64_t>(pk->ocg.size());
   // With several threads and fewer than 4 chunks per thread, a unit is one
@@ -304,7 +291,9 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
         const int64_t w_position = CB * a.w_icb_stride;
         for (int64_t p = 0; p < positions; ++p) {
           const float* wp = pk->u.get() + positions * o.w_offset + p * w_position;
-          if (prefetch_on() && p + 1 < positions)
+          // the next position's weights, from memory while these multiply
+          // (SqueezeNet's F(4, 3) layers @27 and @13: 0.79-0.86x the time without)
+          if (p + 1 < positions)
             for (int64_t i = 0; i < w_position; i += 16) __builtin_prefetch(wp + w_position + i, 0, 2);
           for (int64_t c0 = 0; c0 < CB; c0 += cchunk) {
             a.icb_count = std::min(cchunk, CB - c0);

@@ -39,6 +39,28 @@ TEST(ExecutionPlan, ReleasesEachValueAfterItsLastReader) {
   EXPECT_EQ(released(3), (std::vector<std::string>{"a", "c"}));  // y is a graph output: kept
 }
 
+TEST(ExecutionPlan, DonatesOnlyIntermediatesAtTheirLastUse) {
+  // x -> Relu -> a -> Neg -> b ; Add(b, a) -> c ; Add(c, c) -> y
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = test::tensor_info("x", onnx::TensorProto::FLOAT, {4});
+  *g->add_output() = test::tensor_info("y", onnx::TensorProto::FLOAT, {4});
+  test::add_node(g, "Relu", {"x"}, {"a"});
+  test::add_node(g, "Neg", {"a"}, {"b"});
+  test::add_node(g, "Add", {"b", "a"}, {"c"});
+  test::add_node(g, "Add", {"c", "c"}, {"y"});
+  std::string bytes = test::serialize(m);
+  Model model = load_model_from_bytes(bytes.data(), bytes.size(), "chain");
+  SessionOptions options;
+  CompileEnv env{&model, &cpu_kernel_registry(), &options, "chain"};
+  auto plan = compile_graph(std::make_shared<const Graph>(model.graph), env, {});
+  ASSERT_EQ(plan->nodes.size(), 4u);
+  EXPECT_TRUE(plan->nodes[0].donatable_inputs.empty());  // x is the caller's
+  EXPECT_TRUE(plan->nodes[1].donatable_inputs.empty());  // a is read again later
+  EXPECT_EQ(plan->nodes[2].donatable_inputs, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(plan->nodes[3].donatable_inputs.empty());  // c read twice by the node
+}
+
 TEST(ExecutionPlan, SortsNodesTopologically) {
   auto m = test::make_model();
   auto* g = m.mutable_graph();

@@ -90,13 +90,17 @@ class NchwcConvKernel final : public Kernel {
     io.y_block = block_;
     ONYX_KERNEL_CHECK(!b || b->numel() == w.dim(0), "NchwcConv bias size mismatch");
     Shape ys = blocked_shape(conv_.output_shape(logical_input(x, w, group_, io.x_block != 0), w.shape()), block_);
+    Tensor* y_in_z = nullptr;
     if (z) {
       ONYX_KERNEL_CHECK(z->dtype() == DataType::Float && z->shape() == ys,
                         "NchwcConv residual " + shape_to_string(z->shape()) + " must have the output's shape " +
                             shape_to_string(ys));
       io.z = z->data<float>();
+      // y = conv(x) + z in z's buffer when z dies here: oneDNN then sums in
+      // place instead of copying z into y first
+      y_in_z = ctx.take_input_for_output(3, 0, DataType::Float, ys);
     }
-    Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
+    Tensor& y = y_in_z ? *y_in_z : ctx.allocate_output(0, DataType::Float, ys);
     if (y.numel() == 0) return;
     conv_.run(io, y.data<float>(), ctx.thread_pool());
   }

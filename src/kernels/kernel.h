@@ -99,6 +99,11 @@ class KernelContext {
   virtual bool wants_output(size_t i) const = 0;
   virtual Tensor& allocate_output(size_t i, DataType dtype, const Shape& shape) = 0;
   virtual void set_output(size_t i, Value value) = 0;
+  // Output `out` in the buffer of input `in`, when that input is a tensor of
+  // this dtype and shape that no one reads after this node and nothing else
+  // shares (an intermediate at its last use); else null, and the kernel
+  // allocates. The input then reads the same memory the kernel writes.
+  virtual Tensor* take_input_for_output(size_t in, size_t out, DataType dtype, const Shape& shape) { return nullptr; }
 
   virtual ThreadPool* thread_pool() const = 0;
   // Runs a subgraph (If/Loop/Scan body) with the given inputs; outer-scope

@@ -1,5 +1,6 @@
 #include "runtime/execution_plan.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <set>
@@ -13,6 +14,27 @@
 namespace onyx {
 
 namespace {
+
+// PlannedNode::donatable_inputs: a CPU node's inputs read once by it, last
+// read there, and produced by a node of this plan (never graph inputs,
+// constants or outer-scope values, whose buffers belong to others).
+void plan_donatable_inputs(CompiledGraph& plan, const std::vector<int>& last_use) {
+  std::vector<char> produced(plan.num_slots, 0);
+  for (const PlannedNode& pn : plan.nodes)
+    for (int s : pn.outputs)
+      if (s >= 0) produced[s] = 1;
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    PlannedNode& pn = plan.nodes[i];
+    if (pn.ep) continue;
+    for (size_t k = 0; k < pn.inputs.size(); ++k) {
+      const int s = pn.inputs[k];
+      if (s < 0 || !produced[s] || last_use[s] != static_cast<int>(i)) continue;
+      if (std::count(pn.inputs.begin(), pn.inputs.end(), s) != 1) continue;
+      if (std::count(pn.implicit_inputs.begin(), pn.implicit_inputs.end(), s) != 0) continue;
+      pn.donatable_inputs.push_back(static_cast<int>(k));
+    }
+  }
+}
 
 [[noreturn]] void graph_fail(const CompileEnv& env, ErrorCode code, const std::string& msg) {
   fail(code, "model '" + env.model_name + "': " + msg);
@@ -390,6 +412,7 @@ std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source
   for (int s : plan->output_slots) last_use[s] = -1;
   for (int s = 0; s < plan->num_slots; ++s)
     if (last_use[s] >= 0) plan->nodes[last_use[s]].release_after.push_back(s);
+  plan_donatable_inputs(*plan, last_use);
   plan_dependencies(*plan);
   plan_in_place_concats(*plan);
   return plan;

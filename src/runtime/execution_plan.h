@@ -52,6 +52,10 @@ struct PlannedNode {
   std::vector<int> outputs;          // slot per output, -1 when omitted
   std::vector<int> implicit_inputs;  // outer-scope values its subgraphs read
   std::vector<int> release_after;    // slots last read by this node
+  // Inputs (indices) whose value an earlier node produced and dies here: the
+  // sequential executor lets the kernel write its output into their buffer
+  // (KernelContext::take_input_for_output).
+  std::vector<int> donatable_inputs;
   // For the parallel executor: the distinct slots it reads (inputs and
   // implicit inputs), how many distinct nodes produce them, and the distinct
   // nodes (plan indices) that read its outputs.

@@ -1,5 +1,7 @@
 #include "runtime/executor.h"
 
+#include <algorithm>
+
 #include "profile/profiler.h"
 
 namespace onyx {
@@ -32,6 +34,23 @@ class FrameContext final : public KernelContext {
     return v.tensor();
   }
   void set_output(size_t i, Value value) override { output_slot(i) = std::move(value); }
+  // Only in the sequential executor (plan_ set): there no other node can be
+  // reading the input while this one writes.
+  Tensor* take_input_for_output(size_t in, size_t out, DataType dtype, const Shape& shape) override {
+    if (!plan_ || pn_.ep || out >= pn_.outputs.size() || pn_.outputs[out] < 0) return nullptr;
+    if (std::find(pn_.donatable_inputs.begin(), pn_.donatable_inputs.end(), static_cast<int>(in)) ==
+        pn_.donatable_inputs.end())
+      return nullptr;
+    if (!plan_->concat_part_of.empty() && plan_->concat_part_of[pn_.outputs[out]].concat) return nullptr;
+    Value& v = slots_[pn_.inputs[in]];
+    if (!v.is_tensor()) return nullptr;
+    const Tensor& t = v.tensor();
+    if (t.dtype() != dtype || t.shape() != shape || t.device().type != DeviceType::CPU ||
+        t.holder().use_count() != 1)
+      return nullptr;
+    output_slot(out) = v;  // the input slot keeps its reference until the node ends
+    return &output_slot(out).tensor();
+  }
   ThreadPool* thread_pool() const override { return env_.pool; }
   std::vector<Value> run_subgraph(const CompiledGraph& graph, std::vector<Value> inputs) const override {
     std::vector<Value> outer;

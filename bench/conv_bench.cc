@@ -1,8 +1,11 @@
 // Times Onyx's direct blocked convolution (cpu/nchwc_conv.h) against oneDNN
 // (cpu/dnnl_conv.h) on the convolution shapes of SqueezeNet 1.1, MobileNetV2
 // and ResNet-50 (batch 1, bias + Relu fused as the optimizer emits them),
-// at 1 and 2 threads. The two run alternately (a few calls each, many
-// rounds) so a noisy shared machine hurts both alike; medians per call.
+// at 1 and 2 threads, and for 3x3 stride-1 shapes also Onyx's Winograd
+// kernel (cpu/nchwc_winograd.h). They run alternately (a few calls each,
+// many rounds) so a noisy shared machine hurts all alike; medians per call.
+// With --cold every call finds other data in the caches, as inside a model
+// (closer to in-model times for Winograd, whose weights are 1.8-4x larger).
 //
 //   cmake -S . -B build -DONYX_BUILD_BENCH=ON && ninja -C build conv_bench
 //   build/bench/conv_bench [--rounds N] [--threads 1,2] [--filter squeezenet] [--cold]

@@ -104,9 +104,10 @@ bool geometry(const DnnlConvConfig& cfg, const DnnlConv::Io& io, Geometry* g) {
 // at every call and outweigh the saved multiplications once C x M is large.
 // Several threads that are not oneDNN's OpenMP team: oneDNN runs every
 // convolution, as for the direct kernel (see direct_conv_preferred).
+// C <= 256 bounds a thread's transformed-input buffer (V, 36 x C x 24 tiles).
 bool winograd_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime) {
   if (threads > 1 && !one_runtime) return false;
-  return s.C * s.M <= 32768;
+  return s.C * s.M <= 32768 && s.C <= 256;
 }
 
 // The output tile side m of F(m, 3) for an output of OH x OW: F(4, 3) has

@@ -70,15 +70,18 @@ void transform_filter(int m, const float* g, double* u) {
 
 struct Geometry {
   int64_t N, C, H, W, M, OH, OW, PH, PW;
+  int64_t G;  // groups: 1, or each group's channels whole blocks
 };
 
 bool geometry(const DnnlConvConfig& cfg, const DnnlConv::Io& io, Geometry* g) {
   if (!io.w || io.w->rank() != 4 || io.w->dtype() != DataType::Float) return false;
-  if (io.x_block != kBlock || io.y_block != kBlock || io.x_shape.size() != 5 || cfg.group != 1) return false;
+  if (io.x_block != kBlock || io.y_block != kBlock || io.x_shape.size() != 5 || cfg.group < 1) return false;
   const Shape& ws = io.w->shape();
   if (ws[2] != 3 || ws[3] != 3) return false;
+  g->G = cfg.group;
+  if (g->G > 1 && (ws[1] % kBlock != 0 || ws[0] % (g->G * kBlock) != 0)) return false;
   g->N = io.x_shape[0];
-  g->C = ws[1];
+  g->C = ws[1] * g->G;
   g->H = io.x_shape[2];
   g->W = io.x_shape[3];
   g->M = ws[0];
@@ -95,6 +98,12 @@ bool geometry(const DnnlConvConfig& cfg, const DnnlConv::Io& io, Geometry* g) {
 
 }  // namespace
 
+// The output tile side m of F(m, 3) for an output of OH x OW: F(4, 3) has
+// 2.25x F(2, 3)'s transformed weights, which small outputs reuse over too
+// few tiles (SqueezeNet @13: F(2, 3) 0.69x, F(4, 3) 0.95x the direct
+// kernel's time; at @55 and @27 F(4, 3) takes 0.87-0.98x F(2, 3)'s).
+int winograd_tile(int64_t OH, int64_t OW) { return OH * OW >= 20 * 20 ? 4 : 2; }
+
 // Policy, measured in models (per-node profiles, 1 thread, this build
 // against ONYX_CONV_WINOGRAD_OWN=0): SqueezeNet's 3x3 convolutions 16->64
 // @55 0.64-0.72x the direct kernel's time, 32->128 @27 0.72-0.75x oneDNN's
@@ -104,17 +113,17 @@ bool geometry(const DnnlConvConfig& cfg, const DnnlConv::Io& io, Geometry* g) {
 // at every call and outweigh the saved multiplications once C x M is large.
 // Several threads that are not oneDNN's OpenMP team: oneDNN runs every
 // convolution, as for the direct kernel (see direct_conv_preferred).
-// C <= 256 bounds a thread's transformed-input buffer (V, 36 x C x 24 tiles).
+// Cg <= 256 bounds a thread's transformed-input buffer (V, 36 x Cg x 24 tiles).
+// Groups of 16 channels (RegNet, ResNeXt after merging): products of 16 x 16
+// per group, where only F(4, 3)'s 4x fewer multiplications pay: against
+// oneDNN's grouped convolution 0.70-0.77x at 56x56 and 28x28, 0.92-1.06x at
+// 14x14, 1.05-1.13x at 7x7; groups of 32 at 7x7 0.79x.
 bool winograd_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime) {
   if (threads > 1 && !one_runtime) return false;
-  return s.C * s.M <= 32768 && s.C <= 256;
+  const int64_t Cg = s.C / std::max<int64_t>(s.group, 1);  // the weights are M x Cg
+  if (s.group > 1 && Cg < 32 && winograd_tile(s.OH, s.OW) != 4) return false;
+  return Cg * s.M <= 32768 && Cg <= 256;
 }
-
-// The output tile side m of F(m, 3) for an output of OH x OW: F(4, 3) has
-// 2.25x F(2, 3)'s transformed weights, which small outputs reuse over too
-// few tiles (SqueezeNet @13: F(2, 3) 0.69x, F(4, 3) 0.95x the direct
-// kernel's time; at @55 and @27 F(4, 3) takes 0.87-0.98x F(2, 3)'s).
-int winograd_tile(int64_t OH, int64_t OW) { return OH * OW >= 20 * 20 ? 4 : 2; }
 
 struct NchwcWinogradConv::Impl {
   DnnlConvConfig cfg;
@@ -148,7 +157,7 @@ struct NchwcWinogradConv::Impl {
     pk->b_from = bd;
     pk->m = m;
     const int64_t positions = (m + 2) * (m + 2);
-    const int64_t M = w.dim(0), C = w.dim(1);
+    const int64_t M = w.dim(0), C = w.dim(1), G = cfg.group;  // C: per group
     pk->bias = allocate_zeroed_floats(ceil_div(M, kBlock) * kBlock);
     if (bd) std::copy(bd, bd + M, pk->bias.get());
     // all filters transformed, [position][m][c]
@@ -161,11 +170,11 @@ struct NchwcWinogradConv::Impl {
       }
     // per output-block group, its positions one after the other: a unit
     // reads its group's weights as one stream
-    const size_t position_size = nchwc_pack_tiles(u.data(), M, C, 1, 1, 1, false, nchwc::kMaxBlocks, &pk->ocg, nullptr);
+    const size_t position_size = nchwc_pack_tiles(u.data(), M, C, 1, 1, G, false, nchwc::kMaxBlocks, &pk->ocg, nullptr);
     AlignedFloats one = allocate_zeroed_floats(position_size);
     pk->u = allocate_zeroed_floats(position_size * positions);
     for (int64_t p = 0; p < positions; ++p) {
-      nchwc_pack_tiles(u.data() + p * M * C, M, C, 1, 1, 1, false, nchwc::kMaxBlocks, &pk->ocg, one.get());
+      nchwc_pack_tiles(u.data() + p * M * C, M, C, 1, 1, G, false, nchwc::kMaxBlocks, &pk->ocg, one.get());
       for (const NchwcTile& o : pk->ocg) {
         const size_t tile_size = static_cast<size_t>(ceil_div(C, kBlock) * kBlock * o.blocks * kBlock);
         std::copy(one.get() + o.w_offset, one.get() + o.w_offset + tile_size,
@@ -180,7 +189,7 @@ struct NchwcWinogradConv::Impl {
 
 std::unique_ptr<NchwcWinogradConv> NchwcWinogradConv::create(const DnnlConvConfig& cfg, int block,
                                                               bool bias_constant, int tile) {
-  if (!nchwc_direct_available() || block != kBlock || !cfg.constant_weights || cfg.group != 1) return nullptr;
+  if (!nchwc_direct_available() || block != kBlock || !cfg.constant_weights || cfg.group < 1) return nullptr;
   if (tile != 0 && tile != 2 && tile != 4) return nullptr;
   if (cfg.attrs.kernel.size() == 2 && (cfg.attrs.kernel[0] != 3 || cfg.attrs.kernel[1] != 3)) return nullptr;
   int act;
@@ -212,7 +221,7 @@ bool NchwcWinogradConv::use_for(const DnnlConv::Io& io, const ThreadPool* pool) 
   Geometry g;
   geometry(impl_->cfg, io, &g);
   DirectConvShape s;
-  s.C = g.C, s.M = g.M, s.H = g.H, s.W = g.W, s.OH = g.OH, s.OW = g.OW, s.KH = 3, s.KW = 3;
+  s.C = g.C, s.M = g.M, s.H = g.H, s.W = g.W, s.OH = g.OH, s.OW = g.OW, s.KH = 3, s.KW = 3, s.group = g.G;
   return winograd_conv_preferred(s, pool ? pool->num_threads() : 1, !pool || pool->uses_openmp_team());
 }
 
@@ -225,18 +234,20 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
   auto pk = im.pack(*io.w, io.b, m);
   const float* bias = io.b ? pk->bias.get() : nullptr;
   const int64_t CB = ceil_div(g.C, kBlock), OCB = ceil_div(g.M, kBlock);
+  const int64_t icb_g = ceil_div(g.C / g.G, kBlock), ocb_g = g.M / g.G / kBlock;  // per group (ocb_g: G > 1)
   const uint32_t tail_mask = g.M % kBlock ? (1u << (g.M % kBlock)) - 1 : 0xFFFFu;
   const int64_t TW = ceil_div(g.OW, m), tiles = ceil_div(g.OH, m) * TW;
   // chunks of (nearly) equal size, as many per thread: a short last chunk,
   // or one more chunk on one thread, left the others idle
   const int nthr = pool ? pool->num_threads() : 1;
-  const int64_t chunks = std::min(tiles, ceil_div(ceil_div(tiles, chunk_tiles(positions, CB)), nthr) * nthr);
+  const int64_t chunks = std::min(tiles, ceil_div(ceil_div(tiles, chunk_tiles(positions, icb_g)), nthr) * nthr);
   const int64_t T = ceil_div(tiles, chunks);
   const int64_t nocg = static_cast<int64_t>(pk->ocg.size());
-  // With several threads and fewer than 4 chunks per thread, a unit is one
-  // chunk x one output-block group (each unit transforms its chunk's input
-  // again: ~6% of a group's products); uneven ranges of groups left threads idle.
-  const int64_t parts = nthr > 1 && g.N * chunks < 4 * nthr ? nocg : 1;
+  // A unit is one chunk x one output-block group with several groups, or with
+  // several threads and fewer than 4 chunks per thread (each unit transforms
+  // the input blocks of its group: ~6% of a group's products; uneven ranges
+  // of groups left threads idle). So V holds one group's input blocks.
+  const int64_t parts = g.G > 1 || (nthr > 1 && g.N * chunks < 4 * nthr) ? nocg : 1;
   const int64_t units = g.N * chunks * parts;
 
   using TileTable = std::array<std::array<nchwc::TileFn, 16>, nchwc::kMaxBlocks + 1>;
@@ -250,7 +261,7 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
   const nchwc::WinoOutputFn output_tile = nchwc::wino_output_kernel_avx512(m);
 
   const int64_t x_plane = g.H * g.W * kBlock, y_plane = g.OH * g.OW * kBlock;
-  const int64_t v_position = CB * T * kBlock;  // floats per position in V
+  const int64_t v_position = icb_g * T * kBlock;  // floats per position in V
   parallel_for(pool, units, [&](int64_t u0, int64_t u1) {
     thread_local AlignedScratch v_buf, m_buf;
     float* V = v_buf.get(static_cast<size_t>(positions * v_position));
@@ -258,7 +269,10 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t part = u % parts, chunk = (u / parts) % chunks, n = u / (parts * chunks);
       const int64_t t0 = chunk * tiles / chunks, tn = (chunk + 1) * tiles / chunks - t0;
-      for (int64_t icb = 0; icb < CB; ++icb) {
+      const int64_t oi0 = nocg * part / parts, oi1 = nocg * (part + 1) / parts;
+      // the input blocks of this unit's groups
+      const int64_t icb0 = pk->ocg[oi0].group * icb_g, icb1 = (pk->ocg[oi1 - 1].group + 1) * icb_g;
+      for (int64_t icb = icb0; icb < icb1; ++icb) {
         nchwc::WinoInputArgs a;
         a.x = io.x + (n * CB + icb) * x_plane;
         a.H = g.H, a.W = g.W;
@@ -267,11 +281,10 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
           const int64_t th = (t0 + t) / TW, tw = (t0 + t) % TW;
           a.ih0 = th * m - g.PH;
           a.iw0 = tw * m - g.PW;
-          a.v = V + (icb * T + t) * kBlock;
+          a.v = V + ((icb - icb0) * T + t) * kBlock;
           input_tile(a);
         }
       }
-      const int64_t oi0 = nocg * part / parts, oi1 = nocg * (part + 1) / parts;
       for (int64_t oi = oi0; oi < oi1; ++oi) {
         const NchwcTile& o = pk->ocg[oi];
         const int nb = static_cast<int>(o.blocks);
@@ -288,21 +301,22 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
         a.last_mask = 0xFFFFu;
         a.finish = false;
         // input blocks per pass: their weights stay in L1 (<= 32 KB)
-        const int64_t cchunk = std::clamp<int64_t>(32768 / (a.w_icb_stride * 4), 1, CB);
-        const int64_t w_position = CB * a.w_icb_stride;
+        const int64_t cchunk = std::clamp<int64_t>(32768 / (a.w_icb_stride * 4), 1, icb_g);
+        const int64_t w_position = icb_g * a.w_icb_stride;
+        const int64_t gicb = o.group * icb_g;  // the group's first input block
         for (int64_t p = 0; p < positions; ++p) {
           const float* wp = pk->u.get() + positions * o.w_offset + p * w_position;
           // the next position's weights, from memory while these multiply
           // (SqueezeNet's F(4, 3) layers @27 and @13: 0.79-0.86x the time without)
           if (p + 1 < positions)
             for (int64_t i = 0; i < w_position; i += 16) __builtin_prefetch(wp + w_position + i, 0, 2);
-          for (int64_t c0 = 0; c0 < CB; c0 += cchunk) {
-            a.icb_count = std::min(cchunk, CB - c0);
+          for (int64_t c0 = 0; c0 < icb_g; c0 += cchunk) {
+            a.icb_count = std::min(cchunk, icb_g - c0);
             a.accumulate = c0 > 0;
             a.w = wp + c0 * a.w_icb_stride;
             for (int64_t t = 0; t < tn;) {
               const int64_t P = std::min(pmax, tn - t);
-              a.x = V + p * v_position + (c0 * T + t) * kBlock;
+              a.x = V + p * v_position + ((gicb - icb0 + c0) * T + t) * kBlock;
               a.y = Mp + p * m_position + t * kBlock;
               fns[nb][P](a);
               t += P;
@@ -316,7 +330,7 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
         oa.p0 = im.p0;
         oa.p1 = im.p1;
         for (int b = 0; b < nb; ++b) {
-          const int64_t ob = o.first_block + b;
+          const int64_t ob = o.group * ocb_g + o.first_block + b;
           oa.bias = bias ? bias + ob * kBlock : nullptr;
           oa.mask = ob == OCB - 1 ? tail_mask : 0xFFFFu;
           float* yb = y + (n * OCB + ob) * y_plane;

@@ -4,7 +4,7 @@
 // last block part empty, bias + residual + each fused activation, a thread
 // pool. The Winograd kernels (cpu/nchwc_winograd.h, F(2,3) and F(4,3)) on
 // the same reference: partial edge tiles, pads 0-2, chunks of tiles, several
-// input-block passes. Skipped on CPUs without AVX-512.
+// input-block passes, groups of whole blocks. Skipped on CPUs without AVX-512.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -221,6 +221,9 @@ TEST(NchwcWinogradConv, MatchesReference) {
       {"C=20 M=40 (part blocks)", 1, 20, 40, 9, 8, 3, 3, 1, 1, 1, 1},
       {"many input blocks, several chunks", 1, 160, 80, 30, 22, 3, 3, 1, 1, 1, 1},
       {"1x1 output", 1, 16, 16, 3, 3, 3, 3, 1, 0, 1, 1},
+      {"2 groups of 16", 1, 32, 32, 9, 10, 3, 3, 1, 1, 1, 2},
+      {"4 groups, 16 in / 32 out each", 2, 64, 128, 8, 11, 3, 3, 1, 1, 1, 4},
+      {"2 groups of 80 in (several passes)", 1, 160, 96, 7, 7, 3, 3, 1, 1, 1, 2},
   };
   for (int tile : {2, 4})
     for (Case c : cases) {
@@ -263,6 +266,11 @@ TEST(NchwcWinogradConv, ResidualActivationsThreads) {
     split.threads = 2;
     split.winograd_tile = tile;
     run_case(split);
+    Case grouped = {"two threads, 8 groups, residual", 1, 128, 128, 14, 14, 3, 3, 1, 1, 1, 8};
+    grouped.threads = 2;
+    grouped.residual = true;
+    grouped.winograd_tile = tile;
+    run_case(grouped);
   }
 }
 
@@ -285,8 +293,12 @@ TEST(NchwcWinogradConv, RejectsOtherShapes) {
   io.y_block = 16;
   EXPECT_FALSE(conv->supports(io));
   cfg.attrs.strides = {1, 1};
-  cfg.group = 2;
-  EXPECT_FALSE(NchwcWinogradConv::create(cfg, 16));
+  cfg.group = 2;  // groups of 8 channels are not whole blocks
+  auto grouped = NchwcWinogradConv::create(cfg, 16);
+  ASSERT_TRUE(grouped);
+  Tensor w8 = pattern({16, 8, 3, 3}, 2);
+  io.w = &w8;
+  EXPECT_FALSE(grouped->supports(io));
   cfg.group = 1;
   cfg.attrs.kernel = {5, 5};
   EXPECT_FALSE(NchwcWinogradConv::create(cfg, 16));

@@ -3,13 +3,14 @@
 // transforms are in nchwc_winograd_avx512.cc, the products run on the direct
 // convolution's tile kernels (nchwc_conv_avx512.cc).
 //
-// Work: units of (image, chunk of output tiles in row-major order, range of
-// output-block groups) split over the ThreadPool. With P = (m+2)^2
-// positions, a unit transforms its chunk's input tiles into
+// Work: units of (image, chunk of output tiles in row-major order, output-
+// block groups: all of them, or one per unit with convolution groups or too
+// few chunks) split over the ThreadPool. With P = (m+2)^2 positions, a unit
+// transforms its chunk's tiles of the input blocks its groups read into
 // V[P][input block][tile][16], then per group of up to 4 output blocks: P
 // products V[p] x U[p] into Mp[P][block][tile][16] and the output transform
 // of those blocks. Both buffers are per thread and sized to stay in L2; U
-// (P x C x M) is read once per chunk.
+// (P x C/G x M) is read once per chunk.
 #include "cpu/nchwc_winograd.h"
 
 #include <algorithm>

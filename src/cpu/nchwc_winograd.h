@@ -1,16 +1,17 @@
-// Winograd F(4x4, 3x3) convolution on the blocked activation layout
-// [N, C/16, H, W, 16]: 3x3 kernels, stride 1, dilation 1, one group, any
-// padding, blocked input and output (block 16), constant weights; bias,
-// residual z and the activations of the direct kernel (nchwc_conv.h) applied
-// in the output transform.
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) convolution on the blocked activation
+// layout [N, C/16, H, W, 16]: 3x3 kernels, stride 1, dilation 1, one group or
+// groups whose input and output channels are whole blocks, any padding,
+// blocked input and output (block 16), constant weights; bias, residual z and
+// the activations of the direct kernel (nchwc_conv.h) applied in the output
+// transform.
 //
-// Per chunk of 4x4 output tiles, on one thread: the input tiles are
-// transformed (6x6 -> 36 positions), each position is a 1x1 convolution over
+// Per chunk of m x m output tiles, on one thread: the input tiles are
+// transformed ((m+2)^2 positions), each position is a 1x1 convolution over
 // the chunk's tiles run by the direct kernel's tile kernels against weights
 // transformed and packed at the first call, and the products are transformed
-// back into the output rows. 2.25 (F(2,3)) to 4 times fewer multiplications
-// than the direct kernel, for more memory traffic: the policy
-// (winograd_conv_preferred) says where that wins.
+// back into the output rows. 2.25 (F(2,3)) to 4 (F(4,3)) times fewer
+// multiplications than the direct kernel, for more memory traffic: the
+// policy (winograd_conv_preferred) says where that wins.
 //
 // ONYX_CONV_WINOGRAD_OWN=0 never uses it, =1 whenever it can run, unset: the policy.
 #pragma once

@@ -30,6 +30,7 @@ struct Case {
   int threads = 1;
   bool z_in_place = false;
   int winograd_tile = 0;  // 2 or 4: run NchwcWinogradConv F(m, 3) instead of the direct kernel
+  std::vector<int64_t> pads4 = {};  // top, left, bottom, right; empty: `pad` on every side
 };
 
 // The kernel a case runs, behind one interface.
@@ -50,7 +51,8 @@ void run_case(const Case& c) {
   cfg.attrs.kernel = {c.KH, c.KW};
   cfg.attrs.strides = {c.stride, c.stride};
   cfg.attrs.dilations = {c.dil, c.dil};
-  cfg.attrs.pads = {c.pad, c.pad, c.pad, c.pad};
+  const std::vector<int64_t> pads = c.pads4.empty() ? std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad} : c.pads4;
+  cfg.attrs.pads = pads;
   cfg.group = c.group;
   cfg.activation = c.act;
   cfg.activation_params = c.act_params;
@@ -63,8 +65,8 @@ void run_case(const Case& c) {
   // keep sums in a range where Sigmoid / Tanh are not flat
   for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] *= 0.1f;
   Tensor b = pattern({c.M}, 3);
-  const int64_t OH = (c.H + 2 * c.pad - (c.KH - 1) * c.dil - 1) / c.stride + 1;
-  const int64_t OW = (c.W + 2 * c.pad - (c.KW - 1) * c.dil - 1) / c.stride + 1;
+  const int64_t OH = (c.H + pads[0] + pads[2] - (c.KH - 1) * c.dil - 1) / c.stride + 1;
+  const int64_t OW = (c.W + pads[1] + pads[3] - (c.KW - 1) * c.dil - 1) / c.stride + 1;
   Tensor z = pattern({c.N, c.M, OH, OW}, 4);
   Tensor xb(DataType::Float, blocked_shape(x.shape(), 16));
   reorder_to_blocked(x.data<float>(), x.shape(), 16, xb.data<float>(), nullptr);
@@ -89,7 +91,7 @@ void run_case(const Case& c) {
   conv.run(io, y.data<float>(), pool.get());
 
   ReferenceConv rc;
-  rc.group = c.group, rc.stride = c.stride, rc.dil = c.dil, rc.pads = {c.pad, c.pad, c.pad, c.pad};
+  rc.group = c.group, rc.stride = c.stride, rc.dil = c.dil, rc.pads = pads;
   rc.b = c.bias ? &b : nullptr, rc.z = c.residual ? &z : nullptr, rc.act = c.act, rc.act_params = c.act_params;
   Tensor expected = reference_conv(x, w, rc);
   // channels past M in the last block are zero
@@ -225,6 +227,9 @@ TEST(NchwcWinogradConv, MatchesReference) {
       {"4 groups, 16 in / 32 out each", 2, 64, 128, 8, 11, 3, 3, 1, 1, 1, 4},
       {"2 groups of 80 in (several passes)", 1, 160, 96, 7, 7, 3, 3, 1, 1, 1, 2},
   };
+  Case same_upper = {"asymmetric pads (SAME_UPPER-like)", 1, 16, 32, 10, 9, 3, 3, 1, 0, 1, 1};
+  same_upper.pads4 = {0, 1, 2, 1};
+  cases.push_back(same_upper);
   for (int tile : {2, 4})
     for (Case c : cases) {
       SCOPED_TRACE("F(" + std::to_string(tile) + ", 3)");

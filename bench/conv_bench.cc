@@ -128,6 +128,12 @@ const ConvShape kShapes[] = {
     {"inception", 288, 384, 35, 35, 3, 2, 0, 1, false},
     {"inception", 96, 96, 35, 35, 3, 2, 0, 1, false},
     {"inception", 32, 64, 109, 109, 3, 1, 1, 1, false},
+    // EfficientNet-B0's 5x5 depthwise convolutions
+    {"effnet", 144, 144, 56, 56, 5, 2, 2, 144, false},
+    {"effnet", 240, 240, 28, 28, 5, 1, 2, 240, false},
+    {"effnet", 672, 672, 14, 14, 5, 1, 2, 672, false},
+    {"effnet", 672, 672, 14, 14, 5, 2, 2, 672, false},
+    {"effnet", 1152, 1152, 7, 7, 5, 1, 2, 1152, false},
 };
 
 void fill(Tensor& t, int seed) {

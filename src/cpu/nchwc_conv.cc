@@ -120,6 +120,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 //   depthwise 3x3 stride 1 (MobileNetV2; edge pixels in unrolled
 //     tiles since 2026-11-22): @112 and @56 0.92-1.07, @28 0.91-1.09,
 //     @14 0.80-0.87, @7 0.75-0.79
+//   depthwise 5x5 (EfficientNet-B0, s1 and s2, @56 to @7; the generic row
+//     kernel)                                                    0.40-0.78
 // At 2 threads the same per-layer choice holds when the session's pool runs
 // on oneDNN's OpenMP team (ThreadPoolOptions::use_openmp_team, the default
 // for plans with oneDNN convolutions): bench/conv_bench at 2 threads gave

@@ -185,6 +185,18 @@ size_t nchwc_pack_tiles(const float* w, int64_t M, int64_t Cg, int64_t KH, int64
   return off;
 }
 
+const TileFn* nchwc_tile_kernels(int nb, int ic) {
+  using Table = std::array<std::array<TileFn, 16>, nchwc::kMaxBlocks + 1>;
+  auto make = [](int icode) {
+    Table t{};
+    for (int b = 1; b <= nchwc::kMaxBlocks; ++b)
+      for (int p = 1; p <= nchwc::max_pixels(b); ++p) t[b][p] = nchwc::tile_kernel_avx512(b, p, icode);
+    return t;
+  };
+  static const Table tables[3] = {make(kBlock), make(3), make(0)};
+  return tables[ic == kBlock ? 0 : ic == 3 ? 1 : 2][nb].data();
+}
+
 void nchwc_pack_depthwise(const float* w, int64_t M, int64_t taps, float* dst) {
   for (int64_t m = 0; m < M; ++m)
     for (int64_t k = 0; k < taps; ++k) dst[((m / kBlock) * taps + k) * kBlock + m % kBlock] = w[m * taps + k];
@@ -377,17 +389,7 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
     return;
   }
 
-  // the tile kernels, by blocks and pixels
   const int ic_code = g.plain ? (g.C == 3 ? 3 : 0) : kBlock;
-  using TileTable = std::array<std::array<TileFn, 16>, nchwc::kMaxBlocks + 1>;
-  auto make_table = [](int ic) {
-    TileTable t{};
-    for (int nb = 1; nb <= nchwc::kMaxBlocks; ++nb)
-      for (int p = 1; p <= nchwc::max_pixels(nb); ++p) t[nb][p] = nchwc::tile_kernel_avx512(nb, p, ic);
-    return t;
-  };
-  static const TileTable tables[3] = {make_table(kBlock), make_table(3), make_table(0)};
-  const TileTable& fns = tables[ic_code == kBlock ? 0 : ic_code == 3 ? 1 : 2];
 
   const int64_t Cg = g.C / g.G, Mg = g.M / g.G;
   const int64_t icb_g = g.plain ? 1 : ceil_div(Cg, kBlock);  // input blocks per group
@@ -432,7 +434,7 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
         seg = u % nseg, rg = (u / nseg) % nrg, oi = (u / (nseg * nrg)) % nocg;
       }
       const NchwcTile& o = pk->ocg[oi];
-      const TileFn* tf = fns[o.blocks].data();
+      const TileFn* tf = nchwc_tile_kernels(static_cast<int>(o.blocks), ic_code);
       const int64_t pmax = nchwc::max_pixels(static_cast<int>(o.blocks));
       const int64_t ob_global = o.group * (Mg / kBlock) + o.first_block;  // G > 1: Mg % 16 == 0
       TileArgs a{};

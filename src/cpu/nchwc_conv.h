@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cpu/dnnl_conv.h"
+#include "cpu/nchwc_conv_kernel.h"
 
 namespace onyx {
 
@@ -51,6 +52,10 @@ struct NchwcTile {
 // into dst (zeroed, that size) when it is not null.
 size_t nchwc_pack_tiles(const float* w, int64_t M, int64_t Cg, int64_t KH, int64_t KW, int64_t G, bool plain,
                         int64_t max_blocks, std::vector<NchwcTile>* tiles, float* dst);
+// The tile kernels of nb output blocks (1..nchwc::kMaxBlocks) and an inner
+// channel loop of ic (16 for blocked input, 3, or 0: any), indexed by the
+// pixel count 1..nchwc::max_pixels(nb); looked up once per process.
+const nchwc::TileFn* nchwc_tile_kernels(int nb, int ic);
 // Depthwise weights [M, 1, KH, KW] as [M/16][KH * KW][16].
 void nchwc_pack_depthwise(const float* w, int64_t M, int64_t taps, float* dst);
 

@@ -11,7 +11,6 @@
 #include "cpu/nchwc_pointwise_depthwise.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <cstring>
 
@@ -74,13 +73,7 @@ struct NchwcPointwiseDepthwise::Impl {
   // (block stride blk_stride).
   void pointwise_rows(const Geo& g, const float* x, int64_t n, const NchwcTile& t, int64_t r0, int64_t r1, float* buf,
                       int64_t blk_stride) const {
-    using TileTable = std::array<std::array<nchwc::TileFn, 16>, nchwc::kMaxBlocks + 1>;
-    static const TileTable fns = [] {
-      TileTable f{};
-      for (int nb = 1; nb <= nchwc::kMaxBlocks; ++nb)
-        for (int p = 1; p <= nchwc::max_pixels(nb); ++p) f[nb][p] = nchwc::tile_kernel_avx512(nb, p, kBlock);
-      return f;
-    }();
+    const nchwc::TileFn* fns = nchwc_tile_kernels(static_cast<int>(t.blocks), kBlock);
     const int64_t len = (r1 - r0) * g.W;
     if (len <= 0) return;
     const int64_t pmax = nchwc::max_pixels(static_cast<int>(t.blocks));
@@ -112,7 +105,7 @@ struct NchwcPointwiseDepthwise::Impl {
         const int64_t P = len / ntiles + (i < len % ntiles ? 1 : 0);
         a.x = xrow + c0 * a.x_icb_stride + p * kBlock;
         a.y = buf + p * kBlock;
-        fns[t.blocks][P](a);
+        fns[P](a);
         p += P;
       }
     }

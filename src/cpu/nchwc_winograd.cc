@@ -14,7 +14,6 @@
 #include "cpu/nchwc_winograd.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -251,13 +250,6 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
   const int64_t parts = g.G > 1 || (nthr > 1 && g.N * chunks < 4 * nthr) ? nocg : 1;
   const int64_t units = g.N * chunks * parts;
 
-  using TileTable = std::array<std::array<nchwc::TileFn, 16>, nchwc::kMaxBlocks + 1>;
-  static const TileTable fns = [] {
-    TileTable t{};
-    for (int nb = 1; nb <= nchwc::kMaxBlocks; ++nb)
-      for (int p = 1; p <= nchwc::max_pixels(nb); ++p) t[nb][p] = nchwc::tile_kernel_avx512(nb, p, kBlock);
-    return t;
-  }();
   const nchwc::WinoInputFn input_tile = nchwc::wino_input_kernel_avx512(m);
   const nchwc::WinoOutputFn output_tile = nchwc::wino_output_kernel_avx512(m);
 
@@ -290,6 +282,7 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
         const NchwcTile& o = pk->ocg[oi];
         const int nb = static_cast<int>(o.blocks);
         const int64_t pmax = nchwc::max_pixels(nb);
+        const nchwc::TileFn* fns = nchwc_tile_kernels(nb, kBlock);
         const int64_t m_position = nb * T * kBlock;
         nchwc::TileArgs a{};
         a.x_icb_stride = T * kBlock;
@@ -319,7 +312,7 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
               const int64_t P = std::min(pmax, tn - t);
               a.x = V + p * v_position + ((gicb - icb0 + c0) * T + t) * kBlock;
               a.y = Mp + p * m_position + t * kBlock;
-              fns[nb][P](a);
+              fns[P](a);
               t += P;
             }
           }

@@ -202,11 +202,8 @@ void nchwc_pack_depthwise(const float* w, int64_t M, int64_t taps, float* dst) {
     for (int64_t k = 0; k < taps; ++k) dst[((m / kBlock) * taps + k) * kBlock + m % kBlock] = w[m * taps + k];
 }
 
-struct NchwcDirectConv::Impl {
-  DnnlConvConfig cfg;
-  bool bias_constant = false;
-  int act = 0;
-  float p0 = 0, p1 = 0;
+struct NchwcDirectConv::Impl : NchwcConvSetup {
+  explicit Impl(const NchwcConvSetup& setup) : NchwcConvSetup(setup) {}
 
   struct Packed {
     const void* w_from = nullptr;
@@ -255,19 +252,20 @@ struct NchwcDirectConv::Impl {
   }
 };
 
+bool nchwc_conv_setup(const DnnlConvConfig& cfg, int block, bool bias_constant, NchwcConvSetup* setup) {
+  if (!nchwc_direct_available() || block != kBlock || !cfg.constant_weights || cfg.group < 1) return false;
+  if (!nchwc_activation(cfg.activation, cfg.activation_params, &setup->act, &setup->p0, &setup->p1)) return false;
+  setup->cfg = cfg;
+  setup->cfg.attrs.ceil_mode = false;
+  setup->bias_constant = bias_constant;
+  return true;
+}
+
 std::unique_ptr<NchwcDirectConv> NchwcDirectConv::create(const DnnlConvConfig& cfg, int block, bool bias_constant) {
-  if (!nchwc_direct_available() || block != kBlock || !cfg.constant_weights || cfg.group < 1) return nullptr;
-  int act;
-  float p0, p1;
-  if (!nchwc_activation(cfg.activation, cfg.activation_params, &act, &p0, &p1)) return nullptr;
+  NchwcConvSetup setup;
+  if (!nchwc_conv_setup(cfg, block, bias_constant, &setup)) return nullptr;
   std::unique_ptr<NchwcDirectConv> d(new NchwcDirectConv());
-  d->impl_ = std::make_unique<Impl>();
-  d->impl_->cfg = cfg;
-  d->impl_->cfg.attrs.ceil_mode = false;
-  d->impl_->bias_constant = bias_constant;
-  d->impl_->act = act;
-  d->impl_->p0 = p0;
-  d->impl_->p1 = p1;
+  d->impl_ = std::make_unique<Impl>(setup);
   return d;
 }
 

@@ -29,6 +29,20 @@ bool nchwc_direct_available();
 // and parameters; false when they don't implement it.
 bool nchwc_activation(const std::string& act, const std::vector<float>& params, int* kind, float* p0, float* p1);
 
+// What the blocked AVX-512 convolutions (direct and Winograd) keep of a
+// convolution's config: the config itself (ceil_mode cleared: the caller's
+// shapes are final), whether input 2 is a constant, and the store's
+// activation as nchwc_activation gives it.
+struct NchwcConvSetup {
+  DnnlConvConfig cfg;
+  bool bias_constant = false;
+  int act = 0;
+  float p0 = 0, p1 = 0;
+};
+// False when those kernels can't run cfg: no AVX-512, block != 16, weights
+// not constant, group < 1, or an activation they don't implement.
+bool nchwc_conv_setup(const DnnlConvConfig& cfg, int block, bool bias_constant, NchwcConvSetup* setup);
+
 // The kernel taps [lo, hi) of output position o that fall inside an input of
 // `in` positions along one axis (stride s, pad p, dilation d, kernel k).
 inline void nchwc_tap_range(int64_t o, int64_t s, int64_t p, int64_t d, int64_t k, int64_t in, int64_t* lo,

@@ -125,12 +125,9 @@ bool winograd_conv_preferred(const DirectConvShape& s, int threads, bool one_run
   return Cg * s.M <= 32768 && Cg <= 256;
 }
 
-struct NchwcWinogradConv::Impl {
-  DnnlConvConfig cfg;
-  bool bias_constant = false;
-  int tile = 0;  // 0: winograd_tile()
-  int act = 0;
-  float p0 = 0, p1 = 0;
+struct NchwcWinogradConv::Impl : NchwcConvSetup {
+  Impl(const NchwcConvSetup& setup, int tile) : NchwcConvSetup(setup), tile(tile) {}
+  int tile;  // 0: winograd_tile()
 
   struct Packed {
     const void* w_from = nullptr;
@@ -189,21 +186,12 @@ struct NchwcWinogradConv::Impl {
 
 std::unique_ptr<NchwcWinogradConv> NchwcWinogradConv::create(const DnnlConvConfig& cfg, int block,
                                                               bool bias_constant, int tile) {
-  if (!nchwc_direct_available() || block != kBlock || !cfg.constant_weights || cfg.group < 1) return nullptr;
   if (tile != 0 && tile != 2 && tile != 4) return nullptr;
   if (cfg.attrs.kernel.size() == 2 && (cfg.attrs.kernel[0] != 3 || cfg.attrs.kernel[1] != 3)) return nullptr;
-  int act;
-  float p0, p1;
-  if (!nchwc_activation(cfg.activation, cfg.activation_params, &act, &p0, &p1)) return nullptr;
+  NchwcConvSetup setup;
+  if (!nchwc_conv_setup(cfg, block, bias_constant, &setup)) return nullptr;
   std::unique_ptr<NchwcWinogradConv> d(new NchwcWinogradConv());
-  d->impl_ = std::make_unique<Impl>();
-  d->impl_->cfg = cfg;
-  d->impl_->cfg.attrs.ceil_mode = false;
-  d->impl_->bias_constant = bias_constant;
-  d->impl_->tile = tile;
-  d->impl_->act = act;
-  d->impl_->p0 = p0;
-  d->impl_->p1 = p1;
+  d->impl_ = std::make_unique<Impl>(setup, tile);
   return d;
 }
 
@@ -216,10 +204,10 @@ bool NchwcWinogradConv::supports(const DnnlConv::Io& io) const {
 
 bool NchwcWinogradConv::use_for(const DnnlConv::Io& io, const ThreadPool* pool) const {
   const int env = winograd_env();
-  if (env == 0 || !supports(io)) return false;
-  if (env == 1) return true;
+  if (env == 0) return false;
   Geometry g;
-  geometry(impl_->cfg, io, &g);
+  if (!geometry(impl_->cfg, io, &g) || (io.b && !impl_->bias_constant)) return false;
+  if (env == 1) return true;
   DirectConvShape s;
   s.C = g.C, s.M = g.M, s.H = g.H, s.W = g.W, s.OH = g.OH, s.OW = g.OW, s.KH = 3, s.KW = 3, s.group = g.G;
   return winograd_conv_preferred(s, pool ? pool->num_threads() : 1, !pool || pool->uses_openmp_team());

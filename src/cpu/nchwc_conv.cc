@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/aligned_memory.h"
+#include "base/env_switch.h"
 #include "cpu/nchwc_conv_kernel.h"
 #include "kernels/kernel.h"
 
@@ -48,10 +49,7 @@ constexpr int kBlock = 16;
 
 // ONYX_CONV_DIRECT: 0 never, 1 always (where supported), unset: the policy.
 int direct_env() {
-  static int p = [] {
-    const char* e = std::getenv("ONYX_CONV_DIRECT");
-    return e && *e ? std::atoi(e) : -1;
-  }();
+  static const int p = env_switch("ONYX_CONV_DIRECT");
   return p;
 }
 

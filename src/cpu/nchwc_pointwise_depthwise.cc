@@ -11,10 +11,10 @@
 #include "cpu/nchwc_pointwise_depthwise.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "base/aligned_memory.h"
+#include "base/env_switch.h"
 #include "cpu/nchwc_conv_kernel.h"
 #include "kernels/kernel.h"
 
@@ -30,10 +30,7 @@ constexpr int64_t kBandBytes = 192 << 10;
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int fuse_env() {
-  static int v = [] {
-    const char* e = std::getenv("ONYX_FUSE_POINTWISE_DEPTHWISE");
-    return e && *e ? std::atoi(e) : -1;
-  }();
+  static const int v = env_switch("ONYX_FUSE_POINTWISE_DEPTHWISE");
   return v;
 }
 

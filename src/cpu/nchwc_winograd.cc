@@ -14,11 +14,11 @@
 #include "cpu/nchwc_winograd.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <mutex>
 #include <vector>
 
 #include "base/aligned_memory.h"
+#include "base/env_switch.h"
 #include "cpu/conv_geometry.h"
 #include "cpu/nchwc_conv_kernel.h"
 #include "cpu/nchwc_winograd_kernel.h"
@@ -34,10 +34,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // ONYX_CONV_WINOGRAD_OWN: 0 never, 1 always (where supported), unset: the policy.
 int winograd_env() {
-  static int p = [] {
-    const char* e = std::getenv("ONYX_CONV_WINOGRAD_OWN");
-    return e && *e ? std::atoi(e) : -1;
-  }();
+  static const int p = env_switch("ONYX_CONV_WINOGRAD_OWN");
   return p;
 }
 

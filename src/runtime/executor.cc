@@ -37,7 +37,8 @@ class FrameContext final : public KernelContext {
   // Only in the sequential executor (plan_ set): there no other node can be
   // reading the input while this one writes.
   Tensor* take_input_for_output(size_t in, size_t out, DataType dtype, const Shape& shape) override {
-    if (!plan_ || pn_.ep || out >= pn_.outputs.size() || pn_.outputs[out] < 0) return nullptr;
+    // (donatable_inputs is empty for nodes on a device provider)
+    if (!plan_ || out >= pn_.outputs.size() || pn_.outputs[out] < 0) return nullptr;
     if (std::find(pn_.donatable_inputs.begin(), pn_.donatable_inputs.end(), static_cast<int>(in)) ==
         pn_.donatable_inputs.end())
       return nullptr;

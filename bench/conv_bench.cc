@@ -8,7 +8,9 @@
 // (closer to in-model times for Winograd, whose weights are 1.8-4x larger).
 //
 //   cmake -S . -B build -DONYX_BUILD_BENCH=ON && ninja -C build conv_bench
-//   build/bench/conv_bench [--rounds N] [--threads 1,2] [--filter squeezenet] [--cold]
+//   build/bench/conv_bench [--rounds N] [--threads 1,2] [--filter TEXT] [--cold]
+//   (--filter keeps the rows whose model name or label contains TEXT, e.g.
+//   squeezenet or 'g1152')
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -186,9 +188,12 @@ int main(int argc, char** argv) {
     po.use_openmp_team = true;
     ThreadPool pool(po);
     for (const ConvShape& s : kShapes) {
-      if (!filter.empty() && std::string(s.model).find(filter) == std::string::npos) continue;
-      DnnlConvConfig cfg;
       const int64_t KW = s.KW < 0 ? s.K : s.KW, PW = s.PW < 0 ? s.P : s.PW;
+      char label[64];
+      std::snprintf(label, sizeof label, "%ld->%ld %ldx%ld k%ldx%ld s%ld p%ld g%ld%s", (long)s.C, (long)s.M, (long)s.H,
+                    (long)s.W, (long)s.K, (long)KW, (long)s.S, (long)s.P, (long)s.G, s.plain ? " nchw" : "");
+      if (!filter.empty() && (std::string(s.model) + " " + label).find(filter) == std::string::npos) continue;
+      DnnlConvConfig cfg;
       cfg.attrs.kernel = {s.K, KW};
       cfg.attrs.strides = {s.S, s.S};
       cfg.attrs.pads = {s.P, PW, s.P, PW};
@@ -246,9 +251,6 @@ int main(int argc, char** argv) {
       int64_t OH = ys[2], OW = ys[3];
       ds.C = s.C, ds.M = s.M, ds.H = s.H, ds.W = s.W, ds.OH = OH, ds.OW = OW, ds.KH = s.K, ds.KW = KW, ds.SH = ds.SW = s.S;
       ds.group = s.G, ds.plain_input = s.plain;
-      char label[64];
-      std::snprintf(label, sizeof label, "%ld->%ld %ldx%ld k%ldx%ld s%ld p%ld g%ld%s", (long)s.C, (long)s.M, (long)s.H,
-                    (long)s.W, (long)s.K, (long)KW, (long)s.S, (long)s.P, (long)s.G, s.plain ? " nchw" : "");
       const char* policy = direct_conv_preferred(ds, nthr, pool.uses_openmp_team()) ? "direct" : "onednn";
       if (winograd && winograd_conv_preferred(ds, nthr, pool.uses_openmp_team())) policy = "winograd";
       std::printf("%-10s %-34s %3d %9.4f %9.4f %7.2f %8s", s.model, label, nthr, md, mn, md / mn, policy);

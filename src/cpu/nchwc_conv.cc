@@ -118,8 +118,13 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 //   depthwise 3x3 stride 1 (MobileNetV2; edge pixels in unrolled
 //     tiles since 2026-11-22): @112 and @56 0.92-1.07, @28 0.91-1.09,
 //     @14 0.80-0.87, @7 0.75-0.79
-//   depthwise 5x5 (EfficientNet-B0, s1 and s2, @56 to @7; the generic row
-//     kernel)                                                    0.40-0.78
+//   depthwise 5x5 (EfficientNet-B0; the 3x3 row kernel made 5 wide in
+//     2026-11-22, edge columns skipped by a bit mask), warm / --cold:
+//     s2 56 -> 28 1.04-1.12 / 1.03-1.20, s1 @28 1.00-1.15 / 1.28-1.37,
+//     s1 @14 0.85-1.02 / 0.82-1.08, s2 14 -> 7 0.81-0.85 / 0.83-1.00,
+//     s1 @7 0.87-0.98 / 1.13-1.30; 2 threads cold 1.01-1.80 (before:
+//     0.37-0.79 warm). In EfficientNet-B0 the @14 and @7 layers ran
+//     0.85-0.92x oneDNN's time, so every 5x5 goes direct.
 // At 2 threads the same per-layer choice holds when the session's pool runs
 // on oneDNN's OpenMP team (ThreadPoolOptions::use_openmp_team, the default
 // for plans with oneDNN convolutions): bench/conv_bench at 2 threads gave
@@ -131,9 +136,11 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime) {
   if (threads > 1 && !one_runtime) return false;
   const bool depthwise = s.group > 1 && s.group == s.C && s.group == s.M;
-  if (depthwise)
-    return s.KH == 3 && s.KW == 3 && s.DH == 1 && s.DW == 1 &&
-           ((s.SH == 2 && s.SW == 2) || (s.SH == 1 && s.SW == 1 && s.OH * s.OW >= 56 * 56));
+  if (depthwise) {
+    if (s.DH != 1 || s.DW != 1 || s.SH != s.SW || s.SH > 2) return false;
+    if (s.KH == 3 && s.KW == 3) return s.SH == 2 || s.OH * s.OW >= 56 * 56;
+    return s.KH == 5 && s.KW == 5;
+  }
   if (s.group != 1) return false;
   const int64_t out_px = s.OH * s.OW;
   if (s.KH * s.KW == 1) {

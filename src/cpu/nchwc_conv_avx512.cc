@@ -230,43 +230,50 @@ __attribute__((always_inline)) inline void dw_tile(const DwRowArgs& a, const DwO
     for (int p = 0; p < P; ++p) dw_store<ACT>(o, c, ow + p, acc[c][p]);
 }
 
-// 3-wide kernel rows, stride SW (1 or 2), no dilation: each input column is
-// loaded once and used by every tap that reads it (loads are the limit here:
-// P * SW + 3 - SW per kernel row instead of 3 P). EDGE: the tile reaches
-// into the left or right padding, whose columns are skipped (zeros) - the
-// row's edge pixels run unrolled like the rest instead of through the
-// per-pixel loops of dw_edge (at 7x7 and 14x14 those held 2 of every 7-14
-// pixels).
-template <int NC, int P, int SW, int ACT, bool EDGE>
-__attribute__((always_inline)) inline void dw_tile3(const DwRowArgs& a, const DwOut& o, int64_t ow) {
+// K-wide kernel rows (K = 3 or 5), stride SW (1 or 2), no dilation: each
+// input column is loaded once and used by every tap that reads it (loads are
+// the limit here: P * SW + K - SW per kernel row instead of K P). EDGE: the
+// tile reaches into the left or right padding, whose columns are skipped
+// (zeros) - the row's edge pixels run unrolled like the rest instead of
+// through the per-pixel loops of dw_edge (at 7x7 and 14x14 those held 2-4 of
+// every 7-14 pixels).
+template <int NC, int P, int K, int SW, int ACT, bool EDGE>
+__attribute__((always_inline)) inline void dw_tile_k(const DwRowArgs& a, const DwOut& o, int64_t ow) {
   __m512 acc[NC][P];
 #pragma GCC unroll 2
   for (int c = 0; c < NC; ++c)
 #pragma GCC unroll 8
     for (int p = 0; p < P; ++p) acc[c][p] = _mm512_setzero_ps();
-  constexpr int NI = (P - 1) * SW + 3;  // input columns
+  constexpr int NI = (P - 1) * SW + K;  // input columns
   const int64_t x0 = ow * SW - a.PW;  // the input column of i = 0
   // interior tiles: a pointer to column x0 (it exists); edge tiles index from
   // the row's start, since x0 may lie before it
   const float* xh = EDGE ? a.x : a.x + x0 * 16;
   const float* wh = a.w;
-  for (int64_t kh = 0; kh < a.kh_count; ++kh, xh += a.x_kh_stride, wh += 3 * 16) {
+  // EDGE: bit i set when column x0 + i lies inside the row (one register,
+  // where a bound check per column ran the tile out of registers)
+  uint32_t inside = 0;
+  if constexpr (EDGE) {
+    const int64_t lo = x0 < 0 ? -x0 : 0, hi = a.W - x0 < NI ? a.W - x0 : NI;
+    if (hi > lo) inside = static_cast<uint32_t>(((uint64_t{1} << hi) - 1) & ~((uint64_t{1} << lo) - 1));
+  }
+  for (int64_t kh = 0; kh < a.kh_count; ++kh, xh += a.x_kh_stride, wh += K * 16) {
 #pragma GCC unroll 2
     for (int c = 0; c < NC; ++c) {
-      const __m512 w0 = _mm512_loadu_ps(wh + c * a.w_cb_stride), w1 = _mm512_loadu_ps(wh + c * a.w_cb_stride + 16),
-                   w2 = _mm512_loadu_ps(wh + c * a.w_cb_stride + 32);
+      __m512 w[K];
+#pragma GCC unroll 5
+      for (int k = 0; k < K; ++k) w[k] = _mm512_loadu_ps(wh + c * a.w_cb_stride + k * 16);
       const float* xc = xh + c * a.x_cb_stride;
 #pragma GCC unroll 24
       for (int i = 0; i < NI; ++i) {
         if constexpr (EDGE) {
-          if (x0 + i < 0 || x0 + i >= a.W) continue;
+          if (!(inside & (1u << i))) continue;
         }
         const __m512 xv = _mm512_loadu_ps(xc + (EDGE ? x0 + i : i) * 16);
-#pragma GCC unroll 3
-        for (int k = 0; k < 3; ++k) {
+#pragma GCC unroll 5
+        for (int k = 0; k < K; ++k) {
           const int q = i - k;  // pixel q * SW reads column i with tap k
-          if (q >= 0 && q % SW == 0 && q / SW < P)
-            acc[c][q / SW] = _mm512_fmadd_ps(xv, k == 0 ? w0 : k == 1 ? w1 : w2, acc[c][q / SW]);
+          if (q >= 0 && q % SW == 0 && q / SW < P) acc[c][q / SW] = _mm512_fmadd_ps(xv, w[k], acc[c][q / SW]);
         }
       }
     }
@@ -277,29 +284,37 @@ __attribute__((always_inline)) inline void dw_tile3(const DwRowArgs& a, const Dw
     for (int p = 0; p < P; ++p) dw_store<ACT>(o, c, ow + p, acc[c][p]);
 }
 
-// Output pixels [ow, end) of a 3-wide row in tiles of up to 8.
-template <int NC, int SW, int ACT, bool EDGE>
-void dw_run3(const DwRowArgs& a, const DwOut& o, int64_t ow, int64_t end) {
-  for (; ow + 8 <= end; ow += 8) dw_tile3<NC, 8, SW, ACT, EDGE>(a, o, ow);
+// Output pixels [ow, end) of a K-wide row in tiles of up to 8.
+template <int NC, int K, int SW, int ACT, bool EDGE>
+void dw_run_k(const DwRowArgs& a, const DwOut& o, int64_t ow, int64_t end) {
+  for (; ow + 8 <= end; ow += 8) dw_tile_k<NC, 8, K, SW, ACT, EDGE>(a, o, ow);
   switch (end - ow) {
-    case 7: dw_tile3<NC, 7, SW, ACT, EDGE>(a, o, ow); break;
-    case 6: dw_tile3<NC, 6, SW, ACT, EDGE>(a, o, ow); break;
-    case 5: dw_tile3<NC, 5, SW, ACT, EDGE>(a, o, ow); break;
-    case 4: dw_tile3<NC, 4, SW, ACT, EDGE>(a, o, ow); break;
-    case 3: dw_tile3<NC, 3, SW, ACT, EDGE>(a, o, ow); break;
-    case 2: dw_tile3<NC, 2, SW, ACT, EDGE>(a, o, ow); break;
-    case 1: dw_tile3<NC, 1, SW, ACT, EDGE>(a, o, ow); break;
+    case 7: dw_tile_k<NC, 7, K, SW, ACT, EDGE>(a, o, ow); break;
+    case 6: dw_tile_k<NC, 6, K, SW, ACT, EDGE>(a, o, ow); break;
+    case 5: dw_tile_k<NC, 5, K, SW, ACT, EDGE>(a, o, ow); break;
+    case 4: dw_tile_k<NC, 4, K, SW, ACT, EDGE>(a, o, ow); break;
+    case 3: dw_tile_k<NC, 3, K, SW, ACT, EDGE>(a, o, ow); break;
+    case 2: dw_tile_k<NC, 2, K, SW, ACT, EDGE>(a, o, ow); break;
+    case 1: dw_tile_k<NC, 1, K, SW, ACT, EDGE>(a, o, ow); break;
     default: break;
   }
 }
 
-// A 3-wide row: the pixels whose windows leave the input ([0, lo), [hi, OW))
+// A K-wide row: the pixels whose windows leave the input ([0, lo), [hi, OW))
 // in their own small EDGE tiles, so the interior tiles carry no checks.
-template <int NC, int SW, int ACT>
-void dw_row3(const DwRowArgs& a, const DwOut& o, int64_t lo, int64_t hi) {
-  dw_run3<NC, SW, ACT, true>(a, o, 0, lo);
-  dw_run3<NC, SW, ACT, false>(a, o, lo, hi);
-  dw_run3<NC, SW, ACT, true>(a, o, hi, a.OW);
+template <int NC, int K, int SW, int ACT>
+void dw_row_k(const DwRowArgs& a, const DwOut& o, int64_t lo, int64_t hi) {
+  // Short stride-1 rows with edges on both sides: two or three EDGE tiles
+  // of 8 beat the split into edge pixels, a short interior tile and edge
+  // pixels (5x5 at 7x7: 0.69x -> 0.98x oneDNN's speed). With stride 2 the
+  // split wins (3x3 at 28x28 s2: 0.99x against 0.78x).
+  if (SW == 1 && a.OW <= 16 && (lo > 0 || hi < a.OW)) {
+    dw_run_k<NC, K, SW, ACT, true>(a, o, 0, a.OW);
+    return;
+  }
+  dw_run_k<NC, K, SW, ACT, true>(a, o, 0, lo);
+  dw_run_k<NC, K, SW, ACT, false>(a, o, lo, hi);
+  dw_run_k<NC, K, SW, ACT, true>(a, o, hi, a.OW);
 }
 
 // one pixel over its valid taps
@@ -335,9 +350,14 @@ void dw_row_t(const DwRowArgs& a) {
   int64_t hi = last < 0 ? 0 : last / a.SW + 1;
   if (hi > OW) hi = OW;
   if (hi < lo) hi = lo;
-  if (a.KW == 3 && a.DW == 1 && (a.SW == 1 || a.SW == 2)) {
-    if (a.SW == 1) dw_row3<NC, 1, ACT>(a, o, lo, hi);
-    else dw_row3<NC, 2, ACT>(a, o, lo, hi);
+  if ((a.KW == 3 || a.KW == 5) && a.DW == 1 && (a.SW == 1 || a.SW == 2)) {
+    if (a.KW == 3) {
+      if (a.SW == 1) dw_row_k<NC, 3, 1, ACT>(a, o, lo, hi);
+      else dw_row_k<NC, 3, 2, ACT>(a, o, lo, hi);
+    } else {
+      if (a.SW == 1) dw_row_k<NC, 5, 1, ACT>(a, o, lo, hi);
+      else dw_row_k<NC, 5, 2, ACT>(a, o, lo, hi);
+    }
     return;
   }
   for (int64_t ow = 0; ow < lo; ++ow) dw_edge<NC, ACT>(a, o, ow);

@@ -143,7 +143,24 @@ TEST(NchwcDirectConv, MatchesReference) {
       {"depthwise width 1", 1, 16, 16, 5, 1, 3, 3, 1, 1, 1, 16},
       {"depthwise p0 long row", 1, 32, 32, 4, 21, 3, 3, 1, 0, 1, 32},
       {"depthwise s2 odd width", 1, 16, 16, 6, 17, 3, 3, 2, 1, 1, 16},
+      // 5-wide rows: short stride-1 rows run as EDGE tiles only (7, 14 and
+      // 16 wide; 40 channels leave a part block and a lone block), stride 2
+      // with even and odd widths, a row narrower than the kernel, dilation
+      // (the generic row kernel)
+      {"depthwise 5x5 7x7", 1, 40, 40, 7, 7, 5, 5, 1, 2, 1, 40},
+      {"depthwise 5x5 14 wide", 1, 32, 32, 6, 14, 5, 5, 1, 2, 1, 32},
+      {"depthwise 3x3 16 wide", 1, 16, 16, 4, 16, 3, 3, 1, 1, 1, 16},
+      {"depthwise 5x5 s2 even", 1, 48, 48, 14, 14, 5, 5, 2, 2, 1, 48},
+      {"depthwise 5x5 s2 odd", 1, 16, 16, 11, 23, 5, 5, 2, 2, 1, 16},
+      {"depthwise 5x5 narrow", 1, 16, 16, 5, 3, 5, 5, 1, 2, 1, 16},
+      {"depthwise 5x5 dilation 2", 1, 16, 16, 9, 12, 5, 5, 1, 4, 2, 16},
   };
+  Case dw_asym = {"depthwise 5x5 pads 1,2,3,0", 1, 32, 32, 9, 13, 5, 5, 1, 0, 1, 32};
+  dw_asym.pads4 = {1, 2, 3, 0};
+  Case dw_hswish = {"depthwise 5x5 HardSwish", 1, 32, 32, 7, 7, 5, 5, 1, 2, 1, 32};
+  dw_hswish.act = "HardSwish";
+  cases.push_back(dw_asym);
+  cases.push_back(dw_hswish);
   Case plain1 = {"plain IC=3 3x3 s2 p0", 1, 3, 64, 17, 19, 3, 3, 2, 0, 1, 1};
   plain1.plain = true;
   Case plain2 = {"plain IC=3 7x7 s2 p3", 1, 3, 20, 23, 23, 7, 7, 2, 3, 1, 1};

@@ -117,7 +117,10 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 //   depthwise 3x3 stride 2 (MobileNetV2)                           0.96-1.02
 //   depthwise 3x3 stride 1 (MobileNetV2; edge pixels in unrolled
 //     tiles since 2026-11-22): @112 and @56 0.92-1.07, @28 0.91-1.09,
-//     @14 0.80-0.87, @7 0.75-0.79
+//     @14 0.80-0.87, @7 0.75-0.79. With --cold the direct kernel wins
+//     these (@28 1.20-1.25, @14 0.97-1.24, @7 1.08-1.45), but in
+//     MobileNetV2 they ran even at 1 thread and ~5% slower at 2 (per-node
+//     minima, 10 alternating rounds), so oneDNN keeps them
 //   depthwise 5x5 (EfficientNet-B0; the 3x3 row kernel made 5 wide in
 //     2026-11-22, edge columns skipped by a bit mask), warm / --cold:
 //     s2 56 -> 28 1.04-1.12 / 1.03-1.20, s1 @28 1.00-1.15 / 1.28-1.37,

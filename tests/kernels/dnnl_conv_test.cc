@@ -125,7 +125,8 @@ TEST(Nchwc, PoolsMatchPlainKernels) {
 }
 
 // Onyx's own blocked pooling (cpu/nchwc_pool) on x: dilations, asymmetric
-// pads, both block sizes and a thread pool, against the plain kernels.
+// pads, both block sizes, one thread and a pool of two, against the plain
+// kernels.
 void check_blocked_pool(const Tensor& x) {
   struct Case {
     std::string op;
@@ -160,8 +161,11 @@ void check_blocked_pool(const Tensor& x) {
       ASSERT_EQ(ys, expected.shape());
       Tensor y(DataType::Float, blocked_shape(ys, block));
       Tensor xb = to_blocked(x, block);
-      op.run(xb.data<float>(), x.shape(), block, y.data<float>(), &pool);
-      expect_close(from_blocked(y, x.shape()[1]), expected, 1e-5f);
+      for (ThreadPool* p : {&pool, static_cast<ThreadPool*>(nullptr)}) {  // bands of rows; one band
+        SCOPED_TRACE(p ? "2 threads" : "1 thread");
+        op.run(xb.data<float>(), x.shape(), block, y.data<float>(), p);
+        expect_close(from_blocked(y, x.shape()[1]), expected, 1e-5f);
+      }
     }
 }
 

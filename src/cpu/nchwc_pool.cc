@@ -35,6 +35,10 @@ struct Vec {
 #ifdef ONYX_POOL_X86
 #pragma GCC push_options
 #pragma GCC target("avx512f")
+// GCC 12 flags _mm512_max_ps's internal _mm512_undefined_ps() as maybe
+// uninitialized (a false positive: the masked builtin never reads it).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 namespace avx512 {
 struct Vec {
   static constexpr int kWidth = 16;
@@ -49,6 +53,7 @@ struct Vec {
   static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
 };
 #include "cpu/nchwc_pool_rows.inc"
+#pragma GCC diagnostic pop
 }  // namespace avx512
 #pragma GCC pop_options
 #endif

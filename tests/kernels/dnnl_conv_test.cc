@@ -113,8 +113,13 @@ TEST(Nchwc, PoolsMatchPlainKernels) {
       {"AveragePool", {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}, {"ceil_mode", attr_int(1)}}},
       {"AveragePool",
        {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}, {"count_include_pad", attr_int(1)}}},
-      // 3-wide stride-1 windows (columns reduced once, shared by 3 outputs):
-      // pads 1, 0 and 2 / 0, with and without the padding counted
+      // 3-wide windows at stride 1 and 2 (columns reduced once, shared by
+      // the outputs that read them): pads 0-2, with and without the padding
+      // counted, a ceil-mode window past the row's end
+      {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}}},
+      {"AveragePool",
+       {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({1, 2})}, {"pads", attr_ints({1, 0, 1, 1})},
+        {"count_include_pad", attr_int(1)}, {"ceil_mode", attr_int(1)}}},
       {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
       {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
       {"AveragePool",
@@ -149,8 +154,13 @@ void check_blocked_pool(const Tensor& x) {
       {"AveragePool",
        {{"kernel_shape", attr_ints({2, 3})}, {"pads", attr_ints({1, 1, 0, 2})}, {"count_include_pad", attr_int(1)}}},
       {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"dilations", attr_ints({1, 2})}, {"pads", attr_ints({1, 2, 1, 2})}}},
-      // 3-wide stride-1 windows (columns reduced once, shared by 3 outputs):
-      // pads 1, 0 and 2 / 0, with and without the padding counted
+      // 3-wide windows at stride 1 and 2 (columns reduced once, shared by
+      // the outputs that read them): pads 0-2, with and without the padding
+      // counted, a ceil-mode window past the row's end
+      {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}}},
+      {"AveragePool",
+       {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({1, 2})}, {"pads", attr_ints({1, 0, 1, 1})},
+        {"count_include_pad", attr_int(1)}, {"ceil_mode", attr_int(1)}}},
       {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
       {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
       {"AveragePool",

@@ -136,6 +136,11 @@ const ConvShape kShapes[] = {
     {"effnet", 672, 672, 14, 14, 5, 1, 2, 672, false},
     {"effnet", 672, 672, 14, 14, 5, 2, 2, 672, false},
     {"effnet", 1152, 1152, 7, 7, 5, 1, 2, 1152, false},
+    // ConvNeXt-T (7x7 depthwise)
+    {"convnext", 96, 96, 56, 56, 7, 1, 3, 96, false},
+    {"convnext", 192, 192, 28, 28, 7, 1, 3, 192, false},
+    {"convnext", 384, 384, 14, 14, 7, 1, 3, 384, false},
+    {"convnext", 768, 768, 7, 7, 7, 1, 3, 768, false},
 };
 
 void fill(Tensor& t, int seed) {

@@ -128,6 +128,9 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 //     s1 @7 0.87-0.98 / 1.13-1.30; 2 threads cold 1.01-1.80 (before:
 //     0.37-0.79 warm). In EfficientNet-B0 the @14 and @7 layers ran
 //     0.85-0.92x oneDNN's time, so every 5x5 goes direct.
+//   depthwise 7x7 s1 p3 (ConvNeXt; tiles of 6), warm / --cold: @56
+//     1.25 / 1.35, @28 1.19 / 1.35, @14 0.89 / 1.04, @7 0.83 / 1.16;
+//     2 threads 1.07-1.58 / 1.15-1.60: every 7x7 goes direct too.
 // At 2 threads the same per-layer choice holds when the session's pool runs
 // on oneDNN's OpenMP team (ThreadPoolOptions::use_openmp_team, the default
 // for plans with oneDNN convolutions): bench/conv_bench at 2 threads gave
@@ -142,7 +145,7 @@ bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runti
   if (depthwise) {
     if (s.DH != 1 || s.DW != 1 || s.SH != s.SW || s.SH > 2) return false;
     if (s.KH == 3 && s.KW == 3) return s.SH == 2 || s.OH * s.OW >= 56 * 56;
-    return s.KH == 5 && s.KW == 5;
+    return s.KH == s.KW && (s.KH == 5 || s.KH == 7);
   }
   if (s.group != 1) return false;
   const int64_t out_px = s.OH * s.OW;

@@ -230,7 +230,7 @@ __attribute__((always_inline)) inline void dw_tile(const DwRowArgs& a, const DwO
     for (int p = 0; p < P; ++p) dw_store<ACT>(o, c, ow + p, acc[c][p]);
 }
 
-// K-wide kernel rows (K = 3 or 5), stride SW (1 or 2), no dilation: each
+// K-wide kernel rows (K = 3, 5 or 7), stride SW (1 or 2), no dilation: each
 // input column is loaded once and used by every tap that reads it (loads are
 // the limit here: P * SW + K - SW per kernel row instead of K P). EDGE: the
 // tile reaches into the left or right padding, whose columns are skipped
@@ -261,7 +261,7 @@ __attribute__((always_inline)) inline void dw_tile_k(const DwRowArgs& a, const D
 #pragma GCC unroll 2
     for (int c = 0; c < NC; ++c) {
       __m512 w[K];
-#pragma GCC unroll 5
+#pragma GCC unroll 7
       for (int k = 0; k < K; ++k) w[k] = _mm512_loadu_ps(wh + c * a.w_cb_stride + k * 16);
       const float* xc = xh + c * a.x_cb_stride;
 #pragma GCC unroll 24
@@ -270,7 +270,7 @@ __attribute__((always_inline)) inline void dw_tile_k(const DwRowArgs& a, const D
           if (!(inside & (1u << i))) continue;
         }
         const __m512 xv = _mm512_loadu_ps(xc + (EDGE ? x0 + i : i) * 16);
-#pragma GCC unroll 5
+#pragma GCC unroll 7
         for (int k = 0; k < K; ++k) {
           const int q = i - k;  // pixel q * SW reads column i with tap k
           if (q >= 0 && q % SW == 0 && q / SW < P) acc[c][q / SW] = _mm512_fmadd_ps(xv, w[k], acc[c][q / SW]);
@@ -284,13 +284,15 @@ __attribute__((always_inline)) inline void dw_tile_k(const DwRowArgs& a, const D
     for (int p = 0; p < P; ++p) dw_store<ACT>(o, c, ow + p, acc[c][p]);
 }
 
-// Output pixels [ow, end) of a K-wide row in tiles of up to 8.
+// Output pixels [ow, end) of a K-wide row in tiles of up to 8 (6 for K = 7,
+// whose 2 x 7 weight registers leave room for 12 accumulators only).
 template <int NC, int K, int SW, int ACT, bool EDGE>
 void dw_run_k(const DwRowArgs& a, const DwOut& o, int64_t ow, int64_t end) {
-  for (; ow + 8 <= end; ow += 8) dw_tile_k<NC, 8, K, SW, ACT, EDGE>(a, o, ow);
+  constexpr int kTile = K <= 5 ? 8 : 6;
+  for (; ow + kTile <= end; ow += kTile) dw_tile_k<NC, kTile, K, SW, ACT, EDGE>(a, o, ow);
   switch (end - ow) {
-    case 7: dw_tile_k<NC, 7, K, SW, ACT, EDGE>(a, o, ow); break;
-    case 6: dw_tile_k<NC, 6, K, SW, ACT, EDGE>(a, o, ow); break;
+    case 7: if constexpr (kTile > 7) dw_tile_k<NC, 7, K, SW, ACT, EDGE>(a, o, ow); break;
+    case 6: if constexpr (kTile > 6) dw_tile_k<NC, 6, K, SW, ACT, EDGE>(a, o, ow); break;
     case 5: dw_tile_k<NC, 5, K, SW, ACT, EDGE>(a, o, ow); break;
     case 4: dw_tile_k<NC, 4, K, SW, ACT, EDGE>(a, o, ow); break;
     case 3: dw_tile_k<NC, 3, K, SW, ACT, EDGE>(a, o, ow); break;
@@ -350,13 +352,16 @@ void dw_row_t(const DwRowArgs& a) {
   int64_t hi = last < 0 ? 0 : last / a.SW + 1;
   if (hi > OW) hi = OW;
   if (hi < lo) hi = lo;
-  if ((a.KW == 3 || a.KW == 5) && a.DW == 1 && (a.SW == 1 || a.SW == 2)) {
+  if ((a.KW == 3 || a.KW == 5 || a.KW == 7) && a.DW == 1 && (a.SW == 1 || a.SW == 2)) {
     if (a.KW == 3) {
       if (a.SW == 1) dw_row_k<NC, 3, 1, ACT>(a, o, lo, hi);
       else dw_row_k<NC, 3, 2, ACT>(a, o, lo, hi);
-    } else {
+    } else if (a.KW == 5) {
       if (a.SW == 1) dw_row_k<NC, 5, 1, ACT>(a, o, lo, hi);
       else dw_row_k<NC, 5, 2, ACT>(a, o, lo, hi);
+    } else {
+      if (a.SW == 1) dw_row_k<NC, 7, 1, ACT>(a, o, lo, hi);
+      else dw_row_k<NC, 7, 2, ACT>(a, o, lo, hi);
     }
     return;
   }

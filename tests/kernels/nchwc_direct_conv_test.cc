@@ -154,6 +154,10 @@ TEST(NchwcDirectConv, MatchesReference) {
       {"depthwise 5x5 s2 odd", 1, 16, 16, 11, 23, 5, 5, 2, 2, 1, 16},
       {"depthwise 5x5 narrow", 1, 16, 16, 5, 3, 5, 5, 1, 2, 1, 16},
       {"depthwise 5x5 dilation 2", 1, 16, 16, 9, 12, 5, 5, 1, 4, 2, 16},
+      // 7-wide rows (tiles of 6): short, wide, stride 2
+      {"depthwise 7x7 7x7", 1, 48, 48, 7, 7, 7, 7, 1, 3, 1, 48},
+      {"depthwise 7x7 wide", 1, 16, 16, 5, 29, 7, 7, 1, 3, 1, 16},
+      {"depthwise 7x7 s2", 1, 32, 32, 12, 19, 7, 7, 2, 3, 1, 32},
   };
   Case dw_asym = {"depthwise 5x5 pads 1,2,3,0", 1, 32, 32, 9, 13, 5, 5, 1, 0, 1, 32};
   dw_asym.pads4 = {1, 2, 3, 0};

@@ -24,7 +24,10 @@
 #include "runtime/providers.h"
 
 #if ONYX_WITH_CUDA
+#include <cublas_v2.h>
+
 #include "cuda/conv_algo_cache.h"
+#include "cuda/cublas_loader.h"
 #include "cuda/cuda_provider.h"
 #endif
 
@@ -146,6 +149,32 @@ TEST(CudaProvider, AvailableProvidersFollowTheBuild) {
   EXPECT_EQ(canonical_provider_name("CUDAExecutionProvider"), "CUDA");
   EXPECT_EQ(canonical_provider_name("CPUExecutionProvider"), "CPU");
 }
+
+#if ONYX_WITH_CUDA
+bool cublas_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libcublas") != std::string::npos) return true;
+  return false;
+}
+
+// cuBLAS is opened when a CUDA provider first needs it, not at process start
+// (it cost 0.1 s and ~215 MB of RSS per process); Onyx's entry points forward
+// to the real library.
+TEST(CudaProvider, OpensCublasOnFirstUse) {
+  std::string why;
+  const bool device = cuda_device_present(&why);
+  if (!device) EXPECT_FALSE(cublas_mapped()) << "cuBLAS was loaded without a CUDA provider";
+  std::string error;
+  ASSERT_TRUE(load_cublas(&error)) << error;
+  EXPECT_TRUE(cublas_mapped());
+  if (!device) {  // the real cublasCreate answers: no handle without a device
+    cublasHandle_t h = nullptr;
+    EXPECT_NE(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+  }
+}
+#endif
 
 // Without a device (or without CUDA in the build) a CUDA session warns and
 // runs everything on the CPU, with the CPU's results.

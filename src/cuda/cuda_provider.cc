@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "cuda/cublas_loader.h"
 #include "cuda/cuda_common.h"
 
 namespace onyx {
@@ -90,6 +91,7 @@ std::shared_ptr<ExecutionProvider> create_cuda_provider(const CudaProviderOption
     fail(ErrorCode::InvalidArgument, "provider 'CUDAExecutionProvider': option 'device_id' has an invalid value '" +
                                          std::to_string(options.device_id) + "' (this machine has " + std::to_string(n) +
                                          " CUDA device" + (n == 1 ? "" : "s") + ")");
+  if (!load_cublas(why)) return nullptr;  // *why names the library and the loader's reason
   return std::make_shared<CudaProvider>(options, n);
 }
 

@@ -18,10 +18,17 @@ struct Library {
 const Library& cublas_library() {
   static const Library lib = [] {
     Library l;
+    // the loader's search path first (LD_LIBRARY_PATH, RUNPATH, ld.so.conf),
+    // then the toolkit directory the build found
     l.handle = dlopen(ONYX_CUBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (l.handle) return l;
+    const char* e = dlerror();
+    l.error = std::string("cannot open ") + ONYX_CUBLAS_LIBRARY + ": " + (e ? e : "unknown error");
+    const std::string in_toolkit = std::string(ONYX_CUBLAS_DIR) + "/" + ONYX_CUBLAS_LIBRARY;
+    l.handle = dlopen(in_toolkit.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!l.handle) {
-      const char* e = dlerror();
-      l.error = std::string("cannot open ") + ONYX_CUBLAS_LIBRARY + ": " + (e ? e : "unknown error");
+      e = dlerror();
+      l.error += std::string("; nor ") + in_toolkit + ": " + (e ? e : "unknown error");
     }
     return l;
   }();

@@ -26,7 +26,9 @@ const Library& cublas_library() {
     l.error = std::string("cannot open ") + ONYX_CUBLAS_LIBRARY + ": " + (e ? e : "unknown error");
     const std::string in_toolkit = std::string(ONYX_CUBLAS_DIR) + "/" + ONYX_CUBLAS_LIBRARY;
     l.handle = dlopen(in_toolkit.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!l.handle) {
+    if (l.handle) {
+      l.error.clear();
+    } else {
       e = dlerror();
       l.error += std::string("; nor ") + in_toolkit + ": " + (e ? e : "unknown error");
     }

@@ -27,6 +27,30 @@ Tensor from_blocked(const Tensor& x, int64_t channels) {
   return out[0];
 }
 
+struct PoolCase {
+  std::string op;
+  std::map<std::string, Attribute> attrs;
+};
+
+// 3-wide windows at stride 1 and 2 (the pooling row that reduces each input
+// column once for the outputs that read it): pads 0-2, with and without the
+// padding counted, a ceil-mode window past the row's end.
+std::vector<PoolCase> three_wide_pool_cases() {
+  return {
+      {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}}},
+      {"AveragePool",
+       {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({1, 2})}, {"pads", attr_ints({1, 0, 1, 1})},
+        {"count_include_pad", attr_int(1)}, {"ceil_mode", attr_int(1)}}},
+      {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
+      {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
+      {"AveragePool",
+       {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}, {"count_include_pad", attr_int(1)}}},
+      {"MaxPool", {{"kernel_shape", attr_ints({2, 3})}}},
+      {"AveragePool",
+       {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({0, 2, 1, 0})}, {"count_include_pad", attr_int(1)}}},
+  };
+}
+
 }  // namespace
 
 TEST(Nchwc, ReorderRoundTripPadsWithZeros) {
@@ -103,32 +127,15 @@ TEST(Nchwc, ConvPlainAndBlockedInputsWithResidual) {
 TEST(Nchwc, PoolsMatchPlainKernels) {
   if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build";
   Tensor x = pattern({1, 20, 13, 13}, 1);
-  struct Case {
-    std::string op;
-    std::map<std::string, Attribute> attrs;
-  };
-  std::vector<Case> cases = {
+  std::vector<PoolCase> cases = {
       {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"ceil_mode", attr_int(1)}}},
       {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}}},
       {"AveragePool", {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}, {"ceil_mode", attr_int(1)}}},
       {"AveragePool",
        {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}, {"count_include_pad", attr_int(1)}}},
-      // 3-wide windows at stride 1 and 2 (columns reduced once, shared by
-      // the outputs that read them): pads 0-2, with and without the padding
-      // counted, a ceil-mode window past the row's end
-      {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}}},
-      {"AveragePool",
-       {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({1, 2})}, {"pads", attr_ints({1, 0, 1, 1})},
-        {"count_include_pad", attr_int(1)}, {"ceil_mode", attr_int(1)}}},
-      {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
-      {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
-      {"AveragePool",
-       {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}, {"count_include_pad", attr_int(1)}}},
-      {"MaxPool", {{"kernel_shape", attr_ints({2, 3})}}},
-      {"AveragePool",
-       {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({0, 2, 1, 0})}, {"count_include_pad", attr_int(1)}}},
       {"GlobalAveragePool", {}},
   };
+  for (const PoolCase& c : three_wide_pool_cases()) cases.push_back(c);
   for (auto& c : cases) {
     Tensor expected = run_op(make_node(c.op, {"x"}, {"y"}, c.attrs), {x})[0];
     auto attrs = c.attrs;
@@ -142,11 +149,7 @@ TEST(Nchwc, PoolsMatchPlainKernels) {
 // pads, both block sizes, one thread and a pool of two, against the plain
 // kernels.
 void check_blocked_pool(const Tensor& x) {
-  struct Case {
-    std::string op;
-    std::map<std::string, Attribute> attrs;
-  };
-  std::vector<Case> cases = {
+  std::vector<PoolCase> cases = {
       {"MaxPool", {{"kernel_shape", attr_ints({3, 2})}, {"dilations", attr_ints({2, 3})}, {"pads", attr_ints({2, 0, 1, 3})}}},
       {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"ceil_mode", attr_int(1)}}},
       {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
@@ -154,22 +157,9 @@ void check_blocked_pool(const Tensor& x) {
       {"AveragePool",
        {{"kernel_shape", attr_ints({2, 3})}, {"pads", attr_ints({1, 1, 0, 2})}, {"count_include_pad", attr_int(1)}}},
       {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"dilations", attr_ints({1, 2})}, {"pads", attr_ints({1, 2, 1, 2})}}},
-      // 3-wide windows at stride 1 and 2 (columns reduced once, shared by
-      // the outputs that read them): pads 0-2, with and without the padding
-      // counted, a ceil-mode window past the row's end
-      {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}}},
-      {"AveragePool",
-       {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({1, 2})}, {"pads", attr_ints({1, 0, 1, 1})},
-        {"count_include_pad", attr_int(1)}, {"ceil_mode", attr_int(1)}}},
-      {"MaxPool", {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
-      {"AveragePool", {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}}},
-      {"AveragePool",
-       {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}, {"count_include_pad", attr_int(1)}}},
-      {"MaxPool", {{"kernel_shape", attr_ints({2, 3})}}},
-      {"AveragePool",
-       {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({0, 2, 1, 0})}, {"count_include_pad", attr_int(1)}}},
       {"GlobalAveragePool", {}},
   };
+  for (const PoolCase& c : three_wide_pool_cases()) cases.push_back(c);
   ThreadPool pool(2);
   for (int block : {8, 16})
     for (auto& c : cases) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/openmp_team.h"
+#include "base/thread_placement.h"
 #include "base/thread_pool.h"
 #include "model_builder.h"
 #include "session_test_util.h"
@@ -519,6 +520,48 @@ TEST(ThreadPoolBusy, TryParallelForReturnsFalseWhileAnotherCallHoldsThePool) {
   holder.join();
   EXPECT_TRUE(pool.try_parallel_for(4, [&](int64_t b, int64_t e) { ran += static_cast<int>(e - b); }));
 }
+
+#if defined(__linux__)
+// The CPUs the calling thread may run on.
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+TEST(ThreadPlacement, MovesOffTheBusyCpuAndKeepsEveryCpuAllowed) {
+  const std::vector<int> before = allowed_cpus();
+  if (before.size() < 2) GTEST_SKIP() << "one allowed CPU: there is nowhere to move to";
+  for (int i = 0; i < 20; ++i) {
+    const int cpu = current_cpu();
+    ASSERT_GE(cpu, 0);
+    move_off_cpu(cpu);
+    EXPECT_NE(current_cpu(), cpu);
+    EXPECT_EQ(allowed_cpus(), before);  // a starting place, not a pin
+  }
+}
+
+TEST(ThreadPlacement, StaysWhenNotOnTheBusyCpu) {
+  const std::vector<int> before = allowed_cpus();
+  if (before.size() < 2) GTEST_SKIP() << "one allowed CPU";
+  // Pinned to one CPU, asked to leave another: nothing to do.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(before[0], &one);
+  std::thread t([&] {
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    move_off_cpu(before[1]);
+    EXPECT_EQ(current_cpu(), before[0]);
+    EXPECT_EQ(allowed_cpus(), std::vector<int>{before[0]});
+    move_off_cpu(-1);  // unknown: no-op
+    EXPECT_EQ(allowed_cpus(), std::vector<int>{before[0]});
+  });
+  t.join();
+}
+#endif
 
 // --- environment -----------------------------------------------------------
 

@@ -111,6 +111,7 @@ class ThreadPool {
   std::atomic<int> chunks_done_{0};
   std::atomic<int> sleepers_{0};
   std::atomic<bool> caller_sleeping_{false};
+  std::atomic<int> caller_cpu_{-1};  // the CPU of the caller that last woke workers
   std::atomic<bool> stop_{false};
   const RangeFn* job_ = nullptr;
   int64_t job_n_ = 0;

@@ -5,7 +5,8 @@
 // claim as they arrive, so a late-waking worker never delays a call. Workers
 // spin briefly after a job (when allow_spinning), then sleep on a condition
 // variable: back-to-back kernels see no wake-up latency, and an idle session
-// burns no CPU.
+// burns no CPU. A worker woken on its caller's CPU moves to another one
+// (base/thread_placement.h): sharing the caller's, it could only take turns.
 //
 // Chunking: by default (dynamic_block_base 0) [0, n) is cut into up to
 // 4 x threads equal chunks. With a dynamic block base B > 0 the chunks start

@@ -313,6 +313,7 @@ TEST_F(Cli, RunWritesOutputsAndRejectsBadInput) {
   expect_one_line_error(onyx("run " + model_), "input 'x' is missing");
   expect_one_line_error(onyx("run " + model_ + " --opt-level fastest"), "optimization level");
   expect_one_line_error(onyx("frobnicate"), "unknown command 'frobnicate'");
+  expect_one_line_error(onyx("test " + path("no_such_cases")), "test folder '" + path("no_such_cases") + "' does not exist");
 }
 
 TEST_F(Cli, OptimizeSavesAReloadableModel) {

@@ -105,6 +105,8 @@ int cmd_test(int argc, char** argv) {
   }
   std::vector<std::string> cases;
   for (auto& p : args.positional) {
+    // a mistyped folder must not read as "0 passed"
+    if (!exists(p)) fail(ErrorCode::NoSuchFile, "test folder '" + p + "' does not exist");
     if (exists(p + "/model.onnx")) cases.push_back(p);
     else
       for (auto& c : list_dir(p, ""))

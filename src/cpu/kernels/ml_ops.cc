@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/kernels/ml_common.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
@@ -557,37 +558,8 @@ KernelFactory tree_ensemble_factory() {
         if (m->aggregate == 0 && !m->roots.empty())
           for (auto& a : acc) a /= static_cast<double>(m->roots.size());
         double* o = out.data() + n * T;
-        switch (m->post) {
-          case 1: case 3: {  // SOFTMAX, SOFTMAX_ZERO (zeros stay zero)
-            double mx = -INFINITY;
-            for (int64_t t = 0; t < T; ++t)
-              if (m->post == 1 || acc[t] != 0) mx = std::max(mx, acc[t]);
-            double sum = 0;
-            for (int64_t t = 0; t < T; ++t) {
-              o[t] = (m->post == 3 && acc[t] == 0) ? 0.0 : std::exp(acc[t] - mx);
-              sum += o[t];
-            }
-            for (int64_t t = 0; t < T; ++t) o[t] = sum > 0 ? o[t] / sum : 0.0;
-            break;
-          }
-          case 2:
-            for (int64_t t = 0; t < T; ++t) o[t] = 1.0 / (1.0 + std::exp(-acc[t]));
-            break;
-          case 4:  // PROBIT: sqrt(2) * erfinv(2p - 1), by Newton steps on erf
-            for (int64_t t = 0; t < T; ++t) {
-              double y = 2 * acc[t] - 1, z = 0;
-              if (y <= -1) { o[t] = -INFINITY; continue; }
-              if (y >= 1) { o[t] = INFINITY; continue; }
-              for (int it = 0; it < 60; ++it) {
-                double err = std::erf(z) - y;
-                z -= err / (2 / std::sqrt(M_PI) * std::exp(-z * z));
-              }
-              o[t] = std::sqrt(2.0) * z;
-            }
-            break;
-          default:
-            for (int64_t t = 0; t < T; ++t) o[t] = acc[t];
-        }
+        std::copy(acc.begin(), acc.end(), o);
+        ml::post_transform_row(static_cast<ml::PostTransform>(m->post), o, T);
       }
       Tensor& Y = ctx.allocate_output(0, X.dtype(), {N, T});
       dispatch_float(X.dtype(), [&](auto tag) {

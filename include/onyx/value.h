@@ -1,5 +1,6 @@
-// A value flowing through a graph: a tensor, a sequence of tensors, or an
-// optional (which may hold nothing). Mirrors ONNX's TypeProto kinds.
+// A value flowing through a graph: a tensor, a sequence of tensors, an
+// optional (which may hold nothing), a map or a sequence of maps (the
+// ai.onnx.ml ops' dictionaries). Mirrors ONNX's TypeProto kinds.
 #pragma once
 #include <memory>
 #include <variant>
@@ -38,27 +39,54 @@ struct Optional {
   TypeInfo type;  // declared content type, kept so an empty optional still knows it
 };
 
+// A map (ONNX map<K, V>): keys and values as two 1-D tensors of one length,
+// keys unique and in ascending order (how the maps are read from Python
+// dicts and protobuf, so lookups can bisect).
+struct Map {
+  Tensor keys;
+  Tensor values;
+  int64_t size() const { return keys.numel(); }
+};
+
+// A map from parallel keys and values (1-D, one length; integer or string
+// keys): sorts them by key and rejects a repeated key.
+Map make_map(Tensor keys, Tensor values);
+
+// A sequence of maps (ZipMap's output). Kept apart from Sequence, whose
+// elements are tensors, so that the sequence ops never take a map for a tensor.
+struct MapSequence {
+  DataType key_type = DataType::Undefined;
+  DataType value_type = DataType::Undefined;
+  std::vector<Map> items;
+};
+
 class Value {
  public:
   Value() = default;
   Value(Tensor t) : v_(std::move(t)) {}
   Value(Sequence s) : v_(std::move(s)) {}
   Value(Optional o) : v_(std::move(o)) {}
+  Value(Map m) : v_(std::move(m)) {}
+  Value(MapSequence s) : v_(std::move(s)) {}
 
   bool is_none() const { return std::holds_alternative<std::monostate>(v_); }
   bool is_tensor() const { return std::holds_alternative<Tensor>(v_); }
   bool is_sequence() const { return std::holds_alternative<Sequence>(v_); }
   bool is_optional() const { return std::holds_alternative<Optional>(v_); }
+  bool is_map() const { return std::holds_alternative<Map>(v_); }
+  bool is_map_sequence() const { return std::holds_alternative<MapSequence>(v_); }
 
   const Tensor& tensor() const;
   Tensor& tensor();
   const Sequence& sequence() const;
   Sequence& sequence();
   const Optional& optional() const;
+  const Map& map() const;
+  const MapSequence& map_sequence() const;
   std::string kind_name() const;
 
  private:
-  std::variant<std::monostate, Tensor, Sequence, Optional> v_;
+  std::variant<std::monostate, Tensor, Sequence, Optional, Map, MapSequence> v_;
 };
 
 }  // namespace onyx

@@ -276,6 +276,39 @@ py::object tensor_to_numpy(const Tensor& t, bool copy) {
 // every returned array is the caller's own, as in onnxruntime.
 bool shared_storage(const Tensor& t) { return t.holder().use_count() > 1; }
 
+// A map as a dict of Python scalars, keys in ascending order (as onnxruntime's).
+py::dict map_to_py(const onyx::Map& m) {
+  py::list keys = tensor_to_numpy(m.keys, true).attr("tolist")();
+  py::list values = tensor_to_numpy(m.values, true).attr("tolist")();
+  py::dict out;
+  for (size_t i = 0; i < keys.size(); ++i) out[keys[i]] = values[i];
+  return out;
+}
+
+// A dict as the map an input of type `type` (a TypeInfo of kind Map) wants.
+onyx::Map map_from_py(py::handle obj, const TypeInfo& type) {
+  if (!PyDict_Check(obj.ptr()))
+    raise_onyx(ErrorCode::InvalidArgument, "expected a dict for " + type.to_string() + ", got " +
+                                               std::string(py::str(obj.get_type().attr("__name__"))));
+  py::dict d = py::reinterpret_borrow<py::dict>(obj);
+  py::module_ np = py::module_::import("numpy");
+  auto as_array = [&](py::list items, DataType dtype, const char* what) {
+    py::object np_type = dtype == DataType::String ? py::object(py::str("object")) : py::object(numpy_dtype(dtype));
+    try {
+      return tensor_from_py(np.attr("asarray")(items, np_type), true);
+    } catch (py::error_already_set& e) {
+      raise_onyx(ErrorCode::InvalidArgument, std::string("the dict's ") + what + " are not all " + dtype_name(dtype) +
+                                                 " as " + type.to_string() + " needs: " + e.what());
+    }
+  };
+  DataType value_type = type.inner ? type.inner->elem_type : DataType::Float;
+  Tensor keys = as_array(py::list(d.attr("keys")()), type.elem_type, "keys");
+  Tensor values = as_array(py::list(d.attr("values")()), value_type, "values");
+  keys = keys.reshaped({keys.numel()});
+  values = values.reshaped({values.numel()});
+  return onyx::make_map(std::move(keys), std::move(values));
+}
+
 py::object value_to_py(const Value& v, bool private_copy) {
   if (v.is_tensor()) return tensor_to_numpy(v.tensor(), private_copy && shared_storage(v.tensor()));
   if (v.is_sequence()) {
@@ -287,6 +320,12 @@ py::object value_to_py(const Value& v, bool private_copy) {
     auto& c = v.optional().content;
     if (!c) return py::none();
     return value_to_py(*c, private_copy);
+  }
+  if (v.is_map()) return map_to_py(v.map());
+  if (v.is_map_sequence()) {
+    py::list out;
+    for (auto& m : v.map_sequence().items) out.append(map_to_py(m));
+    return out;
   }
   return py::none();
 }
@@ -317,6 +356,7 @@ std::string type_string(const Value& v) {
   if (v.is_tensor()) return "tensor(" + onyx::dtype_name(v.tensor().dtype()) + ")";
   if (v.is_sequence()) return "seq(tensor(" + onyx::dtype_name(v.sequence().elem_type) + "))";
   if (v.is_optional()) return "optional(" + v.optional().type.to_string() + ")";
+  if (v.is_map() || v.is_map_sequence()) return v.kind_name();
   return "";
 }
 
@@ -328,6 +368,15 @@ Value value_from_py(py::handle obj, const TypeInfo* type) {
     if (type->inner) o.type = *type->inner;
     if (!obj.is_none()) o.content = std::make_shared<Value>(value_from_py(obj, type->inner.get()));
     return Value(std::move(o));
+  }
+  if (type && type->kind == TypeInfo::Kind::Map) return Value(map_from_py(obj, *type));
+  bool seq_of_maps = type && type->kind == TypeInfo::Kind::Sequence && type->inner && type->inner->kind == TypeInfo::Kind::Map;
+  if (seq_of_maps && (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()))) {
+    onyx::MapSequence s;
+    s.key_type = type->inner->elem_type;
+    s.value_type = type->inner->inner ? type->inner->inner->elem_type : DataType::Undefined;
+    for (auto item : obj) s.items.push_back(map_from_py(item, *type->inner));
+    return Value(std::move(s));
   }
   if (type && type->kind == TypeInfo::Kind::Sequence && (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()))) {
     onyx::Sequence s;

@@ -1,6 +1,8 @@
 #include "onyx/tensor.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "base/aligned_memory.h"
@@ -155,10 +157,64 @@ const Optional& Value::optional() const {
   if (auto* o = std::get_if<Optional>(&v_)) return *o;
   fail(ErrorCode::InvalidArgument, "expected an optional, got " + kind_name());
 }
+const Map& Value::map() const {
+  if (auto* m = std::get_if<Map>(&v_)) return *m;
+  fail(ErrorCode::InvalidArgument, "expected a map, got " + kind_name());
+}
+const MapSequence& Value::map_sequence() const {
+  if (auto* s = std::get_if<MapSequence>(&v_)) return *s;
+  fail(ErrorCode::InvalidArgument, "expected a sequence of maps, got " + kind_name());
+}
+// Element i of `from` into element j of `to` (same dtype).
+static void copy_element(const Tensor& from, int64_t i, Tensor& to, int64_t j) {
+  if (from.dtype() == DataType::String) {
+    to.data<std::string>()[j] = from.data<std::string>()[i];
+    return;
+  }
+  size_t size = dtype_size(from.dtype());
+  std::memcpy(static_cast<char*>(to.raw()) + j * size, static_cast<const char*>(from.raw()) + i * size, size);
+}
+
+Map make_map(Tensor keys, Tensor values) {
+  if (keys.rank() != 1 || values.rank() != 1 || keys.numel() != values.numel())
+    fail(ErrorCode::InvalidArgument, "a map needs 1-D keys and values of one length, got shapes " +
+                                         shape_to_string(keys.shape()) + " and " + shape_to_string(values.shape()));
+  bool string_keys = keys.dtype() == DataType::String;
+  if (!string_keys && !dtype_is_int(keys.dtype()))
+    fail(ErrorCode::InvalidArgument, "map keys must be integers or strings, got " + dtype_name(keys.dtype()));
+  int64_t n = keys.numel();
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  auto less = [&](int64_t a, int64_t b) {
+    return string_keys ? keys.data<std::string>()[a] < keys.data<std::string>()[b] : keys.int_at(a) < keys.int_at(b);
+  };
+  std::stable_sort(order.begin(), order.end(), less);
+  for (int64_t i = 1; i < n; ++i)
+    if (!less(order[i - 1], order[i]))
+      fail(ErrorCode::InvalidArgument, "map has the key " +
+                                           (string_keys ? "'" + keys.data<std::string>()[order[i]] + "'"
+                                                        : std::to_string(keys.int_at(order[i]))) +
+                                           " twice");
+  bool sorted = true;
+  for (int64_t i = 0; i < n; ++i) sorted &= order[i] == i;
+  if (sorted) return Map{std::move(keys), std::move(values)};
+  Map m{Tensor(keys.dtype(), {n}), Tensor(values.dtype(), {n})};
+  for (int64_t i = 0; i < n; ++i) {
+    copy_element(keys, order[i], m.keys, i);
+    copy_element(values, order[i], m.values, i);
+  }
+  return m;
+}
+
+static std::string map_type_name(DataType key, DataType value) {
+  return "map(" + dtype_name(key) + ",tensor(" + dtype_name(value) + "))";
+}
 std::string Value::kind_name() const {
   if (is_tensor()) return "tensor(" + dtype_name(tensor().dtype()) + ")";
   if (is_sequence()) return "seq(tensor(" + dtype_name(sequence().elem_type) + "))";
   if (is_optional()) return "optional";
+  if (is_map()) return map_type_name(map().keys.dtype(), map().values.dtype());
+  if (is_map_sequence()) return "seq(" + map_type_name(map_sequence().key_type, map_sequence().value_type) + ")";
   return "nothing";
 }
 

@@ -307,10 +307,67 @@ void type_to_proto(const TypeInfo& t, onnx::TypeProto* tp) {
   }
 }
 
+// Map values are stored as a sequence of one-element tensors, one per key.
+static Tensor map_values_from_proto(const onnx::SequenceProto& sp, int64_t n, const std::string& name) {
+  if (sp.tensor_values_size() != n)
+    fail(ErrorCode::InvalidArgument, "map '" + name + "' has " + std::to_string(n) + " keys but " +
+                                         std::to_string(sp.tensor_values_size()) + " values");
+  if (n == 0) return Tensor(DataType::Float, {0});
+  DataType dtype = static_cast<DataType>(sp.tensor_values(0).data_type());
+  Tensor values(dtype, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor v = tensor_from_proto(sp.tensor_values(static_cast<int>(i)), nullptr);
+    if (v.dtype() != dtype || v.numel() != 1)
+      fail(ErrorCode::InvalidArgument, "map '" + name + "': each value must be one " + dtype_name(dtype) + " element");
+    if (dtype == DataType::String) values.data<std::string>()[i] = v.data<std::string>()[0];
+    else std::memcpy(static_cast<char*>(values.raw()) + i * dtype_size(dtype), v.raw(), dtype_size(dtype));
+  }
+  return values;
+}
+
+Map map_from_proto(const onnx::MapProto& mp) {
+  DataType key_type = static_cast<DataType>(mp.key_type());
+  Tensor keys;
+  if (key_type == DataType::String) {
+    keys = Tensor(DataType::String, {mp.string_keys_size()});
+    for (int i = 0; i < mp.string_keys_size(); ++i) keys.data<std::string>()[i] = mp.string_keys(i);
+  } else if (key_type == DataType::Int64) {
+    keys = Tensor(DataType::Int64, {mp.keys_size()});
+    for (int i = 0; i < mp.keys_size(); ++i) keys.data<int64_t>()[i] = mp.keys(i);
+  } else {
+    fail(ErrorCode::NotImplemented, "map '" + mp.name() + "': keys must be int64 or string, got " + dtype_name(key_type));
+  }
+  Tensor values = map_values_from_proto(mp.values(), keys.numel(), mp.name());
+  return make_map(std::move(keys), std::move(values));
+}
+
+void map_to_proto(const Map& m, onnx::MapProto* mp) {
+  mp->set_key_type(static_cast<int32_t>(m.keys.dtype()));
+  auto* values = mp->mutable_values();
+  values->set_elem_type(onnx::SequenceProto::TENSOR);
+  for (int64_t i = 0; i < m.size(); ++i) {
+    if (m.keys.dtype() == DataType::String) mp->add_string_keys(m.keys.data<std::string>()[i]);
+    else mp->add_keys(m.keys.int_at(i));
+    Tensor v(m.values.dtype(), {});
+    if (v.dtype() == DataType::String) v.data<std::string>()[0] = m.values.data<std::string>()[i];
+    else std::memcpy(v.raw(), static_cast<const char*>(m.values.raw()) + i * dtype_size(v.dtype()), dtype_size(v.dtype()));
+    tensor_to_proto(v, values->add_tensor_values());
+  }
+}
+
 Value value_from_sequence_proto(const onnx::SequenceProto& sp) {
+  if (sp.elem_type() == onnx::SequenceProto::MAP) {
+    MapSequence maps;
+    for (const auto& mp : sp.map_values()) maps.items.push_back(map_from_proto(mp));
+    if (!maps.items.empty()) {
+      maps.key_type = maps.items[0].keys.dtype();
+      maps.value_type = maps.items[0].values.dtype();
+    }
+    return Value(std::move(maps));
+  }
   Sequence seq;
   if (sp.elem_type() != onnx::SequenceProto::TENSOR && sp.elem_type() != onnx::SequenceProto::UNDEFINED)
-    fail(ErrorCode::NotImplemented, "sequence '" + sp.name() + "': only sequences of tensors are supported");
+    fail(ErrorCode::NotImplemented, "sequence '" + sp.name() + "': only sequences of tensors or maps are supported");
   for (const auto& tp : sp.tensor_values()) seq.items.push_back(tensor_from_proto(tp, nullptr));
   if (!seq.items.empty()) seq.elem_type = seq.items[0].dtype();
   return Value(std::move(seq));
@@ -335,6 +392,11 @@ Value value_from_optional_proto(const onnx::OptionalProto& op) {
 void sequence_to_proto(const Sequence& seq, onnx::SequenceProto* sp) {
   sp->set_elem_type(onnx::SequenceProto::TENSOR);
   for (const Tensor& t : seq.items) tensor_to_proto(t, sp->add_tensor_values());
+}
+
+static void map_sequence_to_proto(const MapSequence& maps, onnx::SequenceProto* sp) {
+  sp->set_elem_type(onnx::SequenceProto::MAP);
+  for (const Map& m : maps.items) map_to_proto(m, sp->add_map_values());
 }
 
 void optional_to_proto(const Optional& opt, onnx::OptionalProto* op) {
@@ -362,6 +424,11 @@ Value read_value_pb(const std::string& path, const TypeInfo& type) {
     onnx::SequenceProto sp;
     parse(sp);
     return value_from_sequence_proto(sp);
+  }
+  if (type.kind == TypeInfo::Kind::Map) {
+    onnx::MapProto mp;
+    parse(mp);
+    return Value(map_from_proto(mp));
   }
   if (type.kind == TypeInfo::Kind::Optional) {
     onnx::OptionalProto op;
@@ -391,6 +458,16 @@ void write_value_pb(const std::string& path, const Value& value, const std::stri
     sequence_to_proto(value.sequence(), &sp);
     sp.set_name(name);
     sp.SerializeToString(&bytes);
+  } else if (value.is_map_sequence()) {
+    onnx::SequenceProto sp;
+    map_sequence_to_proto(value.map_sequence(), &sp);
+    sp.set_name(name);
+    sp.SerializeToString(&bytes);
+  } else if (value.is_map()) {
+    onnx::MapProto mp;
+    map_to_proto(value.map(), &mp);
+    mp.set_name(name);
+    mp.SerializeToString(&bytes);
   } else if (value.is_optional()) {
     onnx::OptionalProto op;
     optional_to_proto(value.optional(), &op);

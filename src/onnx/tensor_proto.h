@@ -24,11 +24,13 @@ void type_to_proto(const TypeInfo& type, onnx::TypeProto* proto);
 Value value_from_sequence_proto(const onnx::SequenceProto& proto);
 Value value_from_optional_proto(const onnx::OptionalProto& proto);
 void sequence_to_proto(const Sequence& seq, onnx::SequenceProto* proto);
+Map map_from_proto(const onnx::MapProto& proto);  // keys int64 or string
+void map_to_proto(const Map& map, onnx::MapProto* proto);
 void optional_to_proto(const Optional& opt, onnx::OptionalProto* proto);
 
 // Reads a .pb test-data file as the given declared type (tensor, sequence or optional).
 Value read_value_pb(const std::string& path, const TypeInfo& type);
-// Writes a value as TensorProto / SequenceProto / OptionalProto to `path`.
+// Writes a value as TensorProto / SequenceProto / OptionalProto / MapProto to `path`.
 void write_value_pb(const std::string& path, const Value& value, const std::string& name);
 
 }  // namespace onyx

@@ -255,8 +255,17 @@ void Session::Impl::check_feed(const GraphInput& in, const Value& v) const {
               shape_to_string(x.shape()));
       break;
     }
-    case TypeInfo::Kind::Sequence:
-      if (!v.is_sequence()) bad("expected " + t.to_string() + ", got " + v.kind_name());
+    case TypeInfo::Kind::Sequence: {
+      bool of_maps = t.inner && t.inner->kind == TypeInfo::Kind::Map;
+      if (of_maps ? !v.is_map_sequence() : !v.is_sequence()) bad("expected " + t.to_string() + ", got " + v.kind_name());
+      break;
+    }
+    case TypeInfo::Kind::Map:
+      if (!v.is_map()) bad("expected " + t.to_string() + ", got " + v.kind_name());
+      if (v.map().keys.dtype() != t.elem_type ||
+          (t.inner && t.inner->elem_type != DataType::Undefined && v.map().size() > 0 &&
+           v.map().values.dtype() != t.inner->elem_type))
+        bad("expected " + t.to_string() + ", got " + v.kind_name());
       break;
     case TypeInfo::Kind::Optional:
       if (!v.is_optional()) bad("expected " + t.to_string() + ", got " + v.kind_name());

@@ -205,6 +205,24 @@ std::string compare_values(const Value& a, const Value& b, double rtol, double a
     }
     return "";
   }
+  if (b.is_map()) {
+    if (!a.is_map()) return "got " + a.kind_name() + ", expected a map";
+    std::string d = compare_tensors(a.map().keys, b.map().keys, 0, 0);
+    if (!d.empty()) return "map keys: " + d;
+    d = compare_tensors(a.map().values, b.map().values, rtol, atol);
+    return d.empty() ? d : "map values: " + d;
+  }
+  if (b.is_map_sequence()) {
+    if (!a.is_map_sequence()) return "got " + a.kind_name() + ", expected a sequence of maps";
+    auto& x = a.map_sequence().items;
+    auto& y = b.map_sequence().items;
+    if (x.size() != y.size()) return "sequence length " + std::to_string(x.size()) + " != expected " + std::to_string(y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      std::string d = compare_values(Value(x[i]), Value(y[i]), rtol, atol);
+      if (!d.empty()) return "sequence item " + std::to_string(i) + ": " + d;
+    }
+    return "";
+  }
   if (b.is_optional()) {
     const Optional* ao = a.is_optional() ? &a.optional() : nullptr;
     bool a_has = ao ? ao->content != nullptr : !a.is_none();
@@ -236,6 +254,10 @@ std::string describe_value(const Value& v) {
     }
   } else if (v.is_sequence()) {
     os << "sequence of " << v.sequence().items.size() << " tensors";
+  } else if (v.is_map()) {
+    os << v.kind_name() << " with " << v.map().size() << " keys";
+  } else if (v.is_map_sequence()) {
+    os << "sequence of " << v.map_sequence().items.size() << " maps";
   } else if (v.is_optional()) {
     os << (v.optional().content ? "optional: " + describe_value(*v.optional().content) : "optional: none");
   }

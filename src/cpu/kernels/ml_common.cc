@@ -14,6 +14,7 @@ PostTransform parse_post_transform(const std::string& name) {
 double probit(double p) {
   // erfinv by Newton steps on erf, from 0: erf is increasing and convex on
   // the side of the root, so the steps converge monotonically.
+  if (!(p >= 0 && p <= 1)) return NAN;  // not a probability
   double y = 2 * p - 1;
   if (y <= -1) return -INFINITY;
   if (y >= 1) return INFINITY;

@@ -5,6 +5,7 @@
 // they are compiled once into a flat array per forest where a child index
 // below zero names a leaf, so evaluation is a tight loop with no lookups.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -22,12 +23,13 @@ namespace {
 
 const char* kMl = "ai.onnx.ml";
 
-enum class Branch : uint8_t { Leq, Lt, Gte, Gt, Eq, Neq };
+// Mixed: the nodes use several modes (a template argument only).
+enum class Branch : uint8_t { Leq, Lt, Gte, Gt, Eq, Neq, Mixed };
 
 struct ForestNode {
   double threshold;
-  int64_t feature;
-  int32_t if_true, if_false;  // node index, or ~leaf index for a leaf
+  int32_t feature;
+  int32_t next[2];  // the false and the true branch: node index, or ~leaf index for a leaf
   Branch mode;
   bool missing_goes_true;
 };
@@ -37,10 +39,24 @@ struct Contribution {
   double weight;
 };
 
+template <Branch M>
+inline bool compare(Branch mode, double v, double threshold) {
+  switch (M == Branch::Mixed ? mode : M) {
+    case Branch::Leq: return v <= threshold;
+    case Branch::Lt: return v < threshold;
+    case Branch::Gte: return v >= threshold;
+    case Branch::Gt: return v > threshold;
+    case Branch::Eq: return v == threshold;
+    default: return v != threshold;
+  }
+}
+
 struct Forest {
   std::vector<ForestNode> nodes;
   std::vector<int32_t> roots;  // per tree: node index, or ~leaf for a tree that is one leaf
-  std::vector<std::vector<Contribution>> leaves;
+  std::vector<int64_t> leaf_start;  // leaf i's contributions: [leaf_start[i], leaf_start[i + 1])
+  std::vector<Contribution> contributions;
+  Branch uniform_mode = Branch::Mixed;  // the one mode all branch nodes use, if they do
   int64_t min_features = 0;  // X needs at least this many columns
   // Weights given as float attributes are summed in float, as the model's
   // producers (and ONNX Runtime) do: a probability that sums to exactly 0.5
@@ -51,32 +67,79 @@ struct Forest {
     return float_sums ? static_cast<float>(sum + weight) : sum + weight;
   }
 
-  // Calls visit(contribution) for every leaf contribution row x reaches, tree by tree.
+  // Calls visit(row, contribution) for every leaf contribution that rows
+  // [r0, r1) of X (F columns) reach. Tree by tree over the block, so a tree's
+  // upper nodes stay in cache across rows; each row still sums its trees in order.
   template <typename Visit>
-  void evaluate(const double* x, Visit&& visit) const {
-    for (int32_t at : roots) {
-      while (at >= 0) {
-        const ForestNode& n = nodes[at];
-        double v = x[n.feature];
-        bool go_true;
-        if (std::isnan(v)) {
-          // The spec: a missing value takes the branch the node names.
-          // (ONNX Runtime instead compares NaN when the flag is off, which
-          // differs only for BRANCH_NEQ.)
-          go_true = n.missing_goes_true;
-        } else {
-          switch (n.mode) {
-            case Branch::Leq: go_true = v <= n.threshold; break;
-            case Branch::Lt: go_true = v < n.threshold; break;
-            case Branch::Gte: go_true = v >= n.threshold; break;
-            case Branch::Gt: go_true = v > n.threshold; break;
-            case Branch::Eq: go_true = v == n.threshold; break;
-            default: go_true = v != n.threshold;
-          }
-        }
-        at = go_true ? n.if_true : n.if_false;
+  void evaluate(const double* X, int64_t F, int64_t r0, int64_t r1, Visit&& visit) const {
+    switch (uniform_mode) {
+      case Branch::Leq: return evaluate_as<Branch::Leq>(X, F, r0, r1, visit);
+      case Branch::Lt: return evaluate_as<Branch::Lt>(X, F, r0, r1, visit);
+      case Branch::Gte: return evaluate_as<Branch::Gte>(X, F, r0, r1, visit);
+      case Branch::Gt: return evaluate_as<Branch::Gt>(X, F, r0, r1, visit);
+      default: return evaluate_as<Branch::Mixed>(X, F, r0, r1, visit);
+    }
+  }
+
+ private:
+  // One step down from node `at` for row x.
+  template <Branch M>
+  int32_t step(int32_t at, const double* x) const {
+    const ForestNode& n = nodes[at];
+    double v = x[n.feature];
+    // The spec: a missing value takes the branch the node names. (ONNX
+    // Runtime compares NaN when the flag is off: that differs for BRANCH_NEQ.)
+    bool go_true;
+    if constexpr (M == Branch::Mixed)  // NaN compares true under BRANCH_NEQ: test it first
+      go_true = std::isnan(v) ? n.missing_goes_true : compare<M>(n.mode, v, n.threshold);
+    else  // NaN compares false: OR in the node's flag, without a branch to mispredict
+      go_true = compare<M>(n.mode, v, n.threshold) | (n.missing_goes_true & (v != v));
+    return n.next[go_true];
+  }
+
+  // Descends from four starting nodes, each with its row, to four leaves.
+  template <Branch M>
+  [[gnu::always_inline]] inline void descend4(std::array<int32_t, 4> start, std::array<const double*, 4> x, int32_t* leaf) const {
+    int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3];  // scalars, kept in registers
+    while (a0 >= 0 || a1 >= 0 || a2 >= 0 || a3 >= 0) {
+      if (a0 >= 0) a0 = step<M>(a0, x[0]);
+      if (a1 >= 0) a1 = step<M>(a1, x[1]);
+      if (a2 >= 0) a2 = step<M>(a2, x[2]);
+      if (a3 >= 0) a3 = step<M>(a3, x[3]);
+    }
+    leaf[0] = a0, leaf[1] = a1, leaf[2] = a2, leaf[3] = a3;
+  }
+
+  template <Branch M, typename Visit>
+  void evaluate_as(const double* X, int64_t F, int64_t r0, int64_t r1, Visit& visit) const {
+    auto emit = [&](int64_t r, int32_t at) {
+      for (int64_t k = leaf_start[~at]; k < leaf_start[~at + 1]; ++k) visit(r, contributions[k]);
+    };
+    // Four descents at a time so their node loads overlap instead of waiting
+    // on each other: four rows through one tree, or for the rows left over,
+    // one row through four trees. Each row still takes its trees in order.
+    const int64_t grouped_end = r0 + (r1 - r0) / 4 * 4;
+    for (int32_t root : roots)
+      for (int64_t r = r0; r < grouped_end; r += 4) {
+        const double* x = X + r * F;
+        int32_t at[4];
+        descend4<M>({root, root, root, root}, {x, x + F, x + 2 * F, x + 3 * F}, at);
+        for (int k = 0; k < 4; ++k) emit(r + k, at[k]);
       }
-      for (const Contribution& c : leaves[~at]) visit(c);
+    const int64_t T = static_cast<int64_t>(roots.size());
+    for (int64_t r = grouped_end; r < r1; ++r) {
+      const double* x = X + r * F;
+      int64_t t = 0;
+      for (; t + 4 <= T; t += 4) {
+        int32_t at[4];
+        descend4<M>({roots[t], roots[t + 1], roots[t + 2], roots[t + 3]}, {x, x, x, x}, at);
+        for (int k = 0; k < 4; ++k) emit(r, at[k]);
+      }
+      for (; t < T; ++t) {
+        int32_t at = roots[t];
+        while (at >= 0) at = step<M>(at, x);
+        emit(r, at);
+      }
     }
   }
 };
@@ -117,7 +180,7 @@ void check_acyclic(const Forest& f, int32_t root, const std::string& op) {
       stack.pop_back();
       continue;
     }
-    int32_t next = child == 0 ? f.nodes[node].if_true : f.nodes[node].if_false;
+    int32_t next = f.nodes[node].next[child];
     ++child;
     if (next < 0 || state[next] == 2) continue;
     if (state[next] == 1) kernel_fail(op + ": a tree's branches form a cycle");
@@ -149,14 +212,15 @@ Forest read_forest(const AttributeReader& a, const std::string& op, const std::s
 
   // Leaves first get their own index; a leaf's contributions are filled below.
   Forest f;
+  std::vector<std::vector<Contribution>> leaves;
   std::vector<int32_t> as_child(n);  // what a branch to node i stores
   std::vector<bool> is_leaf(n);
   for (size_t i = 0; i < n; ++i) {
     bool leaf;
     parse_mode(modes[i], leaf);
     is_leaf[i] = leaf;
-    as_child[i] = leaf ? ~static_cast<int32_t>(f.leaves.size()) : 0;
-    if (leaf) f.leaves.emplace_back();
+    as_child[i] = leaf ? ~static_cast<int32_t>(leaves.size()) : 0;
+    if (leaf) leaves.emplace_back();
   }
   // Branch nodes, renumbered densely.
   int32_t count = 0;
@@ -174,15 +238,15 @@ Forest read_forest(const AttributeReader& a, const std::string& op, const std::s
       referenced[it->second] = true;
       return as_child[it->second];
     };
-    if (features[i] < 0) kernel_fail(op + ": negative feature id " + std::to_string(features[i]));
+    if (features[i] < 0 || features[i] > INT32_MAX) kernel_fail(op + ": feature id " + std::to_string(features[i]) + " is out of range");
     if (values.empty()) kernel_fail(op + ": nodes_values is missing");
     bool leaf;
     ForestNode& node = f.nodes[as_child[i]];
     node.mode = parse_mode(modes[i], leaf);
     node.threshold = values[i];
-    node.feature = features[i];
-    node.if_true = child(true_ids[i]);
-    node.if_false = child(false_ids[i]);
+    node.feature = static_cast<int32_t>(features[i]);
+    node.next[1] = child(true_ids[i]);
+    node.next[0] = child(false_ids[i]);
     node.missing_goes_true = !missing.empty() && missing[i] != 0;
     f.min_features = std::max(f.min_features, features[i] + 1);
   }
@@ -209,7 +273,16 @@ Forest read_forest(const AttributeReader& a, const std::string& op, const std::s
       kernel_fail(op + ": " + prefix + " weight " + std::to_string(k) + " names node " + std::to_string(w_nodes[k]) +
                   " of tree " + std::to_string(w_trees[k]) + ", which is not a leaf");
     if (w_targets[k] < 0) kernel_fail(op + ": negative " + prefix + " id");
-    f.leaves[~as_child[it->second]].push_back({w_targets[k], weights[k]});
+    leaves[~as_child[it->second]].push_back({w_targets[k], weights[k]});
+  }
+  f.leaf_start.push_back(0);
+  for (auto& leaf : leaves) {
+    f.contributions.insert(f.contributions.end(), leaf.begin(), leaf.end());
+    f.leaf_start.push_back(static_cast<int64_t>(f.contributions.size()));
+  }
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    Branch m = f.nodes[i].mode;
+    f.uniform_mode = i == 0 ? m : (f.uniform_mode == m ? m : Branch::Mixed);
   }
   return f;
 }
@@ -228,11 +301,14 @@ std::vector<double> read_rows(const Tensor& X, const Forest& f, const std::strin
   return rows;
 }
 
+// Runs body(r0, r1) over blocks of rows, in parallel when the work is worth it.
 template <typename Body>
-void for_rows(KernelContext& ctx, int64_t N, const Forest& f, Body&& body) {
+void for_row_blocks(KernelContext& ctx, int64_t N, const Forest& f, Body&& body) {
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks = (N + kBlock - 1) / kBlock;
   const bool big = N * static_cast<int64_t>(f.nodes.size() + f.roots.size()) > (1 << 15);
-  parallel_for(big ? ctx.thread_pool() : nullptr, N, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) body(r);
+  parallel_for(big ? ctx.thread_pool() : nullptr, blocks, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) body(b * kBlock, std::min(N, (b + 1) * kBlock));
   });
 }
 
@@ -254,8 +330,7 @@ KernelFactory tree_regressor_factory() {
     auto forest = std::make_shared<Forest>(read_forest(ic, op, "target"));
     const int64_t T = ic.get_int("n_targets", 1);
     if (T <= 0) kernel_fail(op + ": n_targets must be positive");
-    for (auto& leaf : forest->leaves)
-      for (auto& c : leaf)
+    for (auto& c : forest->contributions)
         if (c.target >= T) kernel_fail(op + ": target id " + std::to_string(c.target) + " >= n_targets " + std::to_string(T));
     Aggregate aggregate = parse_aggregate(ic.get_string("aggregate_function", "SUM"));
     auto base = doubles_attr(ic, "base_values");
@@ -267,22 +342,26 @@ KernelFactory tree_regressor_factory() {
       std::vector<double> rows = read_rows(ctx.input(0), *forest, op, N, F);
       Tensor& Y = ctx.allocate_output(0, DataType::Float, {N, T});
       const double trees = static_cast<double>(forest->roots.size());
-      for_rows(ctx, N, *forest, [&](int64_t r) {
-        std::vector<double> acc(static_cast<size_t>(T), 0.0);
-        std::vector<uint8_t> hit(static_cast<size_t>(T), 0);
-        forest->evaluate(rows.data() + r * F, [&](const Contribution& c) {
-          double& a = acc[c.target];
-          if (aggregate == Aggregate::Min) a = hit[c.target] ? std::min(a, c.weight) : c.weight;
-          else if (aggregate == Aggregate::Max) a = hit[c.target] ? std::max(a, c.weight) : c.weight;
+      for_row_blocks(ctx, N, *forest, [&](int64_t r0, int64_t r1) {
+        std::vector<double> acc(static_cast<size_t>((r1 - r0) * T), 0.0);
+        std::vector<uint8_t> hit(acc.size(), 0);
+        forest->evaluate(rows.data(), F, r0, r1, [&](int64_t r, const Contribution& c) {
+          size_t i = static_cast<size_t>((r - r0) * T + c.target);
+          double& a = acc[i];
+          if (aggregate == Aggregate::Min) a = hit[i] ? std::min(a, c.weight) : c.weight;
+          else if (aggregate == Aggregate::Max) a = hit[i] ? std::max(a, c.weight) : c.weight;
           else a = forest->add(a, c.weight);
-          hit[c.target] = 1;
+          hit[i] = 1;
         });
-        float* y = Y.data<float>() + r * T;
-        for (int64_t t = 0; t < T; ++t) {
-          double v = aggregate == Aggregate::Average ? acc[t] / trees : acc[t];
-          y[t] = static_cast<float>(v + (base.empty() ? 0.0 : base[t]));
+        for (int64_t r = r0; r < r1; ++r) {
+          float* y = Y.data<float>() + r * T;
+          const double* row_acc = acc.data() + (r - r0) * T;
+          for (int64_t t = 0; t < T; ++t) {
+            double v = aggregate == Aggregate::Average ? row_acc[t] / trees : row_acc[t];
+            y[t] = static_cast<float>(v + (base.empty() ? 0.0 : base[t]));
+          }
+          ml::post_transform_row(post, y, T);
         }
-        ml::post_transform_row(post, y, T);
       });
     };
   });
@@ -323,14 +402,10 @@ void binary_from_single_score(const ClassifierModel& m, double s, float* z, int6
   }
 }
 
-void classify_row(const ClassifierModel& m, const double* x, float* z, int64_t& label) {
+// Turns one row's class scores (and which classes any leaf scored) into its
+// label and output scores z.
+void finish_row(const ClassifierModel& m, double* score, uint8_t* scored, float* z, int64_t& label) {
   const int64_t C = m.labels.size();
-  std::vector<double> score(static_cast<size_t>(C), 0.0);
-  std::vector<uint8_t> scored(static_cast<size_t>(C), 0);
-  m.forest.evaluate(x, [&](const Contribution& c) {
-    score[c.target] = m.forest.add(score[c.target], c.weight);
-    scored[c.target] = 1;
-  });
   if (m.single_score && m.scored_class == 0) {
     double s = m.forest.add(score[0], m.base.empty() ? 0.0 : m.base[0]);
     binary_from_single_score(m, s, z, label);
@@ -365,8 +440,7 @@ KernelFactory tree_classifier_factory() {
     m->post = ml::parse_post_transform(ic.get_string("post_transform", "NONE"));
     const int64_t C = m->labels.size();
     std::set<int64_t> ids;
-    for (auto& leaf : m->forest.leaves)
-      for (auto& c : leaf) {
+    for (auto& c : m->forest.contributions) {
         if (c.target >= C) kernel_fail(op + ": class id " + std::to_string(c.target) + " >= " + std::to_string(C) + " class labels");
         ids.insert(c.target);
         m->weights_positive &= c.weight >= 0;
@@ -383,8 +457,16 @@ KernelFactory tree_classifier_factory() {
       const int64_t C = m->labels.size();
       std::vector<int64_t> label(static_cast<size_t>(N));
       Tensor scores(DataType::Float, {N, C});
-      for_rows(ctx, N, m->forest, [&](int64_t r) {
-        classify_row(*m, rows.data() + r * F, scores.data<float>() + r * C, label[r]);
+      for_row_blocks(ctx, N, m->forest, [&](int64_t r0, int64_t r1) {
+        std::vector<double> score(static_cast<size_t>((r1 - r0) * C), 0.0);
+        std::vector<uint8_t> scored(score.size(), 0);
+        m->forest.evaluate(rows.data(), F, r0, r1, [&](int64_t r, const Contribution& c) {
+          size_t i = static_cast<size_t>((r - r0) * C + c.target);
+          score[i] = m->forest.add(score[i], c.weight);
+          scored[i] = 1;
+        });
+        for (int64_t r = r0; r < r1; ++r)
+          finish_row(*m, score.data() + (r - r0) * C, scored.data() + (r - r0) * C, scores.data<float>() + r * C, label[r]);
       });
       ml::write_labels(ctx, 0, m->labels, label);
       if (ctx.wants_output(1)) ctx.set_output(1, Value(std::move(scores)));

@@ -78,3 +78,33 @@ def test_feed_must_be_dict(add_path):
     sess = ort.InferenceSession(add_path)
     with pytest.raises(TypeError):
         sess.run(None, [np.ones((1, 3), np.float32)])
+
+
+def test_shape_of_an_untyped_value_is_an_error_or_runs_not_a_crash():
+    """Debian's libonnx crashed inferring Shape-15 of a value nothing typed;
+    the model must load (a TreeEnsembleClassifier-1 output) or give a clear
+    error (an op of an unknown domain)."""
+    from onnx import TensorProto, helper
+
+    def model(node, opsets):
+        graph = helper.make_graph(
+            [node, helper.make_node("Shape", [node.output[-1]], ["s"])],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 2])],
+            [helper.make_tensor_value_info("s", TensorProto.INT64, None)],
+        )
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+        m.ir_version = 8
+        return m.SerializeToString()
+
+    tree = helper.make_node(
+        "TreeEnsembleClassifier", ["x"], ["label", "scores"], domain="ai.onnx.ml",
+        nodes_treeids=[0], nodes_nodeids=[0], nodes_featureids=[0], nodes_modes=["LEAF"],
+        nodes_values=[0.0], nodes_truenodeids=[0], nodes_falsenodeids=[0],
+        class_treeids=[0], class_nodeids=[0], class_ids=[1], class_weights=[1.0], classlabels_int64s=[0, 1, 2],
+    )
+    sess = ort.InferenceSession(model(tree, [("", 17), ("ai.onnx.ml", 1)]))
+    assert sess.run(None, {"x": np.zeros((4, 2), np.float32)})[0].tolist() == [4, 3]
+    custom = helper.make_node("Mystery", ["x"], ["y"], domain="example.custom")
+    with pytest.raises(C.NotImplemented, match="Mystery"):
+        ort.InferenceSession(model(custom, [("", 17), ("example.custom", 1)]))

@@ -24,6 +24,28 @@ void add_typed_input(onnx::GraphProto* g, const std::string& name, const Tensor&
   for (int64_t d : t.shape()) shape->add_dim()->set_dim_value(d);
 }
 
+// Whether every value the graph's nodes (and their subgraphs') read has a
+// type, given the names already typed in enclosing scopes.
+bool every_input_typed(const onnx::GraphProto& g, std::unordered_set<std::string> typed = {}) {
+  auto add = [&](const onnx::ValueInfoProto& vi) {
+    if (vi.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) typed.insert(vi.name());
+  };
+  for (auto& vi : g.input()) add(vi);
+  for (auto& vi : g.value_info()) add(vi);
+  for (auto& vi : g.output()) add(vi);
+  for (auto& t : g.initializer()) typed.insert(t.name());
+  for (auto& n : g.node()) {
+    for (auto& in : n.input())
+      if (!in.empty() && !typed.count(in)) return false;
+    for (auto& a : n.attribute()) {
+      if (a.has_g() && !every_input_typed(a.g(), typed)) return false;
+      for (auto& sub : a.graphs())
+        if (!every_input_typed(sub, typed)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 bool infer_shapes(Model& model) {
@@ -61,8 +83,17 @@ bool infer_shapes(Model& model) {
       p->set_name(vi.name);
       if (vi.type.kind != TypeInfo::Kind::Unknown) type_to_proto(vi.type, p->mutable_type());
     }
-    onnx::ShapeInferenceOptions options(false, 0, true);
-    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), options);
+    onnx::ShapeInferenceOptions types_only(false, 0, false);
+    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), types_only);
+    // Data propagation (shape values through Shape/Gather/Concat...) in
+    // Debian's libonnx 1.12 dereferences the input type unchecked, so it
+    // crashes on a Shape of a value nothing typed (the output of a
+    // TreeEnsembleClassifier-1 or a custom op). It runs, as a second pass,
+    // only when the first pass typed every value a node reads.
+    if (every_input_typed(mp.graph())) {
+      onnx::ShapeInferenceOptions with_values(false, 0, true);
+      onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), with_values);
+    }
   } catch (const std::exception&) {
     return false;  // inference is an optimization aid; a model it cannot handle still runs
   }

@@ -22,6 +22,7 @@ static KernelRegistry build_cpu_registry() {
   register_matmul(r);
   register_ml_ops(r);
   register_ml_linear_ops(r);
+  register_ml_svm_ops(r);
   register_normalization(r);
   register_object_detection(r);
   register_pool(r);

@@ -25,6 +25,7 @@ void register_loss(KernelRegistry& r);
 void register_matmul(KernelRegistry& r);
 void register_ml_ops(KernelRegistry& r);
 void register_ml_linear_ops(KernelRegistry& r);
+void register_ml_svm_ops(KernelRegistry& r);
 void register_normalization(KernelRegistry& r);
 void register_object_detection(KernelRegistry& r);
 void register_pool(KernelRegistry& r);

@@ -227,6 +227,25 @@ TEST(MlLinearSvm, SvmClassifierOneVsOneVoting) {
                      0.07769558f, 0.34820741f, 0.17803021f, 0.02409377f, 0.79787600f});
 }
 
+// Many rows on a thread pool (the blocked and parallel paths) give what
+// one thread gives, row for row; no rows give empty outputs.
+TEST(MlLinearSvm, SvmClassifierManyRowsOnAPoolAndNoRows) {
+  Attrs a = three_class_svm();
+  a["kernel_type"] = attr_string("RBF");
+  a["kernel_params"] = attr_floats({0.3f, 0, 0});
+  a["prob_a"] = attr_floats({-1, -2, -1.5f});
+  a["prob_b"] = attr_floats({0.1f, -0.2f, 0.3f});
+  Tensor x = pattern({90000, 3}, 5);  // more rows than one block of 2^18 kernel values
+  auto node = make_node("SVMClassifier", {"x"}, {"y", "z"}, a, kMl);
+  ThreadPool pool(3);
+  auto one = run_op(node, {x}, 1), many = run_op(node, {x}, 1, &pool);
+  EXPECT_EQ(to_vector<std::string>(one[0]), to_vector<std::string>(many[0]));
+  EXPECT_EQ(to_vector<float>(one[1]), to_vector<float>(many[1]));
+  auto none = run_op(node, {Tensor::from_vector<float>({}, {0, 3})}, 1);
+  EXPECT_EQ(none[0].shape(), (Shape{0}));
+  EXPECT_EQ(none[1].shape(), (Shape{0, 3}));
+}
+
 // With prob_a / prob_b: Platt-scaled pair probabilities coupled into class
 // probabilities (values from ONNX Runtime); the label is still the vote.
 TEST(MlLinearSvm, SvmClassifierProbabilities) {

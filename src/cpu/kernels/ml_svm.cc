@@ -10,6 +10,12 @@
 // the coefficients are one linear row per class (or the one regression row)
 // and rho[0] the intercept.
 //
+// Kernel values come from the shared SGEMM (LINEAR, POLY, SIGMOID) or a
+// distance loop over the transposed support vectors (RBF), a block of rows
+// at a time; the coefficient-weighted sums over them are SGEMMs too. They
+// accumulate in float as ONNX Runtime does, which keeps the two close where
+// the terms of a score cancel (as in OneClassSVM's).
+//
 // Where the spec leaves the behaviour open, these follow ONNX Runtime, the
 // runtime users compare against (found by running it):
 //  * a pair score s > 0 votes for the first class of the pair; the label is
@@ -38,6 +44,9 @@ namespace onyx {
 namespace {
 
 const char* kMl = "ai.onnx.ml";
+// Work items (kernel values, scores) per call below which loops run on the
+// calling thread: waking the pool costs more.
+constexpr int64_t kInline = 1 << 14;
 
 std::string str(int64_t v) { return std::to_string(v); }
 
@@ -95,7 +104,7 @@ void kernel_values(const SvmKernel& k, const SupportVectors& sv, const float* x,
                    ThreadPool* pool) {
   const int64_t S = sv.count, F = sv.features;
   if (k.type == SvmKernelType::Rbf) {
-    parallel_for(pool, rows, [&](int64_t r0, int64_t r1) {
+    parallel_for(rows * S * F > kInline ? pool : nullptr, rows, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         float* kr = K + r * S;
         std::fill(kr, kr + S, 0.0f);
@@ -109,11 +118,15 @@ void kernel_values(const SvmKernel& k, const SupportVectors& sv, const float* x,
     return;
   }
   gemm_f32(false, true, rows, S, F, 1.0f, x, F, sv.rows.data(), F, 0.0f, K, S, pool);
-  const int64_t n = rows * S;
-  if (k.type == SvmKernelType::Poly)
-    for (int64_t i = 0; i < n; ++i) K[i] = std::pow(k.gamma * K[i] + k.coef0, k.degree);
-  else if (k.type == SvmKernelType::Sigmoid)
-    for (int64_t i = 0; i < n; ++i) K[i] = std::tanh(k.gamma * K[i] + k.coef0);
+  if (k.type == SvmKernelType::Linear) return;
+  // pow and tanh cost more than the product: spread them over the pool.
+  parallel_for(rows * S > kInline ? pool : nullptr, rows, [&](int64_t r0, int64_t r1) {
+    float *b = K + r0 * S, *e = K + r1 * S;
+    if (k.type == SvmKernelType::Poly)
+      for (float* v = b; v < e; ++v) *v = std::pow(k.gamma * *v + k.coef0, k.degree);
+    else
+      for (float* v = b; v < e; ++v) *v = std::tanh(k.gamma * *v + k.coef0);
+  });
 }
 
 // Calls fn(r0, r1, K) over blocks of the rows of x, K being the block's
@@ -272,22 +285,30 @@ SvmClassifierModel read_svm_classifier(const KernelInitContext& ic) {
   return m;
 }
 
-// sum over class c's support vectors of coef_row[s] * k[s], in double.
-double class_sum(const SvmClassifierModel& m, const float* coef_row, const float* k, int64_t c) {
-  double acc = 0;
-  for (int64_t s = m.class_start[c], e = s + m.class_size[c]; s < e; ++s) acc += static_cast<double>(coef_row[s]) * k[s];
-  return acc;
+// W[n][c][r] = sum over class c's support vectors s of coefficient row r's
+// coef[r][s] K[n][s], for a block of `rows` rows of kernel values: one
+// SGEMM per class, [rows, S_c] x [S_c, C - 1].
+void class_weighted_sums(const SvmClassifierModel& m, const float* K, int64_t rows, float* W, ThreadPool* pool) {
+  const int64_t C = m.classes, S = m.sv.count;
+  for (int64_t c = 0; c < C; ++c) {
+    const int64_t start = m.class_start[c], size = m.class_size[c];
+    float* w = W + c * (C - 1);
+    if (size == 0) {
+      for (int64_t r = 0; r < rows; ++r) std::fill(w + r * C * (C - 1), w + r * C * (C - 1) + (C - 1), 0.0f);
+      continue;
+    }
+    gemm_f32(false, true, rows, C - 1, size, 1.0f, K + start, S, m.coefficients.data() + start, S, 0.0f, w,
+             C * (C - 1), pool);
+  }
 }
 
-// The score of every pair i < j (in that order) from one row of kernel
-// values; > 0 favours i. Pair (i, j) weighs i's vectors with coefficient
-// row j - 1 and j's with row i (libsvm's layout).
-void pair_scores(const SvmClassifierModel& m, const float* k, float* d) {
-  const int64_t C = m.classes, S = m.sv.count;
+// The score of every pair i < j (in that order) from one row's W; > 0
+// favours i. Pair (i, j) weighs i's vectors with coefficient row j - 1 and
+// j's with row i (libsvm's layout).
+void pair_scores(const SvmClassifierModel& m, const float* w, float* d) {
+  const int64_t C = m.classes;
   for (int64_t i = 0, p = 0; i < C; ++i)
-    for (int64_t j = i + 1; j < C; ++j, ++p)
-      d[p] = static_cast<float>(class_sum(m, m.coefficients.data() + (j - 1) * S, k, i) +
-                                class_sum(m, m.coefficients.data() + i * S, k, j) + m.rho[p]);
+    for (int64_t j = i + 1; j < C; ++j, ++p) d[p] = w[i * (C - 1) + j - 1] + w[j * (C - 1) + i] + m.rho[p];
 }
 
 int64_t vote(const SvmClassifierModel& m, const float* d) {
@@ -323,10 +344,11 @@ void binary_svm_row(ml::PostTransform pt, float s, float* z) {
   }
 }
 
-// One row of the support-vector form: its label and Z row.
-int64_t classify_one_vs_one(const SvmClassifierModel& m, const float* k, float* z) {
+// One row of the support-vector form from its W (class_weighted_sums): its
+// label and Z row.
+int64_t classify_one_vs_one(const SvmClassifierModel& m, const float* w, float* z) {
   std::vector<float> d(static_cast<size_t>(m.pairs()));
-  pair_scores(m, k, d.data());
+  pair_scores(m, w, d.data());
   int64_t label = vote(m, d.data());
   if (m.has_probabilities()) {
     class_probabilities(m, d.data(), z);
@@ -356,16 +378,22 @@ void run_svm_classifier(const SvmClassifierModel& m, KernelContext& ctx) {
   std::vector<float> z(static_cast<size_t>(N * zc));
   if (m.linear_form) {
     z = linear_rows(x, m.coefficients, m.classes, std::vector<float>(m.classes, m.rho[0]), ctx.thread_pool());
-    for (int64_t n = 0; n < N; ++n) {
-      label_index[n] = linear_form_label(m, z.data() + n * zc);
-      ml::post_transform_row(m.post, z.data() + n * zc, zc);
-    }
+    parallel_for(N * zc > kInline ? ctx.thread_pool() : nullptr, N, [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n) {
+        label_index[n] = linear_form_label(m, z.data() + n * zc);
+        ml::post_transform_row(m.post, z.data() + n * zc, zc);
+      }
+    });
   } else {
     ThreadPool* pool = ctx.thread_pool();
+    const int64_t wc = m.classes * (m.classes - 1);
+    std::vector<float> W;
     for_kernel_blocks(m.kernel, m.sv, x, pool, [&](int64_t r0, int64_t r1, const float* K) {
-      parallel_for(pool, r1 - r0, [&](int64_t b, int64_t e) {
+      W.resize(static_cast<size_t>((r1 - r0) * wc));
+      class_weighted_sums(m, K, r1 - r0, W.data(), pool);
+      parallel_for((r1 - r0) * wc > kInline ? pool : nullptr, r1 - r0, [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r)
-          label_index[r0 + r] = classify_one_vs_one(m, K + r * m.sv.count, z.data() + (r0 + r) * zc);
+          label_index[r0 + r] = classify_one_vs_one(m, W.data() + r * wc, z.data() + (r0 + r) * zc);
       });
     });
   }
@@ -427,13 +455,12 @@ void run_svm_regressor(const SvmRegressorModel& m, KernelContext& ctx) {
     y = linear_rows(x, m.coefficients, 1, {m.rho}, ctx.thread_pool());
   } else {
     y.resize(static_cast<size_t>(x.rows));
-    for_kernel_blocks(m.kernel, m.sv, x, ctx.thread_pool(), [&](int64_t r0, int64_t r1, const float* K) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* k = K + (r - r0) * m.sv.count;
-        double acc = 0;
-        for (int64_t s = 0; s < m.sv.count; ++s) acc += static_cast<double>(m.coefficients[s]) * k[s];
-        y[r] = static_cast<float>(acc + m.rho);
-      }
+    GemmEpilogue plus_rho;
+    plus_rho.bias = &m.rho;
+    ThreadPool* pool = ctx.thread_pool();
+    for_kernel_blocks(m.kernel, m.sv, x, pool, [&](int64_t r0, int64_t r1, const float* K) {
+      gemm_f32(false, true, r1 - r0, 1, m.sv.count, 1.0f, K, m.sv.count, m.coefficients.data(), m.sv.count, 0.0f,
+               y.data() + r0, 1, pool, plus_rho);
     });
   }
   if (m.one_class)

@@ -22,6 +22,9 @@ namespace onyx {
 namespace {
 
 const char* kMl = "ai.onnx.ml";
+// Scores per call below which the per-row work (transforms, labels) runs
+// on the calling thread: waking the pool costs more.
+constexpr int64_t kRowsInline = 1 << 14;
 
 // W [rows, F] and b [rows], stored as the attributes give them.
 struct LinearWeights {
@@ -113,18 +116,20 @@ void run_linear_classifier(const LinearClassifierModel& m, KernelContext& ctx) {
   std::vector<int64_t> label_index(static_cast<size_t>(N));
   const int64_t zc = rows == 1 ? 2 : rows;
   std::vector<float> z(static_cast<size_t>(N * zc));
-  for (int64_t n = 0; n < N; ++n) {
-    const float* s = scores.data() + n * rows;
-    float* zr = z.data() + n * zc;
-    if (rows == 1) {
-      label_index[n] = s[0] > 0 ? 1 : 0;
-      binary_linear_row(m.post, s[0], zr);
-    } else {
-      label_index[n] = ml::first_argmax(s, rows);
-      std::copy(s, s + rows, zr);
-      ml::post_transform_row(m.post, zr, rows);
+  parallel_for(N * zc > kRowsInline ? ctx.thread_pool() : nullptr, N, [&](int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
+      const float* s = scores.data() + n * rows;
+      float* zr = z.data() + n * zc;
+      if (rows == 1) {
+        label_index[n] = s[0] > 0 ? 1 : 0;
+        binary_linear_row(m.post, s[0], zr);
+      } else {
+        label_index[n] = ml::first_argmax(s, rows);
+        std::copy(s, s + rows, zr);
+        ml::post_transform_row(m.post, zr, rows);
+      }
     }
-  }
+  });
   ml::write_labels(ctx, 0, m.labels, label_index);
   ml::write_scores(ctx, 1, z, N, zc);
 }
@@ -172,8 +177,11 @@ void run_linear_regressor(const LinearRegressorModel& m, KernelContext& ctx) {
   Tensor& Y = ctx.allocate_output(0, DataType::Float, {x.rows, T});
   std::copy(scores.begin(), scores.end(), Y.data<float>());
   // ONNX Runtime transforms a lone target's score only with PROBIT.
-  if (T == 1 && m.post != ml::PostTransform::Probit) return;
-  for (int64_t n = 0; n < x.rows; ++n) ml::post_transform_row(m.post, Y.data<float>() + n * T, T);
+  if (m.post == ml::PostTransform::None || (T == 1 && m.post != ml::PostTransform::Probit)) return;
+  float* y = Y.data<float>();
+  parallel_for(x.rows * T > kRowsInline ? ctx.thread_pool() : nullptr, x.rows, [&](int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) ml::post_transform_row(m.post, y + n * T, T);
+  });
 }
 
 KernelFactory linear_regressor_factory() {

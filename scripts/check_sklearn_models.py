@@ -146,6 +146,7 @@ CASES = [
       for kernel in ("linear", "rbf", "poly", "sigmoid") for n in (2, 3) for proba in (False, True)],
     Case("SVC_rbf_4_str", _svc("rbf", False), classification(4, "str")),
     Case("SVC_rbf_4_str_proba", _svc("rbf", True), classification(4, "str")),
+    Case("SVC_rbf_7_proba", _svc("rbf", True), classification(7)),
     Case("NuSVC_rbf_2", _svc("rbf", False, nu=True), classification(2)),
     Case("NuSVC_rbf_3_proba", _svc("rbf", True, nu=True), classification(3)),
     Case("NuSVC_poly_3_str", _svc("poly", False, nu=True), classification(3, "str")),

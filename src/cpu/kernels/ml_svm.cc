@@ -12,9 +12,10 @@
 //
 // Kernel values come from the shared SGEMM (LINEAR, POLY, SIGMOID) or a
 // distance loop over the transposed support vectors (RBF), a block of rows
-// at a time; the coefficient-weighted sums over them are SGEMMs too. They
-// accumulate in float as ONNX Runtime does, which keeps the two close where
-// the terms of a score cancel (as in OneClassSVM's).
+// at a time. The regressor's weighted sum over them is an SGEMM too, the
+// classifier's pair sums are in double: each is how ONNX Runtime's results
+// come out (bit for bit on a OneClassSVM whose terms cancel; to 1e-7 on
+// the pair scores), which keeps the two together where a score is near 0.
 //
 // Where the spec leaves the behaviour open, these follow ONNX Runtime, the
 // runtime users compare against (found by running it):
@@ -285,30 +286,29 @@ SvmClassifierModel read_svm_classifier(const KernelInitContext& ic) {
   return m;
 }
 
-// W[n][c][r] = sum over class c's support vectors s of coefficient row r's
-// coef[r][s] K[n][s], for a block of `rows` rows of kernel values: one
-// SGEMM per class, [rows, S_c] x [S_c, C - 1].
-void class_weighted_sums(const SvmClassifierModel& m, const float* K, int64_t rows, float* W, ThreadPool* pool) {
-  const int64_t C = m.classes, S = m.sv.count;
-  for (int64_t c = 0; c < C; ++c) {
-    const int64_t start = m.class_start[c], size = m.class_size[c];
-    float* w = W + c * (C - 1);
-    if (size == 0) {
-      for (int64_t r = 0; r < rows; ++r) std::fill(w + r * C * (C - 1), w + r * C * (C - 1) + (C - 1), 0.0f);
-      continue;
-    }
-    gemm_f32(false, true, rows, C - 1, size, 1.0f, K + start, S, m.coefficients.data() + start, S, 0.0f, w,
-             C * (C - 1), pool);
-  }
+// sum over class c's support vectors s of coef_row[s] * k[s], in double
+// (ONNX Runtime's pair scores agree with a double sum, not with a float
+// one, to 1e-7); four partial sums let the loop run in parallel lanes, and
+// in double their order does not show in the float result.
+double class_sum(const SvmClassifierModel& m, const float* coef_row, const float* k, int64_t c) {
+  const int64_t b = m.class_start[c], e = b + m.class_size[c];
+  double acc[4] = {0, 0, 0, 0};
+  int64_t s = b;
+  for (; s + 4 <= e; s += 4)
+    for (int l = 0; l < 4; ++l) acc[l] += static_cast<double>(coef_row[s + l]) * k[s + l];
+  for (; s < e; ++s) acc[0] += static_cast<double>(coef_row[s]) * k[s];
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-// The score of every pair i < j (in that order) from one row's W; > 0
-// favours i. Pair (i, j) weighs i's vectors with coefficient row j - 1 and
-// j's with row i (libsvm's layout).
-void pair_scores(const SvmClassifierModel& m, const float* w, float* d) {
-  const int64_t C = m.classes;
+// The score of every pair i < j (in that order) from one row of kernel
+// values; > 0 favours i. Pair (i, j) weighs i's vectors with coefficient
+// row j - 1 and j's with row i (libsvm's layout).
+void pair_scores(const SvmClassifierModel& m, const float* k, float* d) {
+  const int64_t C = m.classes, S = m.sv.count;
+  const float* coef = m.coefficients.data();
   for (int64_t i = 0, p = 0; i < C; ++i)
-    for (int64_t j = i + 1; j < C; ++j, ++p) d[p] = w[i * (C - 1) + j - 1] + w[j * (C - 1) + i] + m.rho[p];
+    for (int64_t j = i + 1; j < C; ++j, ++p)
+      d[p] = static_cast<float>(class_sum(m, coef + (j - 1) * S, k, i) + class_sum(m, coef + i * S, k, j) + m.rho[p]);
 }
 
 int64_t vote(const SvmClassifierModel& m, const float* d) {
@@ -344,11 +344,11 @@ void binary_svm_row(ml::PostTransform pt, float s, float* z) {
   }
 }
 
-// One row of the support-vector form from its W (class_weighted_sums): its
-// label and Z row.
-int64_t classify_one_vs_one(const SvmClassifierModel& m, const float* w, float* z) {
+// One row of the support-vector form from its kernel values: its label and
+// Z row.
+int64_t classify_one_vs_one(const SvmClassifierModel& m, const float* k, float* z) {
   std::vector<float> d(static_cast<size_t>(m.pairs()));
-  pair_scores(m, w, d.data());
+  pair_scores(m, k, d.data());
   int64_t label = vote(m, d.data());
   if (m.has_probabilities()) {
     class_probabilities(m, d.data(), z);
@@ -386,14 +386,11 @@ void run_svm_classifier(const SvmClassifierModel& m, KernelContext& ctx) {
     });
   } else {
     ThreadPool* pool = ctx.thread_pool();
-    const int64_t wc = m.classes * (m.classes - 1);
-    std::vector<float> W;
+    const int64_t per_row = (m.classes - 1) * m.sv.count;  // multiply-adds of a row's pair scores
     for_kernel_blocks(m.kernel, m.sv, x, pool, [&](int64_t r0, int64_t r1, const float* K) {
-      W.resize(static_cast<size_t>((r1 - r0) * wc));
-      class_weighted_sums(m, K, r1 - r0, W.data(), pool);
-      parallel_for((r1 - r0) * wc > kInline ? pool : nullptr, r1 - r0, [&](int64_t b, int64_t e) {
+      parallel_for((r1 - r0) * per_row > kInline ? pool : nullptr, r1 - r0, [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r)
-          label_index[r0 + r] = classify_one_vs_one(m, W.data() + r * wc, z.data() + (r0 + r) * zc);
+          label_index[r0 + r] = classify_one_vs_one(m, K + r * m.sv.count, z.data() + (r0 + r) * zc);
       });
     });
   }

@@ -21,5 +21,7 @@ LATEST=$(mktemp -d)
 trap 'rm -rf "$LATEST"' EXIT
 python3 scripts/gen_onnx_node_tests.py "$LATEST"
 build/onyx test --expect-fail tests/conformance_onnx_latest_expected_failures.txt "$LATEST"/*
+echo "== scikit-learn models (skl2onnx exports and one-node ai.onnx.ml models) against onnxruntime"
+python3 scripts/check_sklearn_models.py --onyx build/onyx | tail -n 1
 echo "== python"
 scripts/test_python.sh

@@ -23,6 +23,8 @@ static KernelRegistry build_cpu_registry() {
   register_ml_ops(r);
   register_ml_map_ops(r);
   register_ml_tree_ops(r);
+  register_ml_linear_ops(r);
+  register_ml_svm_ops(r);
   register_normalization(r);
   register_object_detection(r);
   register_pool(r);

@@ -24,8 +24,10 @@ void register_linalg(KernelRegistry& r);
 void register_loss(KernelRegistry& r);
 void register_matmul(KernelRegistry& r);
 void register_ml_ops(KernelRegistry& r);
-void register_ml_map_ops(KernelRegistry& r);
-void register_ml_tree_ops(KernelRegistry& r);  // TreeEnsembleRegressor, TreeEnsembleClassifier  // ZipMap, CastMap, DictVectorizer, CategoryMapper
+void register_ml_map_ops(KernelRegistry& r);   // ZipMap, CastMap, DictVectorizer, CategoryMapper
+void register_ml_tree_ops(KernelRegistry& r);  // TreeEnsembleRegressor, TreeEnsembleClassifier
+void register_ml_linear_ops(KernelRegistry& r);
+void register_ml_svm_ops(KernelRegistry& r);
 void register_normalization(KernelRegistry& r);
 void register_object_detection(KernelRegistry& r);
 void register_pool(KernelRegistry& r);

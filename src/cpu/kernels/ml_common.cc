@@ -11,28 +11,25 @@ PostTransform parse_post_transform(const std::string& name) {
   kernel_fail("post_transform '" + name + "' is not one of NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO, PROBIT");
 }
 
-double probit(double p) {
-  // erfinv by Newton steps on erf, from 0: erf is increasing and convex on
-  // the side of the root, so the steps converge monotonically.
-  if (!(p >= 0 && p <= 1)) return NAN;  // not a probability
-  double y = 2 * p - 1;
-  if (y <= -1) return -INFINITY;
-  if (y >= 1) return INFINITY;
-  double z = 0;
-  for (int it = 0; it < 60; ++it) {
-    double step = (std::erf(z) - y) / (2 / std::sqrt(M_PI) * std::exp(-z * z));
-    z -= step;
-    if (std::abs(step) < 1e-15 * std::max(1.0, std::abs(z))) break;
-  }
-  return std::sqrt(2.0) * z;
+float probit(float p) {
+  // erfinv(y) ~ sign(y) sqrt(sqrt(t^2 - ln(1 - y^2) / a) - t), t = 2 / (pi a) + ln(1 - y^2) / 2.
+  // p = 0 or 1 give -inf or +inf, p outside [0, 1] NaN, through the log.
+  const float a = 0.147f;
+  float y = 2 * p - 1;
+  float sign = y < 0 ? -1.0f : 1.0f;
+  float ln = std::log((1 - y) * (1 + y));
+  float t = 2 / (static_cast<float>(M_PI) * a) + 0.5f * ln;
+  float u = ln / a;
+  float erfinv = sign * std::sqrt(-t + std::sqrt(t * t - u));
+  return static_cast<float>(M_SQRT2) * erfinv;
 }
 
-ClassLabels read_class_labels(const AttributeReader& attrs, const char* op) {
+ClassLabels read_class_labels(const AttributeReader& attrs, const char* op, const char* ints_name) {
   ClassLabels labels;
-  labels.ints = attrs.get_ints("classlabels_int64s");
+  labels.ints = attrs.get_ints(ints_name);
   labels.strings = attrs.get_strings("classlabels_strings");
   if (labels.ints.empty() == labels.strings.empty())
-    kernel_fail(std::string(op) + ": exactly one of classlabels_int64s and classlabels_strings must be given");
+    kernel_fail(std::string(op) + ": exactly one of " + ints_name + " and classlabels_strings must be given");
   return labels;
 }
 
@@ -48,6 +45,32 @@ void write_labels(KernelContext& ctx, size_t output, const ClassLabels& labels, 
     auto* out = y.data<int64_t>();
     for (int64_t i = 0; i < n; ++i) out[i] = labels.ints[label_index[i]];
   }
+}
+
+void write_scores(KernelContext& ctx, size_t output, const std::vector<float>& scores, int64_t rows, int64_t cols) {
+  if (!ctx.wants_output(output)) return;
+  Tensor& z = ctx.allocate_output(output, DataType::Float, {rows, cols});
+  std::copy(scores.begin(), scores.end(), z.data<float>());
+}
+
+FeatureRows read_feature_rows(const Tensor& X, const char* op) {
+  if (X.rank() != 1 && X.rank() != 2)
+    kernel_fail(std::string(op) + ": X must be [N, F] or [F], got shape " + shape_to_string(X.shape()));
+  FeatureRows f;
+  f.rows = X.rank() == 2 ? X.dim(0) : 1;
+  f.cols = X.dim(-1);
+  auto convert = [&](auto* x) {
+    f.converted.assign(x, x + X.numel());  // element-wise static_cast to float
+    f.data = f.converted.data();
+  };
+  switch (X.dtype()) {
+    case DataType::Float: f.data = X.data<float>(); break;
+    case DataType::Double: convert(X.data<double>()); break;
+    case DataType::Int64: convert(X.data<int64_t>()); break;
+    case DataType::Int32: convert(X.data<int32_t>()); break;
+    default: kernel_fail(std::string(op) + ": X must be float, double, int64 or int32, got " + dtype_name(X.dtype()));
+  }
+  return f;
 }
 
 }  // namespace onyx::ml

@@ -81,9 +81,9 @@ def test_feed_must_be_dict(add_path):
 
 
 def test_shape_of_an_untyped_value_is_an_error_or_runs_not_a_crash():
-    """Debian's libonnx crashed inferring Shape-15 of a value nothing typed;
-    the model must load (a TreeEnsembleClassifier-1 output) or give a clear
-    error (an op of an unknown domain)."""
+    """Debian's libonnx crashed inferring Shape-15 or LabelEncoder on a value
+    nothing typed; the model must load (a TreeEnsembleClassifier-1 or an
+    ArrayFeatureExtractor output) or give a clear error (an unknown op)."""
     from onnx import TensorProto, helper
 
     def model(node, opsets):
@@ -105,6 +105,18 @@ def test_shape_of_an_untyped_value_is_an_error_or_runs_not_a_crash():
     )
     sess = ort.InferenceSession(model(tree, [("", 17), ("ai.onnx.ml", 1)]))
     assert sess.run(None, {"x": np.zeros((4, 2), np.float32)})[0].tolist() == [4, 3]
+    # LabelEncoder reading an ArrayFeatureExtractor output (scikit-learn's OrdinalEncoder).
+    graph = helper.make_graph(
+        [helper.make_node("ArrayFeatureExtractor", ["s", "i"], ["col"], domain="ai.onnx.ml"),
+         helper.make_node("LabelEncoder", ["col"], ["code"], domain="ai.onnx.ml",
+                          keys_strings=["a", "b"], values_int64s=[5, 6])],
+        "g", [helper.make_tensor_value_info("s", TensorProto.STRING, [None, 2])],
+        [helper.make_tensor_value_info("code", TensorProto.INT64, None)],
+        [helper.make_tensor("i", TensorProto.INT64, [1], [1])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 2)])
+    m.ir_version = 8
+    got = ort.InferenceSession(m.SerializeToString()).run(None, {"s": np.array([["x", "b"], ["y", "a"]], object)})[0]
+    assert got.ravel().tolist() == [6, 5]
     custom = helper.make_node("Mystery", ["x"], ["y"], domain="example.custom")
     with pytest.raises(C.NotImplemented, match="Mystery"):
         ort.InferenceSession(model(custom, [("", 17), ("example.custom", 1)]))

@@ -2,6 +2,9 @@
 
 #include <onnx/shape_inference/implementation.h>
 
+#include <deque>
+#include <map>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "onnx/tensor_proto.h"
@@ -46,6 +49,105 @@ bool every_input_typed(const onnx::GraphProto& g, std::unordered_set<std::string
   return true;
 }
 
+// Node-by-node inference with libonnx's per-op functions, skipping any node
+// that reads a value nothing typed. Debian's libonnx (1.12) has inference
+// functions that dereference an input's type unchecked (LabelEncoder after
+// ArrayFeatureExtractor, Shape's data propagation after a
+// TreeEnsembleClassifier-1), so InferShapes segfaults on such graphs; this
+// pass cannot, and tells whether InferShapes may run.
+class GuardedInference {
+ public:
+  explicit GuardedInference(const std::map<std::string, int64_t>& opsets, const GuardedInference* outer = nullptr)
+      : opsets_(opsets) {
+    if (!outer) return;
+    types_ = outer->types_;
+    assumed_ = outer->assumed_;
+    data_ = outer->data_;
+  }
+
+  // Types the graph's values; false when some node (or subgraph node) reads
+  // a value without a type. Outputs of control-flow nodes count as typed
+  // (libonnx types them from their bodies, which are checked too) but get
+  // no type here.
+  bool run(onnx::GraphProto& g) {
+    for (auto& vi : g.input())
+      if (vi.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) set_type(vi.name(), vi.type());
+    for (auto& t : g.initializer()) {
+      onnx::TypeProto tp;
+      tp.mutable_tensor_type()->set_elem_type(t.data_type());
+      auto* shape = tp.mutable_tensor_type()->mutable_shape();
+      for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
+      set_type(t.name(), tp);
+      data_[t.name()] = &t;
+    }
+    bool all_typed = true;
+    for (auto& n : *g.mutable_node()) {
+      bool reads_untyped = false;
+      for (auto& in : n.input()) reads_untyped |= !in.empty() && !types_.count(in) && !assumed_.count(in);
+      if (reads_untyped) {
+        all_typed = false;
+        continue;
+      }
+      if (has_subgraph(n)) {
+        for (auto& a : *n.mutable_attribute()) {
+          if (a.has_g()) all_typed &= GuardedInference(opsets_, this).run(*a.mutable_g());
+          for (auto& sub : *a.mutable_graphs()) all_typed &= GuardedInference(opsets_, this).run(sub);
+        }
+        for (auto& out : n.output()) assumed_.insert(out);
+        continue;
+      }
+      infer(n);
+    }
+    return all_typed;
+  }
+
+  // The types found for node outputs, as value infos.
+  std::vector<ValueInfo> value_infos() const {
+    std::vector<ValueInfo> out;
+    for (auto& name : inferred_) out.push_back({name, type_from_proto(*types_.at(name))});
+    return out;
+  }
+
+ private:
+  static bool has_subgraph(const onnx::NodeProto& n) {
+    for (auto& a : n.attribute())
+      if (a.has_g() || a.graphs_size() > 0) return true;
+    return false;
+  }
+
+  void set_type(const std::string& name, const onnx::TypeProto& t) {
+    storage_.push_back(t);
+    types_[name] = &storage_.back();
+  }
+
+  void infer(onnx::NodeProto& n) {
+    std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    auto it = opsets_.find(domain);
+    if (it == opsets_.end()) return;
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(it->second), domain);
+    if (!schema || !schema->has_type_and_shape_inference_function()) return;
+    onnx::shape_inference::InferenceContextImpl ctx(n, types_, data_, {});
+    try {
+      schema->GetTypeAndShapeInferenceFunction()(ctx);
+    } catch (const std::exception&) {
+      return;
+    }
+    for (int i = 0; i < n.output_size(); ++i) {
+      const onnx::TypeProto* t = ctx.getOutputType(static_cast<size_t>(i));
+      if (n.output(i).empty() || !t || t->value_case() == onnx::TypeProto::VALUE_NOT_SET) continue;
+      set_type(n.output(i), *t);
+      inferred_.push_back(n.output(i));
+    }
+  }
+
+  const std::map<std::string, int64_t>& opsets_;
+  std::deque<onnx::TypeProto> storage_;  // stable addresses for types_
+  std::unordered_map<std::string, onnx::TypeProto*> types_;
+  std::unordered_set<std::string> assumed_;
+  std::unordered_map<std::string, const onnx::TensorProto*> data_;
+  std::vector<std::string> inferred_;  // node outputs given a type, in graph order
+};
+
 }  // namespace
 
 bool infer_shapes(Model& model) {
@@ -83,14 +185,23 @@ bool infer_shapes(Model& model) {
       p->set_name(vi.name);
       if (vi.type.kind != TypeInfo::Kind::Unknown) type_to_proto(vi.type, p->mutable_type());
     }
+    onnx::GraphProto probe = *gp;
+    GuardedInference guarded(model.opset_imports);
+    if (!guarded.run(probe)) {
+      model.graph.value_infos = guarded.value_infos();
+      return true;
+    }
+    onnx::ModelProto untouched = mp;
     onnx::ShapeInferenceOptions types_only(false, 0, false);
     onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), types_only);
     // Data propagation (shape values through Shape/Gather/Concat...) in
     // Debian's libonnx 1.12 dereferences the input type unchecked, so it
     // crashes on a Shape of a value nothing typed (the output of a
     // TreeEnsembleClassifier-1 or a custom op). It runs, as a second pass,
-    // only when the first pass typed every value a node reads.
+    // only when the first pass typed every value a node reads, on the graph
+    // as it was (the first pass's placeholder dims would stick).
     if (every_input_typed(mp.graph())) {
+      mp = std::move(untouched);
       onnx::ShapeInferenceOptions with_values(false, 0, true);
       onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), with_values);
     }

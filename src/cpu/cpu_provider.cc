@@ -38,6 +38,7 @@ static KernelRegistry build_cpu_registry() {
   register_signal(r);
   register_softmax(r);
   register_string_ops(r);
+  register_tokenizer(r);
   register_training(r);
   return r;
 }

@@ -41,6 +41,7 @@ void register_shape_ops(KernelRegistry& r);
 void register_signal(KernelRegistry& r);
 void register_softmax(KernelRegistry& r);
 void register_string_ops(KernelRegistry& r);
+void register_tokenizer(KernelRegistry& r);  // com.microsoft Tokenizer
 void register_training(KernelRegistry& r);
 
 }  // namespace onyx

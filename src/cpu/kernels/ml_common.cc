@@ -1,5 +1,7 @@
 #include "cpu/kernels/ml_common.h"
 
+#include "cpu/gemm_vmath.h"
+
 namespace onyx::ml {
 
 PostTransform parse_post_transform(const std::string& name) {
@@ -22,6 +24,29 @@ float probit(float p) {
   float u = ln / a;
   float erfinv = sign * std::sqrt(-t + std::sqrt(t * t - u));
   return static_cast<float>(M_SQRT2) * erfinv;
+}
+
+void post_transform_rows(PostTransform pt, float* s, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  if (pt == PostTransform::Logistic) {
+    vm::sigmoid(s, s, n);
+  } else if (pt == PostTransform::Softmax) {
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = s + r * cols;
+      float mx = -INFINITY;
+      for (int64_t c = 0; c < cols; ++c) mx = std::max(mx, row[c]);
+      for (int64_t c = 0; c < cols; ++c) row[c] -= mx;
+    }
+    vm::exp(s, s, n);
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = s + r * cols;
+      float sum = 0;
+      for (int64_t c = 0; c < cols; ++c) sum += row[c];
+      for (int64_t c = 0; c < cols; ++c) row[c] = sum > 0 ? row[c] / sum : 0.f;
+    }
+  } else {
+    for (int64_t r = 0; r < rows; ++r) post_transform_row(pt, s + r * cols, cols);
+  }
 }
 
 ClassLabels read_class_labels(const AttributeReader& attrs, const char* op, const char* ints_name) {

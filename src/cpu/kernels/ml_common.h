@@ -75,6 +75,11 @@ void post_transform_row(PostTransform pt, T* s, int64_t n) {
   }
 }
 
+// Applies the transform to `rows` rows of `cols` float scores in place, with
+// the vectorized exp / sigmoid for SOFTMAX and LOGISTIC (a batch's worth of
+// std::exp calls cost more than the linear model's GEMM).
+void post_transform_rows(PostTransform pt, float* s, int64_t rows, int64_t cols);
+
 // The class labels of a classifier: exactly one of classlabels_int64s and
 // classlabels_strings. The label output is int64 or string to match.
 struct ClassLabels {

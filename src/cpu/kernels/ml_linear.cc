@@ -126,9 +126,9 @@ void run_linear_classifier(const LinearClassifierModel& m, KernelContext& ctx) {
       } else {
         label_index[n] = ml::first_argmax(s, rows);
         std::copy(s, s + rows, zr);
-        ml::post_transform_row(m.post, zr, rows);
       }
     }
+    if (rows > 1) ml::post_transform_rows(m.post, z.data() + n0 * zc, n1 - n0, zc);
   });
   ml::write_labels(ctx, 0, m.labels, label_index);
   ml::write_scores(ctx, 1, z, N, zc);
@@ -180,7 +180,7 @@ void run_linear_regressor(const LinearRegressorModel& m, KernelContext& ctx) {
   if (m.post == ml::PostTransform::None || (T == 1 && m.post != ml::PostTransform::Probit)) return;
   float* y = Y.data<float>();
   parallel_for(x.rows * T > kRowsInline ? ctx.thread_pool() : nullptr, x.rows, [&](int64_t n0, int64_t n1) {
-    for (int64_t n = n0; n < n1; ++n) ml::post_transform_row(m.post, y + n * T, T);
+    ml::post_transform_rows(m.post, y + n0 * T, n1 - n0, T);
   });
 }
 

@@ -245,11 +245,31 @@ KernelFactory binarizer_factory() {
 
 // ---------------------------------------------------------------- Normalizer
 
+enum class Norm { Max, L1, L2 };
+
+// One row of C values scaled by its norm (a zero norm leaves the row as is).
+template <typename T>
+void normalize_row(Norm norm, const T* x, float* y, int64_t C) {
+  double acc = 0;
+  for (int64_t c = 0; c < C; ++c) {
+    double v = static_cast<double>(x[c]);
+    if (norm == Norm::Max) acc = c == 0 ? v : std::max(acc, v);
+    else if (norm == Norm::L1) acc += std::abs(v);
+    else acc += v * v;
+  }
+  if (norm == Norm::L2) acc = std::sqrt(acc);
+  for (int64_t c = 0; c < C; ++c) {
+    double v = static_cast<double>(x[c]);
+    y[c] = static_cast<float>(acc == 0 ? v : v / acc);
+  }
+}
+
 KernelFactory normalizer_factory() {
   return lambda_factory([](const KernelInitContext& ic) {
-    std::string norm = ic.get_string("norm", "MAX");
-    if (norm != "MAX" && norm != "L1" && norm != "L2")
-      kernel_fail("Normalizer norm must be MAX, L1 or L2, got '" + norm + "'");
+    std::string name = ic.get_string("norm", "MAX");
+    if (name != "MAX" && name != "L1" && name != "L2")
+      kernel_fail("Normalizer norm must be MAX, L1 or L2, got '" + name + "'");
+    Norm norm = name == "MAX" ? Norm::Max : name == "L1" ? Norm::L1 : Norm::L2;
     return [norm](KernelContext& ctx) {
       const Tensor& X = ctx.input(0);
       check_numeric(X, "Normalizer");
@@ -257,25 +277,15 @@ KernelFactory normalizer_factory() {
       const int64_t C = X.dim(-1), rows = X.rank() == 2 ? X.dim(0) : 1;
       Tensor& Y = ctx.allocate_output(0, DataType::Float, X.shape());
       float* y = Y.data<float>();
-      for (int64_t r = 0; r < rows; ++r) {
-        double acc = 0;
-        bool first = true;
-        for (int64_t c = 0; c < C; ++c) {
-          double v = num_at(X, r * C + c);
-          if (norm == "MAX") {
-            acc = first ? v : std::max(acc, v);
-            first = false;
-          } else if (norm == "L1") {
-            acc += std::abs(v);
-          } else {
-            acc += v * v;
-          }
-        }
-        if (norm == "L2") acc = std::sqrt(acc);
-        for (int64_t c = 0; c < C; ++c) {
-          double v = num_at(X, r * C + c);
-          y[r * C + c] = static_cast<float>(acc == 0 ? v : v / acc);
-        }
+      auto run = [&](auto* x) {
+        for (int64_t r = 0; r < rows; ++r) normalize_row(norm, x + r * C, y + r * C, C);
+      };
+      switch (X.dtype()) {
+        case DataType::Float: run(X.data<float>()); break;
+        case DataType::Double: run(X.data<double>()); break;
+        case DataType::Int64: run(X.data<int64_t>()); break;
+        case DataType::Int32: run(X.data<int32_t>()); break;
+        default: kernel_fail("Normalizer: X must be float, double, int64 or int32, got " + dtype_name(X.dtype()));
       }
     };
   });

@@ -54,10 +54,18 @@ Map make_map(Tensor keys, Tensor values);
 
 // A sequence of maps (ZipMap's output). Kept apart from Sequence, whose
 // elements are tensors, so that the sequence ops never take a map for a tensor.
+// Maps that all have the same keys (ZipMap's rows) are stored as those keys
+// once and a [count, keys] matrix of values; others one by one in `items`.
 struct MapSequence {
   DataType key_type = DataType::Undefined;
   DataType value_type = DataType::Undefined;
-  std::vector<Map> items;
+  std::vector<Map> items;  // the maps, when they do not share keys
+  Tensor shared_keys;      // else the keys of every map (1-D, sorted)
+  Tensor rows;             // and their values, row i for map i
+
+  bool shares_keys() const { return shared_keys.defined(); }
+  int64_t size() const { return shares_keys() ? rows.dim(0) : static_cast<int64_t>(items.size()); }
+  Map at(int64_t i) const;  // map i (a view of its row when keys are shared)
 };
 
 class Value {

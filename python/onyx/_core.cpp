@@ -276,12 +276,28 @@ py::object tensor_to_numpy(const Tensor& t, bool copy) {
 // every returned array is the caller's own, as in onnxruntime.
 bool shared_storage(const Tensor& t) { return t.holder().use_count() > 1; }
 
+// Element i of a tensor as a Python scalar (int, float, str or bool).
+py::object scalar_to_py(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DataType::String: {
+      const std::string& s = t.data<std::string>()[i];
+      PyObject* u = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
+      if (!u) throw py::error_already_set();
+      return py::reinterpret_steal<py::object>(u);
+    }
+    case DataType::Float: return py::float_(t.data<float>()[i]);
+    case DataType::Double: return py::float_(t.data<double>()[i]);
+    case DataType::Bool: return py::bool_(t.data<bool>()[i]);
+    default:
+      if (onyx::dtype_is_float(t.dtype())) return py::float_(t.float_at(i));
+      return py::int_(t.int_at(i));
+  }
+}
+
 // A map as a dict of Python scalars, keys in ascending order (as onnxruntime's).
 py::dict map_to_py(const onyx::Map& m) {
-  py::list keys = tensor_to_numpy(m.keys, true).attr("tolist")();
-  py::list values = tensor_to_numpy(m.values, true).attr("tolist")();
   py::dict out;
-  for (size_t i = 0; i < keys.size(); ++i) out[keys[i]] = values[i];
+  for (int64_t i = 0; i < m.size(); ++i) out[scalar_to_py(m.keys, i)] = scalar_to_py(m.values, i);
   return out;
 }
 
@@ -309,6 +325,24 @@ onyx::Map map_from_py(py::handle obj, const TypeInfo& type) {
   return onyx::make_map(std::move(keys), std::move(values));
 }
 
+// A list of dicts; maps sharing their keys (ZipMap's) make each key object once.
+py::list map_sequence_to_py(const onyx::MapSequence& maps) {
+  py::list out;
+  if (!maps.shares_keys()) {
+    for (auto& m : maps.items) out.append(map_to_py(m));
+    return out;
+  }
+  const int64_t width = maps.shared_keys.numel();
+  std::vector<py::object> keys;
+  for (int64_t k = 0; k < width; ++k) keys.push_back(scalar_to_py(maps.shared_keys, k));
+  for (int64_t i = 0; i < maps.size(); ++i) {
+    py::dict d;
+    for (int64_t k = 0; k < width; ++k) d[keys[k]] = scalar_to_py(maps.rows, i * width + k);
+    out.append(std::move(d));
+  }
+  return out;
+}
+
 py::object value_to_py(const Value& v, bool private_copy) {
   if (v.is_tensor()) return tensor_to_numpy(v.tensor(), private_copy && shared_storage(v.tensor()));
   if (v.is_sequence()) {
@@ -322,11 +356,7 @@ py::object value_to_py(const Value& v, bool private_copy) {
     return value_to_py(*c, private_copy);
   }
   if (v.is_map()) return map_to_py(v.map());
-  if (v.is_map_sequence()) {
-    py::list out;
-    for (auto& m : v.map_sequence().items) out.append(map_to_py(m));
-    return out;
-  }
+  if (v.is_map_sequence()) return map_sequence_to_py(v.map_sequence());
   return py::none();
 }
 

@@ -206,6 +206,14 @@ Map make_map(Tensor keys, Tensor values) {
   return m;
 }
 
+Map MapSequence::at(int64_t i) const {
+  if (!shares_keys()) return items.at(static_cast<size_t>(i));
+  const int64_t width = shared_keys.numel();
+  if (i < 0 || i >= rows.dim(0)) fail(ErrorCode::InvalidArgument, "map " + std::to_string(i) + " of " + std::to_string(rows.dim(0)));
+  auto* row = static_cast<char*>(const_cast<void*>(rows.raw())) + i * width * dtype_size(rows.dtype());
+  return Map{shared_keys, Tensor::wrap(rows.dtype(), {width}, row, rows.holder())};
+}
+
 static std::string map_type_name(DataType key, DataType value) {
   return "map(" + dtype_name(key) + ",tensor(" + dtype_name(value) + "))";
 }

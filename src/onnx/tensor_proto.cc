@@ -396,7 +396,7 @@ void sequence_to_proto(const Sequence& seq, onnx::SequenceProto* sp) {
 
 static void map_sequence_to_proto(const MapSequence& maps, onnx::SequenceProto* sp) {
   sp->set_elem_type(onnx::SequenceProto::MAP);
-  for (const Map& m : maps.items) map_to_proto(m, sp->add_map_values());
+  for (int64_t i = 0; i < maps.size(); ++i) map_to_proto(maps.at(i), sp->add_map_values());
 }
 
 void optional_to_proto(const Optional& opt, onnx::OptionalProto* op) {

@@ -23,10 +23,10 @@ TEST(MlMaps, ZipMapMakesOneSortedMapPerRow) {
   auto node = make_node("ZipMap", {"x"}, {"z"}, {{"classlabels_strings", attr_strings({"b", "a", "c"})}}, kMl);
   auto out = run_op_values(node, {Value(Tensor::from_vector<float>({0.1f, 0.2f, 0.7f, 0.4f, 0.5f, 0.1f}, {2, 3}))}, 1);
   const MapSequence& maps = out[0].map_sequence();
-  ASSERT_EQ(maps.items.size(), 2u);
-  EXPECT_EQ(to_vector<std::string>(maps.items[1].keys), (std::vector<std::string>{"a", "b", "c"}));
-  EXPECT_EQ(to_vector<float>(maps.items[0].values), (std::vector<float>{0.2f, 0.1f, 0.7f}));
-  EXPECT_EQ(to_vector<float>(maps.items[1].values), (std::vector<float>{0.5f, 0.4f, 0.1f}));
+  ASSERT_EQ(maps.size(), 2);
+  EXPECT_EQ(to_vector<std::string>(maps.at(1).keys), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(to_vector<float>(maps.at(0).values), (std::vector<float>{0.2f, 0.1f, 0.7f}));
+  EXPECT_EQ(to_vector<float>(maps.at(1).values), (std::vector<float>{0.5f, 0.4f, 0.1f}));
   EXPECT_THROW(run_op_values(node, {Value(Tensor::from_vector<float>({1, 2}, {1, 2}))}, 1), Error);
 }
 

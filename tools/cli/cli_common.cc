@@ -214,11 +214,11 @@ std::string compare_values(const Value& a, const Value& b, double rtol, double a
   }
   if (b.is_map_sequence()) {
     if (!a.is_map_sequence()) return "got " + a.kind_name() + ", expected a sequence of maps";
-    auto& x = a.map_sequence().items;
-    auto& y = b.map_sequence().items;
+    auto& x = a.map_sequence();
+    auto& y = b.map_sequence();
     if (x.size() != y.size()) return "sequence length " + std::to_string(x.size()) + " != expected " + std::to_string(y.size());
-    for (size_t i = 0; i < x.size(); ++i) {
-      std::string d = compare_values(Value(x[i]), Value(y[i]), rtol, atol);
+    for (int64_t i = 0; i < x.size(); ++i) {
+      std::string d = compare_values(Value(x.at(i)), Value(y.at(i)), rtol, atol);
       if (!d.empty()) return "sequence item " + std::to_string(i) + ": " + d;
     }
     return "";
@@ -257,7 +257,7 @@ std::string describe_value(const Value& v) {
   } else if (v.is_map()) {
     os << v.kind_name() << " with " << v.map().size() << " keys";
   } else if (v.is_map_sequence()) {
-    os << "sequence of " << v.map_sequence().items.size() << " maps";
+    os << "sequence of " << v.map_sequence().size() << " maps";
   } else if (v.is_optional()) {
     os << (v.optional().content ? "optional: " + describe_value(*v.optional().content) : "optional: none");
   }

@@ -43,13 +43,13 @@ KernelFactory zip_map_factory() {
       MapSequence out;
       out.key_type = keys.dtype();
       out.value_type = DataType::Float;
-      out.items.reserve(static_cast<size_t>(N));
+      // One [N, C] block with the keys stored once: no allocation per row.
+      out.shared_keys = keys;
+      out.rows = Tensor(DataType::Float, {N, C});
       const float* x = X.data<float>();
-      for (int64_t n = 0; n < N; ++n) {
-        Tensor values(DataType::Float, {C});
-        for (int64_t c = 0; c < C; ++c) values.data<float>()[c] = x[n * C + column[c]];
-        out.items.push_back(Map{keys, std::move(values)});
-      }
+      float* v = out.rows.data<float>();
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c) v[n * C + c] = x[n * C + column[c]];
       ctx.set_output(0, Value(std::move(out)));
     };
   });

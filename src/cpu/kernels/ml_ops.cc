@@ -308,12 +308,25 @@ KernelFactory scaler_factory() {
       check(offset, "offset");
       check(scale, "scale");
       Tensor& Y = ctx.allocate_output(0, DataType::Float, X.shape());
+      if (C == 0 || X.numel() == 0) return;
+      // Per-feature offset and scale, broadcast from one value or none.
+      std::vector<float> o(static_cast<size_t>(C), 0.f), sc(static_cast<size_t>(C), 1.f);
+      for (int64_t c = 0; c < C; ++c) {
+        if (!offset.empty()) o[c] = offset.size() == 1 ? offset[0] : offset[c];
+        if (!scale.empty()) sc[c] = scale.size() == 1 ? scale[0] : scale[c];
+      }
       float* y = Y.data<float>();
-      for (int64_t i = 0; i < X.numel(); ++i) {
-        int64_t c = C == 0 ? 0 : i % C;
-        float o = offset.empty() ? 0.f : offset.size() == 1 ? offset[0] : offset[c];
-        float s = scale.empty() ? 1.f : scale.size() == 1 ? scale[0] : scale[c];
-        y[i] = (static_cast<float>(num_at(X, i)) - o) * s;
+      const int64_t rows = X.numel() / C;
+      auto run = [&](auto* x) {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < C; ++c) y[r * C + c] = (static_cast<float>(x[r * C + c]) - o[c]) * sc[c];
+      };
+      switch (X.dtype()) {
+        case DataType::Float: run(X.data<float>()); break;
+        case DataType::Double: run(X.data<double>()); break;
+        case DataType::Int64: run(X.data<int64_t>()); break;
+        case DataType::Int32: run(X.data<int32_t>()); break;
+        default: kernel_fail("Scaler: X must be float, double, int64 or int32, got " + dtype_name(X.dtype()));
       }
     };
   });

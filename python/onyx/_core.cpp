@@ -302,9 +302,10 @@ py::dict map_to_py(const onyx::Map& m) {
 }
 
 // A dict as the map an input of type `type` (a TypeInfo of kind Map) wants.
-onyx::Map map_from_py(py::handle obj, const TypeInfo& type) {
+onyx::Map map_from_py(py::handle obj, const TypeInfo& type, const std::string& input) {
+  const std::string where = "input '" + input + "': ";
   if (!PyDict_Check(obj.ptr()))
-    raise_onyx(ErrorCode::InvalidArgument, "expected a dict for " + type.to_string() + ", got " +
+    raise_onyx(ErrorCode::InvalidArgument, where + "expected a dict for " + type.to_string() + ", got " +
                                                std::string(py::str(obj.get_type().attr("__name__"))));
   py::dict d = py::reinterpret_borrow<py::dict>(obj);
   py::module_ np = py::module_::import("numpy");
@@ -313,11 +314,16 @@ onyx::Map map_from_py(py::handle obj, const TypeInfo& type) {
     try {
       return tensor_from_py(np.attr("asarray")(items, np_type), true);
     } catch (py::error_already_set& e) {
-      raise_onyx(ErrorCode::InvalidArgument, std::string("the dict's ") + what + " are not all " + dtype_name(dtype) +
+      raise_onyx(ErrorCode::InvalidArgument, where + "the dict's " + what + " are not all " + dtype_name(dtype) +
                                                  " as " + type.to_string() + " needs: " + e.what());
     }
   };
   DataType value_type = type.inner ? type.inner->elem_type : DataType::Float;
+  if (type.elem_type == DataType::String)
+    for (auto key : d)
+      if (!PyUnicode_Check(key.first.ptr()))
+        raise_onyx(ErrorCode::InvalidArgument, where + "the dict's keys must be str for " + type.to_string() + ", got " +
+                                                   std::string(py::str(key.first.get_type().attr("__name__"))));
   Tensor keys = as_array(py::list(d.attr("keys")()), type.elem_type, "keys");
   Tensor values = as_array(py::list(d.attr("values")()), value_type, "values");
   keys = keys.reshaped({keys.numel()});
@@ -391,7 +397,7 @@ std::string type_string(const Value& v) {
 }
 
 // A Python object as the Value an input of type `type` wants (type may be null).
-Value value_from_py(py::handle obj, const TypeInfo* type) {
+Value value_from_py(py::handle obj, const TypeInfo* type, const std::string& input = "") {
   if (py::isinstance<PyValue>(obj)) return obj.cast<const PyValue&>().value;
   if (type && type->kind == TypeInfo::Kind::Optional) {
     onyx::Optional o;
@@ -399,13 +405,13 @@ Value value_from_py(py::handle obj, const TypeInfo* type) {
     if (!obj.is_none()) o.content = std::make_shared<Value>(value_from_py(obj, type->inner.get()));
     return Value(std::move(o));
   }
-  if (type && type->kind == TypeInfo::Kind::Map) return Value(map_from_py(obj, *type));
+  if (type && type->kind == TypeInfo::Kind::Map) return Value(map_from_py(obj, *type, input));
   bool seq_of_maps = type && type->kind == TypeInfo::Kind::Sequence && type->inner && type->inner->kind == TypeInfo::Kind::Map;
   if (seq_of_maps && (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()))) {
     onyx::MapSequence s;
     s.key_type = type->inner->elem_type;
     s.value_type = type->inner->inner ? type->inner->inner->elem_type : DataType::Undefined;
-    for (auto item : obj) s.items.push_back(map_from_py(item, *type->inner));
+    for (auto item : obj) s.items.push_back(map_from_py(item, *type->inner, input));
     return Value(std::move(s));
   }
   if (type && type->kind == TypeInfo::Kind::Sequence && (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()))) {
@@ -567,7 +573,8 @@ class PySession {
         type = it->second.type;
         if (it->second.required) ++required_seen;
       }
-      values.emplace_back(std::move(name), value_from_py(item.second, type));
+      Value v = value_from_py(item.second, type, name);
+      values.emplace_back(std::move(name), std::move(v));
     }
     if (required_seen < session_->inputs().size()) missing_inputs(feeds);
     std::vector<std::string> names;

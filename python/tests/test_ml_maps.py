@@ -50,5 +50,7 @@ def test_dict_input_to_dict_vectorizer():
     np.testing.assert_array_equal(got, np.array([[4, 8, 0]], np.float32))
     with pytest.raises(InvalidArgument, match="values are not all float"):
         sess.run(None, {"x": {"a": "not a number"}})
-    with pytest.raises(InvalidArgument, match="expected a dict"):
+    with pytest.raises(InvalidArgument, match="input 'x': expected a dict"):
         sess.run(None, {"x": np.zeros(3, np.float32)})
+    with pytest.raises(InvalidArgument, match="keys must be str"):
+        sess.run(None, {"x": {1: 2.0}})

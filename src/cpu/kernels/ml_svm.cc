@@ -39,6 +39,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
+#include "cpu/gemm_vmath.h"
 #include "cpu/kernels/ml_common.h"
 
 namespace onyx {
@@ -113,7 +114,8 @@ void kernel_values(const SvmKernel& k, const SupportVectors& sv, const float* x,
           const float xf = x[r * F + f], *col = sv.columns.data() + f * S;
           for (int64_t s = 0; s < S; ++s) kr[s] += (xf - col[s]) * (xf - col[s]);
         }
-        for (int64_t s = 0; s < S; ++s) kr[s] = std::exp(-k.gamma * kr[s]);
+        for (int64_t s = 0; s < S; ++s) kr[s] *= -k.gamma;
+        vm::exp(kr, kr, S);  // vectorized: per-element std::exp was half the time
       }
     });
     return;
@@ -125,8 +127,10 @@ void kernel_values(const SvmKernel& k, const SupportVectors& sv, const float* x,
     float *b = K + r0 * S, *e = K + r1 * S;
     if (k.type == SvmKernelType::Poly)
       for (float* v = b; v < e; ++v) *v = std::pow(k.gamma * *v + k.coef0, k.degree);
-    else
-      for (float* v = b; v < e; ++v) *v = std::tanh(k.gamma * *v + k.coef0);
+    else {
+      for (float* v = b; v < e; ++v) *v = k.gamma * *v + k.coef0;
+      vm::tanh(b, b, e - b);
+    }
   });
 }
 

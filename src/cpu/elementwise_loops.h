@@ -130,6 +130,15 @@ void map_binary_raw(const T* pa, const Shape& as, const U* pb, const Shape& bs, 
                     ThreadPool* pool = nullptr) {
   const int64_t n = shape_numel(os);
   if (n == 0) return;
+  if (!pool || n < kParallelElements) {
+    // Small outputs with no real broadcast (an input of the output's size is
+    // laid out as the output) or a scalar: no plan to build. In a loop body
+    // run thousands of times the plan's allocations cost more than the math.
+    const int64_t na = shape_numel(as), nb = shape_numel(bs);
+    if (na == n && nb == n) return binary_inner<1, 1>(pa, pb, po, n, op);
+    if (na == n && nb == 1) return binary_inner<1, 0>(pa, pb, po, n, op);
+    if (na == 1 && nb == n) return binary_inner<0, 1>(pa, pb, po, n, op);
+  }
   BroadcastPlan p = plan_broadcast(as, bs, os);
   const int k = static_cast<int>(p.out.size());
   const int64_t inner = p.out[k - 1];

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/aligned_memory.h"
+#include "base/element_copy.h"
 #include "onyx/value.h"
 
 namespace onyx {
@@ -165,16 +166,6 @@ const MapSequence& Value::map_sequence() const {
   if (auto* s = std::get_if<MapSequence>(&v_)) return *s;
   fail(ErrorCode::InvalidArgument, "expected a sequence of maps, got " + kind_name());
 }
-// Element i of `from` into element j of `to` (same dtype).
-static void copy_element(const Tensor& from, int64_t i, Tensor& to, int64_t j) {
-  if (from.dtype() == DataType::String) {
-    to.data<std::string>()[j] = from.data<std::string>()[i];
-    return;
-  }
-  size_t size = dtype_size(from.dtype());
-  std::memcpy(static_cast<char*>(to.raw()) + j * size, static_cast<const char*>(from.raw()) + i * size, size);
-}
-
 Map make_map(Tensor keys, Tensor values) {
   if (keys.rank() != 1 || values.rank() != 1 || keys.numel() != values.numel())
     fail(ErrorCode::InvalidArgument, "a map needs 1-D keys and values of one length, got shapes " +
@@ -200,8 +191,8 @@ Map make_map(Tensor keys, Tensor values) {
   if (sorted) return Map{std::move(keys), std::move(values)};
   Map m{Tensor(keys.dtype(), {n}), Tensor(values.dtype(), {n})};
   for (int64_t i = 0; i < n; ++i) {
-    copy_element(keys, order[i], m.keys, i);
-    copy_element(values, order[i], m.values, i);
+    copy_elems(m.keys, i, keys, order[i], 1);
+    copy_elems(m.values, i, values, order[i], 1);
   }
   return m;
 }

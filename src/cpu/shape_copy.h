@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/element_copy.h"
 #include "base/thread_pool.h"
 #include "cpu/block_transpose_avx512.h"
 #include "kernels/broadcast.h"
@@ -16,19 +17,7 @@
 
 namespace onyx::shape_detail {
 
-// Copies n elements src[src_off, src_off+n) to dst[dst_off, ...); any element type.
-inline void copy_elems(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t src_off, int64_t n) {
-  if (n <= 0) return;
-  if (src.dtype() == DataType::String) {
-    const std::string* s = src.data<std::string>() + src_off;
-    std::string* d = dst.data<std::string>() + dst_off;
-    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
-  } else {
-    size_t es = dtype_size(src.dtype());
-    std::memcpy(static_cast<char*>(dst.raw()) + dst_off * es, static_cast<const char*>(src.raw()) + src_off * es,
-                static_cast<size_t>(n) * es);
-  }
-}
+using onyx::copy_elems;  // base/element_copy.h
 
 // Writes dst (row-major, of `shape`) from src[base + sum(idx[d] * strides[d])].
 // Strides may be zero or negative.

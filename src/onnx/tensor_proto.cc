@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/element_copy.h"
+
 namespace onyx {
 
 namespace {
@@ -319,8 +321,7 @@ static Tensor map_values_from_proto(const onnx::SequenceProto& sp, int64_t n, co
     Tensor v = tensor_from_proto(sp.tensor_values(static_cast<int>(i)), nullptr);
     if (v.dtype() != dtype || v.numel() != 1)
       fail(ErrorCode::InvalidArgument, "map '" + name + "': each value must be one " + dtype_name(dtype) + " element");
-    if (dtype == DataType::String) values.data<std::string>()[i] = v.data<std::string>()[0];
-    else std::memcpy(static_cast<char*>(values.raw()) + i * dtype_size(dtype), v.raw(), dtype_size(dtype));
+    copy_elems(values, i, v, 0, 1);
   }
   return values;
 }
@@ -349,8 +350,7 @@ void map_to_proto(const Map& m, onnx::MapProto* mp) {
     if (m.keys.dtype() == DataType::String) mp->add_string_keys(m.keys.data<std::string>()[i]);
     else mp->add_keys(m.keys.int_at(i));
     Tensor v(m.values.dtype(), {});
-    if (v.dtype() == DataType::String) v.data<std::string>()[0] = m.values.data<std::string>()[i];
-    else std::memcpy(v.raw(), static_cast<const char*>(m.values.raw()) + i * dtype_size(v.dtype()), dtype_size(v.dtype()));
+    copy_elems(v, 0, m.values, i, 1);
     tensor_to_proto(v, values->add_tensor_values());
   }
 }

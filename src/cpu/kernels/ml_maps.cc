@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/element_copy.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/kernels/ml_common.h"
 #include "kernels/dispatch.h"
@@ -143,7 +144,6 @@ KernelFactory dict_vectorizer_factory() {
       } else {
         std::memset(y.raw(), 0, y.nbytes());
       }
-      size_t elem = dtype_size(out_type);
       for (int64_t i = 0; i < m.size(); ++i) {
         int64_t col = -1;
         if (string_keys) {
@@ -154,8 +154,7 @@ KernelFactory dict_vectorizer_factory() {
           if (it != int_index->end()) col = it->second;
         }
         if (col < 0) continue;  // a key outside the vocabulary is a feature the model never saw: dropped
-        if (out_type == DataType::String) y.data<std::string>()[col] = m.values.data<std::string>()[i];
-        else std::memcpy(static_cast<char*>(y.raw()) + col * elem, static_cast<const char*>(m.values.raw()) + i * elem, elem);
+        copy_elems(y, col, m.values, i, 1);
       }
     };
   });

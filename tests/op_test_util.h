@@ -37,6 +37,7 @@ inline Attribute attr_float(float v) { Attribute a; a.type = AttrType::Float; a.
 inline Attribute attr_string(std::string v) { Attribute a; a.type = AttrType::String; a.s = std::move(v); return a; }
 inline Attribute attr_ints(std::vector<int64_t> v) { Attribute a; a.type = AttrType::Ints; a.ints = std::move(v); return a; }
 inline Attribute attr_floats(std::vector<float> v) { Attribute a; a.type = AttrType::Floats; a.floats = std::move(v); return a; }
+inline Attribute attr_strings(std::vector<std::string> v) { Attribute a; a.type = AttrType::Strings; a.strings = std::move(v); return a; }
 inline Attribute attr_tensor(Tensor t) { Attribute a; a.type = AttrType::Tensor; a.t = std::move(t); return a; }
 
 // Runs `node` at `opset` on the CPU registry with any values as inputs.

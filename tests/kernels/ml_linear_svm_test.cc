@@ -12,13 +12,6 @@ namespace {
 
 const char* kMl = "ai.onnx.ml";
 
-Attribute attr_strings(std::vector<std::string> v) {
-  Attribute a;
-  a.type = AttrType::Strings;
-  a.strings = std::move(v);
-  return a;
-}
-
 using Attrs = std::map<std::string, Attribute>;
 
 std::vector<Tensor> classify(const std::string& op, const Attrs& attrs, const Tensor& x) {

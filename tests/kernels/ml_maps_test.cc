@@ -4,13 +4,6 @@ namespace onyx::test {
 namespace {
 
 const char* kMl = "ai.onnx.ml";
-Attribute attr_strings(std::vector<std::string> v) {
-  Attribute a;
-  a.type = AttrType::Strings;
-  a.strings = std::move(v);
-  return a;
-}
-
 TEST(MlMaps, MakeMapSortsByKeyAndRejectsRepeats) {
   Map m = make_map(Tensor::from_vector<int64_t>({5, -1, 3}, {3}), Tensor::from_vector<float>({0.5f, 1.5f, 2.5f}, {3}));
   EXPECT_EQ(to_vector<int64_t>(m.keys), (std::vector<int64_t>{-1, 3, 5}));

@@ -6,13 +6,6 @@ namespace onyx::test {
 namespace {
 
 const char* kMl = "ai.onnx.ml";
-Attribute attr_strings(std::vector<std::string> v) {
-  Attribute a;
-  a.type = AttrType::Strings;
-  a.strings = std::move(v);
-  return a;
-}
-
 TEST(MlOps, LabelEncoderStringToInt) {
   auto node = make_node("LabelEncoder", {"x"}, {"y"},
                         {{"keys_strings", attr_strings({"a", "b"})}, {"values_int64s", attr_ints({10, 20})},

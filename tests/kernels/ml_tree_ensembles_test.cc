@@ -6,13 +6,6 @@ namespace onyx::test {
 namespace {
 
 const char* kMl = "ai.onnx.ml";
-Attribute attr_strings(std::vector<std::string> v) {
-  Attribute a;
-  a.type = AttrType::Strings;
-  a.strings = std::move(v);
-  return a;
-}
-
 // Two trees over features 0 and 1: tree t splits x[t] <= 0.5 * t into node 1
 // (true) or node 2 (false), both leaves.
 std::map<std::string, Attribute> two_stumps() {

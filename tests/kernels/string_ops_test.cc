@@ -7,13 +7,6 @@ Tensor strs(std::vector<std::string> v, Shape s = {}) {
   if (s.empty()) s = {static_cast<int64_t>(v.size())};
   return Tensor::from_vector<std::string>(v, s);
 }
-Attribute attr_strings(std::vector<std::string> v) {
-  Attribute a;
-  a.type = AttrType::Strings;
-  a.strings = std::move(v);
-  return a;
-}
-
 TEST(StringOps, StringNormalizer) {
   auto y = run_op(make_node("StringNormalizer", {"x"}, {"y"},
                             {{"case_change_action", attr_string("UPPER")}, {"stopwords", attr_strings({"monday"})}}),

@@ -3,13 +3,6 @@
 namespace onyx::test {
 namespace {
 
-Attribute attr_strings(std::vector<std::string> v) {
-  Attribute a;
-  a.type = AttrType::Strings;
-  a.strings = std::move(v);
-  return a;
-}
-
 std::vector<std::string> tokenize(std::map<std::string, Attribute> attrs, std::vector<std::string> x, Shape* shape) {
   attrs.emplace("pad_value", attr_string("#"));
   auto out = run_op(make_node("Tokenizer", {"x"}, {"y"}, attrs, "com.microsoft"),

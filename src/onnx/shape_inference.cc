@@ -101,6 +101,9 @@ class GuardedInference {
     return all_typed;
   }
 
+  // Whether a node holding a subgraph was passed over (its outputs only assumed typed).
+  bool saw_control_flow() const { return !assumed_.empty(); }
+
   // The types found for node outputs, as value infos.
   std::vector<ValueInfo> value_infos() const {
     std::vector<ValueInfo> out;
@@ -191,17 +194,23 @@ bool infer_shapes(Model& model) {
       model.graph.value_infos = guarded.value_infos();
       return true;
     }
-    onnx::ModelProto untouched = mp;
-    onnx::ShapeInferenceOptions types_only(false, 0, false);
-    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), types_only);
     // Data propagation (shape values through Shape/Gather/Concat...) in
     // Debian's libonnx 1.12 dereferences the input type unchecked, so it
     // crashes on a Shape of a value nothing typed (the output of a
-    // TreeEnsembleClassifier-1 or a custom op). It runs, as a second pass,
-    // only when the first pass typed every value a node reads, on the graph
-    // as it was (the first pass's placeholder dims would stick).
-    if (every_input_typed(mp.graph())) {
-      mp = std::move(untouched);
+    // TreeEnsembleClassifier-1 or a custom op). The guarded pass has shown
+    // every node reads typed values, except possibly the outputs of
+    // control-flow nodes, which libonnx types from their bodies: only then
+    // does a types-only InferShapes confirm it first. Propagation runs on the
+    // graph as it was (a first pass's placeholder dims would stick).
+    bool safe = !guarded.saw_control_flow();
+    if (!safe) {
+      onnx::ModelProto typed = mp;
+      onnx::ShapeInferenceOptions types_only(false, 0, false);
+      onnx::shape_inference::InferShapes(typed, onnx::OpSchemaRegistry::Instance(), types_only);
+      safe = every_input_typed(typed.graph());
+      if (!safe) mp = std::move(typed);
+    }
+    if (safe) {
       onnx::ShapeInferenceOptions with_values(false, 0, true);
       onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), with_values);
     }

@@ -155,6 +155,23 @@ def test_dynamic_conv_and_model_proto(convnet, tmp_path):
     check_agreement(convnet, out, CONV_FEED, rel_tol=0.05)
 
 
+def test_dynamic_gather_embedding(tmp_path):
+    rng = np.random.default_rng(5)
+    table = rng.standard_normal((50, 16)).astype(np.float32)
+    w = (rng.standard_normal((16, 8)) * 0.3).astype(np.float32)
+    model = _model([helper.make_node("Gather", ["table", "ids"], ["e"], name="embed"),
+                    helper.make_node("MatMul", ["e", "w"], ["y"], name="mm")],
+                   [helper.make_tensor_value_info("ids", TensorProto.INT64, ["B", "S"])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", "S", 8])], {"table": table, "w": w})
+    src, out = tmp_path / "emb.onnx", tmp_path / "q.onnx"
+    onnx.save(model, str(src))
+    quantize_dynamic(src, out)
+    quantized = onnx.load(str(out))
+    assert {t.name: t.data_type for t in quantized.graph.initializer}.get("table") is None  # float table gone
+    assert {"Gather", "DequantizeLinear", "MatMulInteger"} <= op_types(out)
+    check_agreement(src, out, {"ids": rng.integers(0, 50, (2, 7))}, rel_tol=0.05)
+
+
 def test_dynamic_respects_node_selection(mlp, tmp_path):
     out = tmp_path / "q.onnx"
     quantize_dynamic(mlp, out, nodes_to_exclude=["mm2"], op_types_to_quantize=["MatMul"])
@@ -181,19 +198,20 @@ def test_static_convnet(convnet, tmp_path, fmt, act, per_channel):
     model = onnx.load(str(out))
     biases = [t for t in model.graph.initializer if t.data_type == TensorProto.INT32]
     assert len(biases) >= 4
-    check_agreement(convnet, out, CONV_FEED, rel_tol=0.05)
+    check_agreement(convnet, out, CONV_FEED, rel_tol=0.03)
 
 
 @pytest.mark.parametrize("fmt", [QuantFormat.QDQ, QuantFormat.QOperator])
 @pytest.mark.parametrize("method", [CalibrationMethod.MinMax, CalibrationMethod.Percentile])
-def test_static_mlp(mlp, tmp_path, fmt, method):
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_static_mlp(mlp, tmp_path, fmt, method, per_channel):
     out = tmp_path / "q.onnx"
     quantize_static(str(mlp), str(out), Reader("x", (4, 24), also=MLP_FEED), quant_format=fmt, calibrate_method=method,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=per_channel)
     ops = op_types(out)
     assert ("QLinearMatMul" in ops) == (fmt == QuantFormat.QOperator)
     assert "Relu" not in ops
-    check_agreement(mlp, out, MLP_FEED, rel_tol=0.05)
+    check_agreement(mlp, out, MLP_FEED, rel_tol=0.03)
 
 
 @pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])

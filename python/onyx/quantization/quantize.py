@@ -10,7 +10,7 @@ from .quant_utils import (Graph, QuantFormat, QuantType, attr, check_extra_optio
                           np_dtype, onnx_dtype, opset_of, qrange, quantize_array, require_opset, save_model,
                           scale_zero_point, select_nodes, topological_sort)
 
-DYNAMIC_OP_TYPES = ("MatMul", "Gemm", "Conv")
+DYNAMIC_OP_TYPES = ("MatMul", "Gemm", "Conv", "Gather")
 STATIC_OP_TYPES = ("Conv", "MatMul", "Gemm", "Add", "Mul", "Concat", "MaxPool", "GlobalMaxPool", "AveragePool",
                    "GlobalAveragePool")
 # Ops whose output takes the input's quantization (they only select or move values),
@@ -94,6 +94,22 @@ class _DynamicQuantizer:
             self.matmul(node, node.input[1], c, attr(node, "alpha", 1.0), beta, trans_b=attr(node, "transB", 0))
         elif node.op_type == "Conv":
             self.conv(node)
+        elif node.op_type == "Gather":
+            self.gather(node)
+
+    def gather(self, node):
+        """Embedding tables: stored 8-bit, the gathered rows dequantized (per tensor,
+        so the scale holds whatever the index picks)."""
+        table = self.g.const_array(node.input[0])
+        if table is None or table.dtype != np.float32:
+            return
+        (q, s, z), _ = self.weights.quantize(table, None, node.input[0])
+        base = node.name or node.output[0]
+        rows = self.g.fresh(base + "_quantized_rows")
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        self._replace(node, [
+            helper.make_node("Gather", [q, node.input[1]], [rows], name=self.g.fresh(base + "_Gather"), **attrs),
+            helper.make_node("DequantizeLinear", [rows, s, z], [node.output[0]], name=self.g.fresh(base + "_Dequantize"))])
 
     def matmul(self, node, b_name, c_name, alpha, beta, trans_b=0):
         w = self.g.const_array(b_name)

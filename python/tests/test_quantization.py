@@ -248,6 +248,18 @@ def test_static_scales_cover_calibrated_range(mlp, tmp_path):
     assert [n.op_type for n in m.graph.node].count("MatMul") == 2  # mm2 left float
 
 
+def test_config_objects(mlp, tmp_path):
+    from onyx.quantization import DynamicQuantConfig, StaticQuantConfig, quantize
+
+    quantize(mlp, tmp_path / "d.onnx", DynamicQuantConfig(per_channel=True))
+    assert "MatMulInteger" in op_types(tmp_path / "d.onnx")
+    quantize(mlp, tmp_path / "s.onnx", StaticQuantConfig(Reader("x", (4, 24), also=MLP_FEED),
+                                                         quant_format=QuantFormat.QOperator))
+    assert "QLinearMatMul" in op_types(tmp_path / "s.onnx")
+    with pytest.raises(ValueError, match="quant_config"):
+        quantize(mlp, tmp_path / "x.onnx", {"per_channel": True})
+
+
 def test_unknown_extra_option_warns(mlp, tmp_path):
     with pytest.warns(UserWarning, match="NoSuchOption"):
         quantize_dynamic(mlp, tmp_path / "q.onnx", extra_options={"NoSuchOption": 1, "WeightSymmetric": True})

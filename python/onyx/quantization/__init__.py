@@ -4,7 +4,7 @@ models the same way. Written from the ONNX operator spec; the output uses only
 standard ONNX ops, so Onyx, onnxruntime and other runtimes all run it."""
 from .calibrate import CalibrationDataReader, CalibrationMethod
 from .quant_utils import QuantFormat, QuantType
-from .quantize import quantize_dynamic, quantize_static
+from .quantize import DynamicQuantConfig, StaticQuantConfig, quantize, quantize_dynamic, quantize_static
 
-__all__ = ["CalibrationDataReader", "CalibrationMethod", "QuantFormat", "QuantType", "quantize_dynamic",
-           "quantize_static"]
+__all__ = ["CalibrationDataReader", "CalibrationMethod", "DynamicQuantConfig", "QuantFormat", "QuantType",
+           "StaticQuantConfig", "quantize", "quantize_dynamic", "quantize_static"]

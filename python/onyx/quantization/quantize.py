@@ -533,3 +533,56 @@ def _finish(g):
             graph.node.remove(n)
     g.remove_unused_initializers()
     topological_sort(graph)
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# onnxruntime's config-object form: quantize(model_input, model_output, StaticQuantConfig(...) / DynamicQuantConfig(...))
+
+
+class QuantConfig:
+    def __init__(self, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, op_types_to_quantize=None,
+                 nodes_to_quantize=None, nodes_to_exclude=None, per_channel=False, reduce_range=False,
+                 use_external_data_format=False):
+        self.activation_type, self.weight_type = activation_type, weight_type
+        self.op_types_to_quantize, self.nodes_to_quantize = op_types_to_quantize, nodes_to_quantize
+        self.nodes_to_exclude, self.per_channel, self.reduce_range = nodes_to_exclude, per_channel, reduce_range
+        self.use_external_data_format = use_external_data_format
+
+
+class StaticQuantConfig(QuantConfig):
+    def __init__(self, calibration_data_reader, calibrate_method=CalibrationMethod.MinMax,
+                 quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                 op_types_to_quantize=None, nodes_to_quantize=None, nodes_to_exclude=None, per_channel=False,
+                 reduce_range=False, use_external_data_format=False, calibration_providers=None, extra_options=None):
+        super().__init__(activation_type, weight_type, op_types_to_quantize, nodes_to_quantize, nodes_to_exclude,
+                         per_channel, reduce_range, use_external_data_format)
+        self.calibration_data_reader, self.calibrate_method = calibration_data_reader, calibrate_method
+        self.quant_format, self.calibration_providers = quant_format, calibration_providers
+        self.extra_options = extra_options or {}
+
+
+class DynamicQuantConfig(QuantConfig):
+    def __init__(self, weight_type=QuantType.QInt8, op_types_to_quantize=None, nodes_to_quantize=None,
+                 nodes_to_exclude=None, per_channel=False, reduce_range=False, use_external_data_format=False,
+                 extra_options=None):
+        super().__init__(QuantType.QUInt8, weight_type, op_types_to_quantize, nodes_to_quantize, nodes_to_exclude,
+                         per_channel, reduce_range, use_external_data_format)
+        self.extra_options = extra_options or {}
+
+
+def quantize(model_input, model_output, quant_config):
+    if not isinstance(quant_config, (StaticQuantConfig, DynamicQuantConfig)):
+        raise ValueError(f"quant_config must be a StaticQuantConfig or DynamicQuantConfig, "
+                         f"got {type(quant_config).__name__}")
+    common = dict(op_types_to_quantize=quant_config.op_types_to_quantize, per_channel=quant_config.per_channel,
+                  reduce_range=quant_config.reduce_range, weight_type=quant_config.weight_type,
+                  nodes_to_quantize=quant_config.nodes_to_quantize, nodes_to_exclude=quant_config.nodes_to_exclude,
+                  use_external_data_format=quant_config.use_external_data_format,
+                  extra_options=quant_config.extra_options)
+    if isinstance(quant_config, StaticQuantConfig):
+        quantize_static(model_input, model_output, quant_config.calibration_data_reader,
+                        quant_format=quant_config.quant_format, activation_type=quant_config.activation_type,
+                        calibrate_method=quant_config.calibrate_method,
+                        calibration_providers=quant_config.calibration_providers, **common)
+    else:
+        quantize_dynamic(model_input, model_output, **common)

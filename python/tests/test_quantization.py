@@ -260,6 +260,45 @@ def test_config_objects(mlp, tmp_path):
         quantize(mlp, tmp_path / "x.onnx", {"per_channel": True})
 
 
+def _input_scale(path):
+    m = onnx.load(str(path))
+    inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    q = next(n for n in m.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "x")
+    return float(inits[q.input[1]]), inits[q.input[2]]
+
+
+def test_percentile_clips_outliers(mlp, tmp_path):
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, (64, 24)).astype(np.float32)
+    x[0, 0] = 100.0  # one outlier among 1536 values
+
+    class One(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = [{"x": x}]
+
+        def get_next(self):
+            return self.feeds.pop() if self.feeds else None
+
+    quantize_static(mlp, tmp_path / "mm.onnx", One(), activation_type=QuantType.QUInt8)
+    quantize_static(mlp, tmp_path / "pc.onnx", One(), activation_type=QuantType.QUInt8,
+                    calibrate_method=CalibrationMethod.Percentile, extra_options={"CalibPercentile": 99.9})
+    assert _input_scale(tmp_path / "mm.onnx")[0] == pytest.approx(101.0 / 255, rel=1e-3)
+    assert _input_scale(tmp_path / "pc.onnx")[0] < 2.1 / 255
+
+
+def test_symmetric_activations_and_reduce_range(mlp, tmp_path):
+    out = tmp_path / "q.onnx"
+    quantize_static(mlp, out, Reader("x", (4, 24), also=MLP_FEED), reduce_range=True,
+                    activation_type=QuantType.QInt8, extra_options={"ActivationSymmetric": True})
+    scale, zero_point = _input_scale(out)
+    assert zero_point.dtype == np.int8 and int(zero_point) == 0
+    m = onnx.load(str(out))
+    weights = [numpy_helper.to_array(t) for t in m.graph.initializer if t.name == "w1_quantized"]
+    assert weights and weights[0].dtype == np.int8 and np.abs(weights[0]).max() == 63  # 7-bit, symmetric
+    assert "Relu" in op_types(out)  # a symmetric range cannot clamp at 0, so Relu stays
+    check_agreement(mlp, out, MLP_FEED, rel_tol=0.06)
+
+
 def test_unknown_extra_option_warns(mlp, tmp_path):
     with pytest.warns(UserWarning, match="NoSuchOption"):
         quantize_dynamic(mlp, tmp_path / "q.onnx", extra_options={"NoSuchOption": 1, "WeightSymmetric": True})

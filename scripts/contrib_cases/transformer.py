@@ -1,0 +1,162 @@
+"""Transformer contrib ops from ORT's transformers optimizer: SkipLayerNormalization,
+SkipSimplifiedLayerNormalization, EmbedLayerNormalization, Attention,
+MultiHeadAttention, and SimplifiedLayerNormalization / LayerNormalization in the
+default domain as ORT registers them."""
+import numpy as np
+from onnx import TensorProto
+
+from . import Case, node_model, rand
+
+F, I32 = TensorProto.FLOAT, TensorProto.INT32
+
+
+def _model(op, feeds, outs, attrs=None, inputs=None, consts=None, domain="com.microsoft", opset=17):
+    """(model, feeds) for one node; `consts` become initializers (not fed)."""
+    return node_model(op, feeds, outs, attrs, consts=consts, inputs=inputs, domain=domain, opset=opset), feeds
+
+
+# ---- SkipLayerNormalization / SkipSimplifiedLayerNormalization ----
+
+def _skip_ln(shape=(2, 5, 13), skip_shape=None, beta=True, bias=False, outs=1, simplified=False, eps=None, seed=0):
+    def build():
+        H = shape[-1]
+        feeds = {"x": rand(shape, seed + 1, low=-3, high=3), "skip": rand(skip_shape or shape, seed + 2),
+                 "gamma": rand((H,), seed + 3, low=0.5, high=1.5)}
+        names = ["x", "skip", "gamma"]
+        if not simplified:
+            if beta:
+                feeds["beta"] = rand((H,), seed + 4)
+            names.append("beta" if beta else "")
+        if bias:
+            feeds["bias"] = rand((H,), seed + 5)
+            names.append("bias")
+        all_outs = [("y", F), ("mean", F), ("inv_std", F), ("sum", F)]
+        op = "SkipSimplifiedLayerNormalization" if simplified else "SkipLayerNormalization"
+        attrs = {"epsilon": eps} if eps is not None else None
+        return _model(op, feeds, all_outs[:outs], attrs, names)
+    return build
+
+
+# ---- EmbedLayerNormalization ----
+
+def _embed(B=2, S=7, H=12, V=30, seg=True, mask=True, pos_ids=None, sum_out=False, mask_zero_row=False, seed=0):
+    def build():
+        feeds = {"ids": rand((B, S), seed + 1, np.int32, 0, V - 1)}
+        names = ["ids"]
+        if seg:
+            feeds["seg"] = rand((B, S), seed + 2, np.int32, 0, 1)
+        names.append("seg" if seg else "")
+        feeds.update(we=rand((V, H), seed + 3), pe=rand((S + 3, H), seed + 4))
+        names += ["we", "pe"]
+        if seg:
+            feeds["se"] = rand((2, H), seed + 5)
+        names.append("se" if seg else "")
+        feeds.update(g=rand((H,), seed + 6, low=0.5, high=1.5), b=rand((H,), seed + 7))
+        names += ["g", "b"]
+        if mask:
+            m = (np.arange(S)[None, :] < rand((B, 1), seed + 8, np.int32, 1, S)).astype(np.int32)
+            if mask_zero_row:
+                m[-1] = 0
+            feeds["mask"] = m
+        names.append("mask" if mask else "")
+        if pos_ids is not None:
+            feeds["pos"] = rand((pos_ids, S), seed + 9, np.int32, 0, S + 2)
+            names.append("pos")
+        while names[-1] == "":
+            names.pop()
+        outs = [("y", F), ("mask_index", I32)] + ([("sum", F)] if sum_out else [])
+        return _model("EmbedLayerNormalization", feeds, outs, {"epsilon": 1e-5}, names)
+    return build
+
+
+# ---- Attention ----
+
+def _attention(B=2, S=5, hidden_in=12, N=3, sizes=None, mask=None, past=0, present=False, attn_bias=None,
+               bias=True, const_weights=True, attrs=None, seed=0):
+    """mask: None, 'end' [B], 'end_start' [2B], 'raw2d' [B, T], 'raw3d' [B, S, T];
+    attn_bias: None or its shape with B, N, S, T as letters (e.g. '1N')."""
+    def build():
+        q, k, v = sizes or (hidden_in, hidden_in, hidden_in)
+        cols = q + k + v
+        T = past + S
+        feeds = {"x": rand((B, S, hidden_in), seed + 1)}
+        consts = {}
+        w = rand((hidden_in, cols), seed + 2, low=-0.5, high=0.5)
+        (consts if const_weights else feeds)["w"] = w
+        names = ["x", "w"]
+        if bias:
+            feeds["bias"] = rand((cols,), seed + 3)
+        names.append("bias" if bias else "")
+        rng = np.random.default_rng(seed + 4)
+        if mask == "end":
+            feeds["mask"] = rng.integers(1, T + 1, size=B).astype(np.int32)
+        elif mask == "end_start":
+            end = rng.integers(2, T + 1, size=B)
+            feeds["mask"] = np.concatenate([end, rng.integers(0, 2, size=B)]).astype(np.int32)
+        elif mask == "raw2d":
+            m = rng.integers(0, 2, size=(B, T)).astype(np.int32)
+            m[:, 0] = 1
+            feeds["mask"] = m
+        elif mask == "raw2d_zero_row":
+            m = rng.integers(0, 2, size=(B, T)).astype(np.int32)
+            m[-1] = 0
+            feeds["mask"] = m
+        elif mask == "raw3d":
+            feeds["mask"] = rng.integers(0, 2, size=(B, S, T)).astype(np.int32)
+        names.append("mask" if mask else "")
+        if past:
+            feeds["past"] = rand((2, B, N, past, q // N), seed + 5)
+        names.append("past" if past else "")
+        if attn_bias:
+            dims = {"B": B, "N": N, "1": 1}
+            feeds["ab"] = rand((dims[attn_bias[0]], dims[attn_bias[1]], S, T), seed + 6)
+            names.append("ab")
+        while names[-1] == "":
+            names.pop()
+        a = {"num_heads": N}
+        if sizes:
+            a["qkv_hidden_sizes"] = list(sizes)
+        a.update(attrs or {})
+        outs = [("y", F)] + ([("present", F)] if present or past else [])
+        inputs = [n for n in names]
+        return node_model("Attention", feeds, outs, a, consts=consts, inputs=inputs), feeds
+    return build
+
+
+CASES = [
+    Case("SkipLayerNorm_3d", _skip_ln()),
+    Case("SkipLayerNorm_bias_all_outputs", _skip_ln(bias=True, outs=4)),
+    Case("SkipLayerNorm_no_beta_bias", _skip_ln(beta=False, bias=True, outs=2, eps=1e-5)),
+    Case("SkipLayerNorm_skip_2d_broadcast", _skip_ln(skip_shape=(5, 13), bias=True)),
+    Case("SkipLayerNorm_skip_batch1_broadcast", _skip_ln(shape=(3, 4, 37), skip_shape=(1, 4, 37))),
+    Case("SkipLayerNorm_2d_input", _skip_ln(shape=(6, 768), bias=True, outs=3)),
+    Case("SkipLayerNorm_wide_rows", _skip_ln(shape=(2, 33, 768), bias=True)),
+    Case("SkipSimplifiedLayerNorm_3d", _skip_ln(simplified=True)),
+    Case("SkipSimplifiedLayerNorm_bias_outputs", _skip_ln(simplified=True, bias=True, outs=4, eps=1e-6)),
+    Case("SkipSimplifiedLayerNorm_skip_2d", _skip_ln(shape=(3, 6, 19), skip_shape=(6, 19), simplified=True, outs=3)),
+    Case("EmbedLayerNorm_full", _embed()),
+    Case("EmbedLayerNorm_no_segment_no_mask", _embed(seg=False, mask=False)),
+    Case("EmbedLayerNorm_position_ids", _embed(pos_ids=2, sum_out=True)),
+    Case("EmbedLayerNorm_position_ids_shared", _embed(B=3, pos_ids=1, mask_zero_row=True)),
+    Case("EmbedLayerNorm_batch1_odd", _embed(B=1, S=11, H=37, V=50)),
+    Case("Attention_plain", _attention()),
+    Case("Attention_runtime_weights", _attention(const_weights=False)),  # ORT 1.31 crashes without bias
+    Case("Attention_mask_end", _attention(mask="end")),
+    Case("Attention_mask_end_start", _attention(mask="end_start")),
+    Case("Attention_mask_raw2d", _attention(mask="raw2d", B=3, S=7)),
+    Case("Attention_mask_fully_masked_row", _attention(mask="raw2d_zero_row"), rtol=1e-3, atol=1e-4),
+    Case("Attention_mask_raw3d", _attention(mask="raw3d")),
+    Case("Attention_mask_filter_value", _attention(mask="raw2d", attrs={"mask_filter_value": -30.0})),
+    Case("Attention_unidirectional", _attention(attrs={"unidirectional": 1})),
+    Case("Attention_unidirectional_mask", _attention(mask="raw2d", attrs={"unidirectional": 1})),
+    Case("Attention_scale", _attention(attrs={"scale": 0.37})),
+    Case("Attention_qkv_hidden_sizes", _attention(sizes=(12, 12, 21))),
+    Case("Attention_attention_bias_BN", _attention(attn_bias="BN")),
+    Case("Attention_attention_bias_1N_mask", _attention(attn_bias="1N", mask="end")),
+    Case("Attention_attention_bias_B1", _attention(attn_bias="B1")),
+    Case("Attention_present_only", _attention(present=True)),
+    Case("Attention_past_present_gpt2", _attention(past=4, S=1, attrs={"unidirectional": 1})),
+    Case("Attention_past_present_mask", _attention(past=3, S=2, mask="raw2d", attrs={"unidirectional": 1})),
+    Case("Attention_past_mask_end", _attention(past=3, S=3, mask="end")),
+    Case("Attention_bert_base_shape", _attention(B=2, S=19, hidden_in=768, N=12, mask="end"), rtol=1e-3, atol=1e-4),
+]

@@ -1,0 +1,259 @@
+// ONNX Runtime's contrib attention ops (com.microsoft): Attention (BERT / GPT-2
+// self-attention with the QKV projection inside) and MultiHeadAttention
+// (projected Q, K, V in their several packings). Both end in one core:
+// per (batch, head) a scores GEMM, an additive mask, softmax, a GEMM with V.
+// Masks follow ORT's CPU kernels: masked positions get mask_filter_value
+// (-10000 by default) added, not -inf, so a fully masked row still depends on
+// its scores; users compare against those numbers.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_provider.h"
+#include "cpu/gemm.h"
+#include "cpu/gemm_vmath.h"
+
+namespace onyx {
+namespace {
+
+const char* kMicrosoft = "com.microsoft";
+
+std::string S(int64_t v) { return std::to_string(v); }
+
+// Where element (b, n, t, d) of a per-head Q, K or V lives: base + b * batch +
+// n * head + t * row + d.
+struct HeadLayout {
+  const float* base = nullptr;
+  int64_t batch = 0, head = 0, row = 0;
+  const float* at(int64_t b, int64_t n) const { return base + b * batch + n * head; }
+};
+
+struct AttentionProblem {
+  int64_t B = 0, N = 0, Sq = 0, T = 0, past = 0, Dqk = 0, Dv = 0;
+  HeadLayout q, k, v;
+  float scale = 1.f;
+  // Additive key mask [B, mask_rows, T] (mask_rows 1 or Sq), or empty.
+  const std::vector<float>* key_mask = nullptr;
+  int64_t mask_rows = 0;
+  bool causal = false;  // query i sees keys up to past + i
+  float filter = -10000.f;
+  // attention_bias [B or 1, N or 1, Sq, T]: strides of its first two axes (0: broadcast).
+  const float* bias = nullptr;
+  int64_t bias_batch = 0, bias_head = 0;
+  float* out = nullptr;  // [B, Sq, N * Dv]
+};
+
+void add_masks(const AttentionProblem& p, int64_t b, int64_t n, float* scores) {
+  for (int64_t i = 0; i < p.Sq; ++i) {
+    float* row = scores + i * p.T;
+    if (p.key_mask) {
+      const float* m = p.key_mask->data() + (b * p.mask_rows + (p.mask_rows == 1 ? 0 : i)) * p.T;
+      for (int64_t j = 0; j < p.T; ++j) row[j] += m[j];
+    }
+    if (p.causal)
+      for (int64_t j = p.past + i + 1; j < p.T; ++j) row[j] += p.filter;
+    if (p.bias) {
+      const float* ab = p.bias + b * p.bias_batch + n * p.bias_head + i * p.T;
+      for (int64_t j = 0; j < p.T; ++j) row[j] += ab[j];
+    }
+  }
+}
+
+// One task per (batch, head); each writes its own head's columns of out.
+void run_attention(const AttentionProblem& p, ThreadPool* pool) {
+  const int64_t ld_out = p.N * p.Dv;
+  parallel_for(pool, p.B * p.N, [&](int64_t t0, int64_t t1) {
+    std::vector<float> scores(static_cast<size_t>(p.Sq * p.T));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t / p.N, n = t % p.N;
+      gemm_f32(false, true, p.Sq, p.T, p.Dqk, p.scale, p.q.at(b, n), p.q.row, p.k.at(b, n), p.k.row, 0.f,
+               scores.data(), p.T);
+      add_masks(p, b, n, scores.data());
+      for (int64_t i = 0; i < p.Sq; ++i) vm::softmax(scores.data() + i * p.T, scores.data() + i * p.T, p.T);
+      gemm_f32(false, false, p.Sq, p.Dv, p.T, 1.f, scores.data(), p.T, p.v.at(b, n), p.v.row, 0.f,
+               p.out + b * p.Sq * ld_out + n * p.Dv, ld_out);
+    }
+  });
+}
+
+// attention_bias: [B or 1, N or 1, Sq, T].
+void set_attention_bias(AttentionProblem& p, const Tensor& t, const std::string& op) {
+  bool ok = t.dtype() == DataType::Float && t.rank() == 4 && (t.dim(0) == p.B || t.dim(0) == 1) &&
+            (t.dim(1) == p.N || t.dim(1) == 1) && t.dim(2) == p.Sq && t.dim(3) == p.T;
+  if (!ok)
+    kernel_fail(op + ": attention_bias should be float [" + S(p.B) + " or 1, " + S(p.N) + " or 1, " + S(p.Sq) + ", " +
+                S(p.T) + "], got " + dtype_name(t.dtype()) + " " + shape_to_string(t.shape()));
+  p.bias = t.data<float>();
+  p.bias_head = t.dim(1) == 1 ? 0 : p.Sq * p.T;
+  p.bias_batch = t.dim(0) == 1 ? 0 : t.dim(1) * p.Sq * p.T;
+}
+
+// A key mask as the additive [B, rows, T] form: 1-D [B] end positions, 1-D
+// [2B] end then start positions, 2-D [B, T] or 3-D [B, Sq, T] of 1 (attend) / 0.
+std::vector<float> additive_key_mask(const Tensor& m, int64_t B, int64_t Sq, int64_t T, float filter, int64_t& rows,
+                                     const std::string& op, const char* what) {
+  if (m.dtype() != DataType::Int32) kernel_fail(op + ": " + what + " must be int32, got " + dtype_name(m.dtype()));
+  const int32_t* v = m.data<int32_t>();
+  rows = m.rank() == 3 ? Sq : 1;
+  std::vector<float> out(static_cast<size_t>(B * rows * T), 0.f);
+  if (m.rank() == 1 && (m.dim(0) == B || m.dim(0) == 2 * B)) {
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t end = v[b], start = m.dim(0) == 2 * B ? v[B + b] : 0;
+      for (int64_t j = 0; j < T; ++j)
+        if (j >= end || j < start) out[b * T + j] = filter;
+    }
+    return out;
+  }
+  bool raw = (m.rank() == 2 && m.dim(0) == B && m.dim(1) == T) ||
+             (m.rank() == 3 && m.dim(0) == B && m.dim(1) == Sq && m.dim(2) == T);
+  if (!raw)
+    kernel_fail(op + ": " + what + " shape " + shape_to_string(m.shape()) + " is none of [" + S(B) + "], [" +
+                S(2 * B) + "], [" + S(B) + ", " + S(T) + "], [" + S(B) + ", " + S(Sq) + ", " + S(T) +
+                "] (the CPU kernel, like ORT's, has no 4-D mask form)");
+  for (size_t i = 0; i < out.size(); ++i) out[i] = v[i] == 0 ? filter : 0.f;
+  return out;
+}
+
+// Copies past [B, N, P, D] and the new rows (a layout over Sq rows) into
+// present [B, N, P + Sq, D].
+void fill_present(float* present, const float* past, int64_t P, const HeadLayout& cur, int64_t B, int64_t N,
+                  int64_t Sq, int64_t D) {
+  const int64_t T = P + Sq;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t n = 0; n < N; ++n) {
+      float* dst = present + (b * N + n) * T * D;
+      if (past) std::copy_n(past + (b * N + n) * P * D, P * D, dst);
+      const float* src = cur.at(b, n);
+      for (int64_t s = 0; s < Sq; ++s) std::copy_n(src + s * cur.row, D, dst + (P + s) * D);
+    }
+}
+
+float scale_or_default(float scale, int64_t D) { return scale != 0.f ? scale : 1.f / std::sqrt(static_cast<float>(D)); }
+
+// ---- Attention ----
+// input [B, S, in] x weights [in, q + k + v] (+ bias) -> Q, K, V in one GEMM;
+// past [2, B, N, P, D] / present [2, B, N, P + S, D] for GPT-2 decoding.
+
+class ContribAttentionKernel final : public Kernel {
+ public:
+  explicit ContribAttentionKernel(const KernelInitContext& ic)
+      : heads_(ic.get_int("num_heads", 0)), causal_(ic.get_int("unidirectional", 0) != 0),
+        filter_(ic.get_float("mask_filter_value", -10000.f)), scale_(ic.get_float("scale", 0.f)),
+        sizes_(ic.get_ints("qkv_hidden_sizes", {})) {
+    if (heads_ <= 0) kernel_fail(op_ + ": num_heads must be positive, got " + S(heads_));
+    if (!sizes_.empty() && sizes_.size() != 3)
+      kernel_fail(op_ + ": qkv_hidden_sizes must have 3 values, got " + S(static_cast<int64_t>(sizes_.size())));
+    if (ic.get_int("do_rotary", 0) != 0)
+      kernel_fail(op_ + ": do_rotary is not supported on the CPU (nor by ORT's CPU kernel); use "
+                        "MultiHeadAttention with RotaryEmbedding");
+    const Tensor* w = ic.constant_input(1);
+    if (w && w->dtype() == DataType::Float && w->rank() == 2) {
+      packed_ = gemm_pack_b(false, w->dim(0), w->dim(1), w->data<float>(), w->dim(1));
+      if (!packed_.empty()) ic.packed_constant(1);
+    }
+  }
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    if (x.dtype() != DataType::Float || x.rank() != 3)
+      kernel_fail(op_ + ": input must be float [batch, sequence, hidden], got " + dtype_name(x.dtype()) + " " +
+                  shape_to_string(x.shape()));
+    if (w.dtype() != DataType::Float || w.rank() != 2 || w.dim(0) != x.dim(2))
+      kernel_fail(op_ + ": weights should be float [" + S(x.dim(2)) + ", q + k + v hidden], got " +
+                  dtype_name(w.dtype()) + " " + shape_to_string(w.shape()));
+    const int64_t B = x.dim(0), Sq = x.dim(1), in = x.dim(2), cols = w.dim(1);
+    int64_t hq = cols / 3, hk = cols / 3, hv = cols / 3;
+    if (!sizes_.empty()) hq = sizes_[0], hk = sizes_[1], hv = sizes_[2];
+    if ((sizes_.empty() && cols % 3 != 0) || hq + hk + hv != cols || hq != hk || hq <= 0 || hv <= 0)
+      kernel_fail(op_ + ": weights' " + S(cols) + " columns do not split into Q, K, V (q = k hidden sizes)");
+    if (hq % heads_ != 0 || hv % heads_ != 0)
+      kernel_fail(op_ + ": hidden sizes " + S(hq) + " / " + S(hv) + " are not multiples of num_heads " + S(heads_));
+    const float* bias = nullptr;
+    if (ctx.has_input(2)) {
+      const Tensor& bt = ctx.input(2);
+      if (bt.dtype() != DataType::Float || bt.rank() != 1 || bt.dim(0) != cols)
+        kernel_fail(op_ + ": bias should be float [" + S(cols) + "], got " + shape_to_string(bt.shape()));
+      bias = bt.data<float>();
+    }
+
+    AttentionProblem p;
+    p.B = B, p.N = heads_, p.Sq = Sq, p.Dqk = hq / heads_, p.Dv = hv / heads_;
+    p.causal = causal_, p.filter = filter_, p.scale = scale_or_default(scale_, p.Dqk);
+    const Tensor* past = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+    if (past) {
+      if (p.Dqk != p.Dv) kernel_fail(op_ + ": past needs equal Q, K and V hidden sizes");
+      if (past->dtype() != DataType::Float || past->rank() != 5 || past->dim(0) != 2 || past->dim(1) != B ||
+          past->dim(2) != heads_ || past->dim(4) != p.Dqk)
+        kernel_fail(op_ + ": past should be float [2, " + S(B) + ", " + S(heads_) + ", past_length, " + S(p.Dqk) +
+                    "], got " + shape_to_string(past->shape()));
+      p.past = past->dim(3);
+    }
+    p.T = p.past + Sq;
+    // past_sequence_length (input 6) only matters for ORT's GPU buffer sharing; like ORT's CPU kernel we ignore it.
+
+    std::vector<float> qkv(static_cast<size_t>(B * Sq * cols));
+    GemmEpilogue epi;
+    epi.bias = bias;
+    if (!packed_.empty())
+      gemm_f32_packed(false, B * Sq, 1.f, x.data<float>(), in, packed_, 0.f, qkv.data(), cols, ctx.thread_pool(), epi);
+    else
+      gemm_f32(false, false, B * Sq, cols, in, 1.f, x.data<float>(), in, w.data<float>(), cols, 0.f, qkv.data(), cols,
+               ctx.thread_pool(), epi);
+    // Q, K, V heads are column blocks of the GEMM's rows.
+    const int64_t per_batch = Sq * cols;
+    p.q = {qkv.data(), per_batch, p.Dqk, cols};
+    p.k = {qkv.data() + hq, per_batch, p.Dqk, cols};
+    p.v = {qkv.data() + hq + hk, per_batch, p.Dv, cols};
+
+    std::vector<float> present_buf;
+    float* present = nullptr;
+    if (past || ctx.wants_output(1)) {
+      if (p.Dqk != p.Dv) kernel_fail(op_ + ": present needs equal Q, K and V hidden sizes");
+      const int64_t half = B * heads_ * p.T * p.Dqk;
+      if (ctx.wants_output(1)) {
+        present = ctx.allocate_output(1, DataType::Float, {2, B, heads_, p.T, p.Dqk}).data<float>();
+      } else {
+        present_buf.resize(static_cast<size_t>(2 * half));
+        present = present_buf.data();
+      }
+      const float* pk = past ? past->data<float>() : nullptr;
+      const float* pv = past ? pk + B * heads_ * p.past * p.Dqk : nullptr;
+      fill_present(present, pk, p.past, p.k, B, heads_, Sq, p.Dqk);
+      fill_present(present + half, pv, p.past, p.v, B, heads_, Sq, p.Dqk);
+      p.k = {present, heads_ * p.T * p.Dqk, p.T * p.Dqk, p.Dqk};
+      p.v = {present + half, heads_ * p.T * p.Dqk, p.T * p.Dqk, p.Dqk};
+    }
+
+    std::vector<float> mask;
+    if (ctx.has_input(3)) {
+      mask = additive_key_mask(ctx.input(3), B, Sq, p.T, filter_, p.mask_rows, op_, "mask_index");
+      p.key_mask = &mask;
+    }
+    if (ctx.has_input(5)) set_attention_bias(p, ctx.input(5), op_);
+    Tensor& out = ctx.allocate_output(0, DataType::Float, {B, Sq, hv});
+    p.out = out.data<float>();
+    if (out.numel() == 0) return;
+    run_attention(p, ctx.thread_pool());
+  }
+
+ private:
+  int64_t heads_;
+  bool causal_;
+  float filter_, scale_;
+  std::vector<int64_t> sizes_;
+  PackedB packed_;
+  std::string op_ = "Attention";
+};
+
+}  // namespace
+
+void register_contrib_attention(KernelRegistry& r) {
+  r.add("Attention", 1, kMaxOpset,
+        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+          return std::make_unique<ContribAttentionKernel>(ic);
+        },
+        kMicrosoft);
+}
+
+}  // namespace onyx

@@ -69,6 +69,22 @@ def _embed(B=2, S=7, H=12, V=30, seg=True, mask=True, pos_ids=None, sum_out=Fals
     return build
 
 
+# ---- SimplifiedLayerNormalization, LayerNormalization below opset 17 (ORT's default-domain ops) ----
+
+def _default_domain_norm(op, shape, axis=-1, outs=1, opset=13, bias=False, eps=None):
+    def build():
+        axis_ = axis if axis >= 0 else axis + len(shape)
+        feeds = {"x": rand(shape, 1, low=-2, high=2), "scale": rand(shape[axis_:], 2, low=0.5, high=1.5)}
+        if bias:
+            feeds["b"] = rand(shape[axis_:], 3)
+        attrs = {"axis": axis}
+        if eps is not None:
+            attrs["epsilon"] = eps
+        names = [("y", F), ("o1", F), ("o2", F)][:outs]
+        return _model(op, feeds, names, attrs, domain="", opset=opset)
+    return build
+
+
 # ---- Attention ----
 
 def _attention(B=2, S=5, hidden_in=12, N=3, sizes=None, mask=None, past=0, present=False, attn_bias=None,
@@ -123,6 +139,51 @@ def _attention(B=2, S=5, hidden_in=12, N=3, sizes=None, mask=None, past=0, prese
     return build
 
 
+# ---- MultiHeadAttention ----
+# ORT's CPU kernel has no packed QKV / packed KV forms; those are unit-tested
+# against the unpacked form in tests/kernels/contrib_transformer_test.cc.
+
+def _mha(B=2, S=4, L=None, N=3, D=5, Dv=None, bias=False, kv="3d", mask=None, attn_bias=None, past=0,
+         present=False, attrs=None, seed=0):
+    def build():
+        L_ = L or S
+        Dv_ = Dv or D
+        T = past + L_
+        feeds = {"q": rand((B, S, N * D), seed + 1)}
+        if kv == "3d":
+            feeds.update(k=rand((B, L_, N * D), seed + 2), v=rand((B, L_, N * Dv_), seed + 3))
+        else:  # per head [B, N, L, D]
+            feeds.update(k=rand((B, N, L_, D), seed + 2), v=rand((B, N, L_, Dv_), seed + 3))
+        names = ["q", "k", "v"]
+        if bias:
+            feeds["bias"] = rand((2 * N * D + N * Dv_,), seed + 4)
+        names.append("bias" if bias else "")
+        rng = np.random.default_rng(seed + 5)
+        if mask == "end":
+            feeds["mask"] = rng.integers(1, T + 1, size=B).astype(np.int32)
+        elif mask == "raw2d":
+            m = rng.integers(0, 2, size=(B, T)).astype(np.int32)
+            m[0] = 0  # a fully masked row
+            feeds["mask"] = m
+        elif mask == "raw3d":
+            feeds["mask"] = rng.integers(0, 2, size=(B, S, T)).astype(np.int32)
+        names.append("mask" if mask else "")
+        if attn_bias:
+            dims = {"B": B, "N": N, "1": 1}
+            feeds["ab"] = rand((dims[attn_bias[0]], dims[attn_bias[1]], S, T), seed + 6)
+        names.append("ab" if attn_bias else "")
+        if past:
+            feeds.update(past_k=rand((B, N, past, D), seed + 7), past_v=rand((B, N, past, Dv_), seed + 8))
+            names += ["past_k", "past_v"]
+        while names[-1] == "":
+            names.pop()
+        a = {"num_heads": N}
+        a.update(attrs or {})
+        outs = [("y", F)] + ([("present_k", F), ("present_v", F)] if present or past else [])
+        return _model("MultiHeadAttention", feeds, outs, a, names)
+    return build
+
+
 CASES = [
     Case("SkipLayerNorm_3d", _skip_ln()),
     Case("SkipLayerNorm_bias_all_outputs", _skip_ln(bias=True, outs=4)),
@@ -139,6 +200,11 @@ CASES = [
     Case("EmbedLayerNorm_position_ids", _embed(pos_ids=2, sum_out=True)),
     Case("EmbedLayerNorm_position_ids_shared", _embed(B=3, pos_ids=1, mask_zero_row=True)),
     Case("EmbedLayerNorm_batch1_odd", _embed(B=1, S=11, H=37, V=50)),
+    Case("SimplifiedLayerNorm_last_axis", _default_domain_norm("SimplifiedLayerNormalization", (2, 5, 19))),
+    Case("SimplifiedLayerNorm_axis1_inv_std", _default_domain_norm("SimplifiedLayerNormalization", (3, 4, 5), axis=1,
+                                                                   outs=2, eps=1e-3)),
+    Case("LayerNorm_opset13_default_domain", _default_domain_norm("LayerNormalization", (2, 5, 19), bias=True, outs=3)),
+    Case("LayerNorm_opset11_axis1", _default_domain_norm("LayerNormalization", (3, 4, 6), axis=1, opset=11)),
     Case("Attention_plain", _attention()),
     Case("Attention_runtime_weights", _attention(const_weights=False)),  # ORT 1.31 crashes without bias
     Case("Attention_mask_end", _attention(mask="end")),
@@ -159,4 +225,20 @@ CASES = [
     Case("Attention_past_present_mask", _attention(past=3, S=2, mask="raw2d", attrs={"unidirectional": 1})),
     Case("Attention_past_mask_end", _attention(past=3, S=3, mask="end")),
     Case("Attention_bert_base_shape", _attention(B=2, S=19, hidden_in=768, N=12, mask="end"), rtol=1e-3, atol=1e-4),
+    Case("MHA_self", _mha()),
+    Case("MHA_cross_bias_odd_sizes", _mha(S=3, L=7, D=7, Dv=9, bias=True)),
+    Case("MHA_key_padding_end", _mha(L=6, mask="end")),
+    Case("MHA_key_padding_2d_zero_row", _mha(mask="raw2d", bias=True), rtol=1e-3, atol=1e-4),
+    Case("MHA_mask_3d", _mha(S=3, L=5, mask="raw3d")),
+    Case("MHA_mask_filter_value", _mha(mask="raw2d", attrs={"mask_filter_value": -7.5})),
+    Case("MHA_attention_bias_BN", _mha(attn_bias="BN", L=6)),
+    Case("MHA_attention_bias_11_mask", _mha(attn_bias="11", mask="end")),
+    Case("MHA_per_head_kv", _mha(kv="4d", L=6, present=True)),
+    Case("MHA_per_head_kv_query_bias", _mha(kv="4d", L=6, bias=True)),
+    Case("MHA_present_no_past", _mha(present=True, bias=True)),
+    Case("MHA_past_present_decode", _mha(S=1, past=5, bias=True, attrs={"unidirectional": 1})),
+    Case("MHA_past_present_mask", _mha(S=2, past=3, mask="raw2d")),
+    Case("MHA_unidirectional_self", _mha(S=6, attrs={"unidirectional": 1})),
+    Case("MHA_unidirectional_past", _mha(S=3, past=2, attrs={"unidirectional": 1, "scale": 0.3})),
+    Case("MHA_bert_base_shape", _mha(B=2, S=23, N=12, D=64, bias=True, mask="end"), rtol=1e-3, atol=1e-4),
 ]

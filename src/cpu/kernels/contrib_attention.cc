@@ -246,12 +246,215 @@ class ContribAttentionKernel final : public Kernel {
   std::string op_ = "Attention";
 };
 
+// ---- MultiHeadAttention ----
+// Projected Q, K, V: query [B, S, Hq] or packed QKV [B, S, N, 3, D]; key/value
+// [B, L, H], packed KV as key [B, L, N, 2, D], or per head [B, N, L, D] (no
+// bias then, and the same tensors come back as present). past_key/past_value
+// [B, N, P, D] precede the new keys. ORT's CPU kernel lacks the packed forms;
+// Onyx reads them by strides.
+
+// The per-head view of a [B, L, N, D] ("3-D") tensor with `parts` packed
+// components ([B, L, N, parts, D]) taking component `part`.
+HeadLayout token_major(const float* base, int64_t L, int64_t N, int64_t D, int64_t parts, int64_t part) {
+  return {base + part * D, L * N * parts * D, parts * D, N * parts * D};
+}
+
+// A copy of the view with bias[n * D + d] added, laid out [B, L, N * D].
+HeadLayout with_bias(const HeadLayout& src, const float* bias, int64_t B, int64_t N, int64_t L, int64_t D,
+                     std::vector<float>& storage) {
+  storage.resize(static_cast<size_t>(B * L * N * D));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t n = 0; n < N; ++n) {
+      const float* in = src.at(b, n);
+      const float* bn = bias + n * D;
+      for (int64_t t = 0; t < L; ++t) {
+        float* out = storage.data() + (b * L + t) * N * D + n * D;
+        for (int64_t d = 0; d < D; ++d) out[d] = in[t * src.row + d] + bn[d];
+      }
+    }
+  return {storage.data(), L * N * D, D, N * D};
+}
+
+class MultiHeadAttentionKernel final : public Kernel {
+ public:
+  explicit MultiHeadAttentionKernel(const KernelInitContext& ic)
+      : heads_(ic.get_int("num_heads", 0)), causal_(ic.get_int("unidirectional", 0) != 0),
+        filter_(ic.get_float("mask_filter_value", -10000.f)), scale_(ic.get_float("scale", 0.f)) {
+    if (heads_ <= 0) kernel_fail(op_ + ": num_heads must be positive, got " + S(heads_));
+  }
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& q = ctx.input(0);
+    require_float(q, "query");
+    const bool packed_qkv = q.rank() == 5;
+    if (q.rank() != 3 && !packed_qkv)
+      kernel_fail(op_ + ": query must be [batch, sequence, hidden] or packed [batch, sequence, num_heads, 3, "
+                        "head_size], got " + shape_to_string(q.shape()));
+    const int64_t B = q.dim(0), Sq = q.dim(1), N = heads_;
+    if (packed_qkv && (q.dim(2) != N || q.dim(3) != 3))
+      kernel_fail(op_ + ": packed query shape " + shape_to_string(q.shape()) + " should be [B, S, " + S(N) +
+                  ", 3, head_size]");
+    if (!packed_qkv && q.dim(2) % N != 0)
+      kernel_fail(op_ + ": query hidden size " + S(q.dim(2)) + " is not a multiple of num_heads " + S(N));
+    const int64_t Dqk = packed_qkv ? q.dim(4) : q.dim(2) / N;
+
+    // Q, K, V head views, before bias.
+    HeadLayout ql, kl, vl;
+    int64_t L = Sq, Dv = Dqk;
+    bool kv_per_head = false;  // key/value given as [B, N, L, D]
+    const Tensor* key = ctx.has_input(1) ? &ctx.input(1) : nullptr;
+    const Tensor* value = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (packed_qkv) {
+      if (key || value) kernel_fail(op_ + ": with a packed QKV query, key and value must be omitted");
+      ql = token_major(q.data<float>(), Sq, N, Dqk, 3, 0);
+      kl = token_major(q.data<float>(), Sq, N, Dqk, 3, 1);
+      vl = token_major(q.data<float>(), Sq, N, Dqk, 3, 2);
+    } else {
+      ql = token_major(q.data<float>(), Sq, N, Dqk, 1, 0);
+      if (!key) kernel_fail(op_ + ": key is required unless query is packed QKV");
+      require_float(*key, "key");
+      if (key->rank() == 5) {
+        if (value) kernel_fail(op_ + ": with packed KV in key, value must be omitted");
+        if (key->dim(0) != B || key->dim(2) != N || key->dim(3) != 2 || key->dim(4) != Dqk)
+          kernel_fail(op_ + ": packed key shape " + shape_to_string(key->shape()) + " should be [" + S(B) +
+                      ", kv_sequence, " + S(N) + ", 2, " + S(Dqk) + "]");
+        L = key->dim(1);
+        kl = token_major(key->data<float>(), L, N, Dqk, 2, 0);
+        vl = token_major(key->data<float>(), L, N, Dqk, 2, 1);
+      } else {
+        if (!value) kernel_fail(op_ + ": value is required with a 3-D or 4-D key");
+        require_float(*value, "value");
+        bind_key_value(*key, *value, B, Dqk, L, Dv, kv_per_head, kl, vl);
+      }
+    }
+
+    std::vector<float> qbuf, kbuf, vbuf;
+    if (ctx.has_input(3)) {
+      const Tensor& bias = ctx.input(3);
+      const int64_t Hq = N * Dqk, Hv = N * Dv;
+      if (bias.dtype() != DataType::Float || bias.rank() != 1 || bias.dim(0) != 2 * Hq + Hv)
+        kernel_fail(op_ + ": bias should be float [" + S(2 * Hq + Hv) + "], got " + shape_to_string(bias.shape()));
+      const float* bp = bias.data<float>();
+      ql = with_bias(ql, bp, B, N, Sq, Dqk, qbuf);
+      if (!kv_per_head) {  // like ORT: per-head key/value are already final
+        kl = with_bias(kl, bp + Hq, B, N, L, Dqk, kbuf);
+        vl = with_bias(vl, bp + 2 * Hq, B, N, L, Dv, vbuf);
+      }
+    }
+
+    AttentionProblem p;
+    p.B = B, p.N = N, p.Sq = Sq, p.Dqk = Dqk, p.Dv = Dv;
+    p.causal = causal_, p.filter = filter_, p.scale = scale_or_default(scale_, Dqk);
+    p.q = ql, p.k = kl, p.v = vl;
+    std::vector<float> pk_buf, pv_buf;
+    bind_cache(ctx, p, L, kv_per_head, pk_buf, pv_buf);
+
+    std::vector<float> mask;
+    if (ctx.has_input(4)) {
+      mask = additive_key_mask(ctx.input(4), B, Sq, p.T, filter_, p.mask_rows, op_, "key_padding_mask");
+      p.key_mask = &mask;
+    }
+    if (ctx.has_input(5)) set_attention_bias(p, ctx.input(5), op_);
+    Tensor& out = ctx.allocate_output(0, DataType::Float, {B, Sq, N * Dv});
+    p.out = out.data<float>();
+    if (out.numel() == 0) return;
+    run_attention(p, ctx.thread_pool());
+  }
+
+ private:
+  void require_float(const Tensor& t, const char* what) const {
+    if (t.dtype() != DataType::Float) kernel_fail(op_ + ": " + what + " must be float, got " + dtype_name(t.dtype()));
+  }
+
+  // key/value as [B, L, N * D] or per head [B, N, L, D].
+  void bind_key_value(const Tensor& key, const Tensor& value, int64_t B, int64_t Dqk, int64_t& L, int64_t& Dv,
+                      bool& per_head, HeadLayout& kl, HeadLayout& vl) const {
+    const int64_t N = heads_;
+    if (key.rank() == 3 && value.rank() == 3) {
+      L = key.dim(1);
+      bool ok = key.dim(0) == B && key.dim(2) == N * Dqk && value.dim(0) == B && value.dim(1) == L &&
+                value.dim(2) % N == 0;
+      if (!ok)
+        kernel_fail(op_ + ": key " + shape_to_string(key.shape()) + " and value " + shape_to_string(value.shape()) +
+                    " should be [" + S(B) + ", kv_sequence, " + S(N * Dqk) + "] and [" + S(B) +
+                    ", kv_sequence, num_heads * v_head_size]");
+      Dv = value.dim(2) / N;
+      kl = token_major(key.data<float>(), L, N, Dqk, 1, 0);
+      vl = token_major(value.data<float>(), L, N, Dv, 1, 0);
+      return;
+    }
+    if (key.rank() == 4 && value.rank() == 4) {
+      L = key.dim(2);
+      bool ok = key.dim(0) == B && key.dim(1) == N && key.dim(3) == Dqk && value.dim(0) == B && value.dim(1) == N &&
+                value.dim(2) == L;
+      if (!ok)
+        kernel_fail(op_ + ": per-head key " + shape_to_string(key.shape()) + " and value " +
+                    shape_to_string(value.shape()) + " should be [" + S(B) + ", " + S(N) + ", kv_sequence, " +
+                    S(Dqk) + "] and [" + S(B) + ", " + S(N) + ", kv_sequence, v_head_size]");
+      per_head = true;
+      Dv = value.dim(3);
+      kl = {key.data<float>(), N * L * Dqk, L * Dqk, Dqk};
+      vl = {value.data<float>(), N * L * Dv, L * Dv, Dv};
+      return;
+    }
+    kernel_fail(op_ + ": key and value must both be 3-D or both 4-D, got " + shape_to_string(key.shape()) + " and " +
+                shape_to_string(value.shape()));
+  }
+
+  // past_key/past_value before the new keys; present_key/present_value out.
+  void bind_cache(KernelContext& ctx, AttentionProblem& p, int64_t L, bool kv_per_head, std::vector<float>& kbuf,
+                  std::vector<float>& vbuf) const {
+    const bool has_past = ctx.has_input(6) || ctx.has_input(7);
+    if (has_past && !(ctx.has_input(6) && ctx.has_input(7)))
+      kernel_fail(op_ + ": past_key and past_value must be given together");
+    const float *pk = nullptr, *pv = nullptr;
+    if (has_past) {
+      if (kv_per_head) kernel_fail(op_ + ": past_key / past_value cannot be used with per-head [B, N, L, D] key / value");
+      const Tensor& a = ctx.input(6);
+      const Tensor& b = ctx.input(7);
+      p.past = a.rank() == 4 ? a.dim(2) : -1;
+      bool ok = a.dtype() == DataType::Float && b.dtype() == DataType::Float && a.shape() == Shape{p.B, p.N, p.past, p.Dqk} &&
+                b.shape() == Shape{p.B, p.N, p.past, p.Dv};
+      if (!ok)
+        kernel_fail(op_ + ": past_key " + shape_to_string(a.shape()) + " and past_value " + shape_to_string(b.shape()) +
+                    " should be float [" + S(p.B) + ", " + S(p.N) + ", past, " + S(p.Dqk) + "] and [" + S(p.B) + ", " +
+                    S(p.N) + ", past, " + S(p.Dv) + "]");
+      pk = a.data<float>(), pv = b.data<float>();
+    }
+    p.T = p.past + L;
+    auto cache = [&](size_t out, HeadLayout& l, const float* past, int64_t D, std::vector<float>& buf) {
+      if (!has_past && !ctx.wants_output(out)) return;
+      float* dst;
+      if (ctx.wants_output(out)) {
+        dst = ctx.allocate_output(out, DataType::Float, {p.B, p.N, p.T, D}).data<float>();
+      } else {
+        buf.resize(static_cast<size_t>(p.B * p.N * p.T * D));
+        dst = buf.data();
+      }
+      fill_present(dst, past, p.past, l, p.B, p.N, L, D);
+      l = {dst, p.N * p.T * D, p.T * D, D};
+    };
+    cache(1, p.k, pk, p.Dqk, kbuf);
+    cache(2, p.v, pv, p.Dv, vbuf);
+  }
+
+  int64_t heads_;
+  bool causal_;
+  float filter_, scale_;
+  std::string op_ = "MultiHeadAttention";
+};
+
 }  // namespace
 
 void register_contrib_attention(KernelRegistry& r) {
   r.add("Attention", 1, kMaxOpset,
         [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
           return std::make_unique<ContribAttentionKernel>(ic);
+        },
+        kMicrosoft);
+  r.add("MultiHeadAttention", 1, kMaxOpset,
+        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+          return std::make_unique<MultiHeadAttentionKernel>(ic);
         },
         kMicrosoft);
 }

@@ -184,6 +184,41 @@ def _mha(B=2, S=4, L=None, N=3, D=5, Dv=None, bias=False, kv="3d", mask=None, at
     return build
 
 
+# ---- QAttention (ORT's quantize_dynamic on an optimized BERT) ----
+
+def _qattention(B=2, S=5, hidden_in=12, N=3, w_type=np.int8, per_column=False, zero_points=True, mask=None,
+                past=0, const=True, attrs=None, seed=0):
+    def build():
+        cols = 3 * hidden_in
+        lo, hi = (-127, 127) if w_type == np.int8 else (0, 255)
+        feeds = {"x": rand((B, S, hidden_in), seed + 1, np.uint8, 0, 255)}
+        consts = {"w": rand((hidden_in, cols), seed + 2, w_type, lo, hi), "bias": rand((cols,), seed + 3)}
+        feeds["x_scale"] = np.array(0.013, np.float32)
+        consts["w_scale"] = (rand((cols,), seed + 4, low=0.002, high=0.01) if per_column
+                             else np.array(0.004, np.float32))
+        names = ["x", "w", "bias", "x_scale", "w_scale"]
+        if mask == "end":
+            feeds["mask"] = np.random.default_rng(seed + 5).integers(1, past + S + 1, size=B).astype(np.int32)
+        names.append("mask" if mask else "")
+        if zero_points:
+            feeds["x_zp"] = np.array(118, np.uint8)
+            mid = 0 if w_type == np.int8 else 128
+            consts["w_zp"] = (rand((cols,), seed + 6, w_type, mid - 3, mid + 3) if per_column
+                              else np.array(mid + 2, w_type))
+            names += ["x_zp", "w_zp"]
+        if past:
+            feeds["past"] = rand((2, B, N, past, hidden_in // N), seed + 7)
+            names += [""] * (8 - len(names)) + ["past"]
+        if not const:
+            feeds.update(consts)
+            consts.clear()
+        a = {"num_heads": N}
+        a.update(attrs or {})
+        outs = [("y", F)] + ([("present", F)] if past else [])
+        return node_model("QAttention", feeds, outs, a, consts=consts, inputs=names), feeds
+    return build
+
+
 CASES = [
     Case("SkipLayerNorm_3d", _skip_ln()),
     Case("SkipLayerNorm_bias_all_outputs", _skip_ln(bias=True, outs=4)),
@@ -241,4 +276,9 @@ CASES = [
     Case("MHA_unidirectional_self", _mha(S=6, attrs={"unidirectional": 1})),
     Case("MHA_unidirectional_past", _mha(S=3, past=2, attrs={"unidirectional": 1, "scale": 0.3})),
     Case("MHA_bert_base_shape", _mha(B=2, S=23, N=12, D=64, bias=True, mask="end"), rtol=1e-3, atol=1e-4),
+    Case("QAttention_int8_weights", _qattention(), rtol=1e-4, atol=1e-4),
+    Case("QAttention_uint8_weights_mask", _qattention(w_type=np.uint8, mask="end"), rtol=1e-4, atol=1e-4),
+    Case("QAttention_per_column", _qattention(per_column=True, B=3, S=7), rtol=1e-4, atol=1e-4),
+    Case("QAttention_no_zero_points_runtime_weights", _qattention(zero_points=False, const=False), rtol=1e-4, atol=1e-4),
+    Case("QAttention_past_unidirectional", _qattention(past=3, S=2, attrs={"unidirectional": 1}), rtol=1e-4, atol=1e-4),
 ]

@@ -130,57 +130,87 @@ void fill_present(float* present, const float* past, int64_t P, const HeadLayout
 
 float scale_or_default(float scale, int64_t D) { return scale != 0.f ? scale : 1.f / std::sqrt(static_cast<float>(D)); }
 
-// ---- Attention ----
+// ---- Attention / QAttention ----
 // input [B, S, in] x weights [in, q + k + v] (+ bias) -> Q, K, V in one GEMM;
 // past [2, B, N, P, D] / present [2, B, N, P + S, D] for GPT-2 decoding.
+// QAttention takes uint8 input and 8-bit weights with their scales and zero
+// points; they are dequantized and run through the same float GEMM (constant
+// weights once, at init), which stays within float rounding of ORT's integer GEMM.
+
+// Where each optional input sits: the two ops order them differently.
+struct AttentionSlots {
+  size_t mask, past, attention_bias;
+};
+constexpr size_t kNoSlot = ~size_t{0};
+constexpr AttentionSlots kFloatSlots{3, 4, 5};
+constexpr AttentionSlots kQuantizedSlots{5, 8, kNoSlot};
+
+// (q - zero_point) * scale over a [rows, cols] 8-bit matrix; scale and zero
+// point per tensor, or per column when `per_column` allows it.
+std::vector<float> dequantize(const Tensor& q, const Tensor& scale, const Tensor* zp, int64_t cols, bool per_column,
+                              const std::string& op, const char* what) {
+  if (q.dtype() != DataType::UInt8 && q.dtype() != DataType::Int8)
+    kernel_fail(op + ": " + what + " must be uint8 or int8, got " + dtype_name(q.dtype()));
+  auto count_ok = [&](int64_t n) { return n == 1 || (per_column && n == cols); };
+  if (scale.dtype() != DataType::Float || !count_ok(scale.numel()))
+    kernel_fail(op + ": " + what + " scale should be one float" + (per_column ? " or " + S(cols) : std::string()) +
+                ", got " + dtype_name(scale.dtype()) + " " + shape_to_string(scale.shape()));
+  if (zp && (zp->dtype() != q.dtype() || !count_ok(zp->numel())))
+    kernel_fail(op + ": " + what + " zero point should be " + dtype_name(q.dtype()) + " like it, with one value" +
+                (per_column ? " or " + S(cols) : std::string()) + ", got " + dtype_name(zp->dtype()) + " " +
+                shape_to_string(zp->shape()));
+  std::vector<float> sc(static_cast<size_t>(cols)), z(static_cast<size_t>(cols), 0.f);
+  for (int64_t c = 0; c < cols; ++c) {
+    sc[c] = scale.data<float>()[scale.numel() == 1 ? 0 : c];
+    if (zp) z[c] = static_cast<float>(zp->int_at(zp->numel() == 1 ? 0 : c));
+  }
+  std::vector<float> out(static_cast<size_t>(q.numel()));
+  auto convert = [&](const auto* v) {
+    for (int64_t i = 0; i < q.numel(); ++i) out[i] = (static_cast<float>(v[i]) - z[i % cols]) * sc[i % cols];
+  };
+  if (q.dtype() == DataType::UInt8) convert(q.data<uint8_t>());
+  else convert(q.data<int8_t>());
+  return out;
+}
 
 class ContribAttentionKernel final : public Kernel {
  public:
-  explicit ContribAttentionKernel(const KernelInitContext& ic)
-      : heads_(ic.get_int("num_heads", 0)), causal_(ic.get_int("unidirectional", 0) != 0),
+  ContribAttentionKernel(const KernelInitContext& ic, bool quantized)
+      : quantized_(quantized), slots_(quantized ? kQuantizedSlots : kFloatSlots),
+        heads_(ic.get_int("num_heads", 0)), causal_(ic.get_int("unidirectional", 0) != 0),
         filter_(ic.get_float("mask_filter_value", -10000.f)), scale_(ic.get_float("scale", 0.f)),
-        sizes_(ic.get_ints("qkv_hidden_sizes", {})) {
+        sizes_(ic.get_ints("qkv_hidden_sizes", {})), op_(quantized ? "QAttention" : "Attention") {
     if (heads_ <= 0) kernel_fail(op_ + ": num_heads must be positive, got " + S(heads_));
     if (!sizes_.empty() && sizes_.size() != 3)
       kernel_fail(op_ + ": qkv_hidden_sizes must have 3 values, got " + S(static_cast<int64_t>(sizes_.size())));
     if (ic.get_int("do_rotary", 0) != 0)
       kernel_fail(op_ + ": do_rotary is not supported on the CPU (nor by ORT's CPU kernel); use "
                         "MultiHeadAttention with RotaryEmbedding");
-    const Tensor* w = ic.constant_input(1);
-    if (w && w->dtype() == DataType::Float && w->rank() == 2) {
-      packed_ = gemm_pack_b(false, w->dim(0), w->dim(1), w->data<float>(), w->dim(1));
-      if (!packed_.empty()) ic.packed_constant(1);
-    }
+    pack_constant_weights(ic);
   }
 
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
-    if (x.dtype() != DataType::Float || x.rank() != 3)
-      kernel_fail(op_ + ": input must be float [batch, sequence, hidden], got " + dtype_name(x.dtype()) + " " +
-                  shape_to_string(x.shape()));
-    if (w.dtype() != DataType::Float || w.rank() != 2 || w.dim(0) != x.dim(2))
-      kernel_fail(op_ + ": weights should be float [" + S(x.dim(2)) + ", q + k + v hidden], got " +
-                  dtype_name(w.dtype()) + " " + shape_to_string(w.shape()));
-    const int64_t B = x.dim(0), Sq = x.dim(1), in = x.dim(2), cols = w.dim(1);
+    if (x.rank() != 3) kernel_fail(op_ + ": input must be [batch, sequence, hidden], got " + shape_to_string(x.shape()));
+    if (!quantized_ && x.dtype() != DataType::Float)
+      kernel_fail(op_ + ": input must be float, got " + dtype_name(x.dtype()));
+    if (w.rank() != 2 || w.dim(0) != x.dim(2))
+      kernel_fail(op_ + ": weights should be [" + S(x.dim(2)) + ", q + k + v hidden], got " + shape_to_string(w.shape()));
+    if (!quantized_ && w.dtype() != DataType::Float)
+      kernel_fail(op_ + ": weights must be float, got " + dtype_name(w.dtype()));
+    const int64_t B = x.dim(0), Sq = x.dim(1), cols = w.dim(1);
     int64_t hq = cols / 3, hk = cols / 3, hv = cols / 3;
     if (!sizes_.empty()) hq = sizes_[0], hk = sizes_[1], hv = sizes_[2];
     if ((sizes_.empty() && cols % 3 != 0) || hq + hk + hv != cols || hq != hk || hq <= 0 || hv <= 0)
       kernel_fail(op_ + ": weights' " + S(cols) + " columns do not split into Q, K, V (q = k hidden sizes)");
     if (hq % heads_ != 0 || hv % heads_ != 0)
       kernel_fail(op_ + ": hidden sizes " + S(hq) + " / " + S(hv) + " are not multiples of num_heads " + S(heads_));
-    const float* bias = nullptr;
-    if (ctx.has_input(2)) {
-      const Tensor& bt = ctx.input(2);
-      if (bt.dtype() != DataType::Float || bt.rank() != 1 || bt.dim(0) != cols)
-        kernel_fail(op_ + ": bias should be float [" + S(cols) + "], got " + shape_to_string(bt.shape()));
-      bias = bt.data<float>();
-    }
 
     AttentionProblem p;
     p.B = B, p.N = heads_, p.Sq = Sq, p.Dqk = hq / heads_, p.Dv = hv / heads_;
     p.causal = causal_, p.filter = filter_, p.scale = scale_or_default(scale_, p.Dqk);
-    const Tensor* past = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+    const Tensor* past = ctx.has_input(slots_.past) ? &ctx.input(slots_.past) : nullptr;
     if (past) {
       if (p.Dqk != p.Dv) kernel_fail(op_ + ": past needs equal Q, K and V hidden sizes");
       if (past->dtype() != DataType::Float || past->rank() != 5 || past->dim(0) != 2 || past->dim(1) != B ||
@@ -190,16 +220,10 @@ class ContribAttentionKernel final : public Kernel {
       p.past = past->dim(3);
     }
     p.T = p.past + Sq;
-    // past_sequence_length (input 6) only matters for ORT's GPU buffer sharing; like ORT's CPU kernel we ignore it.
+    // past_sequence_length (Attention input 6) only matters for ORT's GPU
+    // buffer sharing; like ORT's CPU kernel we ignore it.
 
-    std::vector<float> qkv(static_cast<size_t>(B * Sq * cols));
-    GemmEpilogue epi;
-    epi.bias = bias;
-    if (!packed_.empty())
-      gemm_f32_packed(false, B * Sq, 1.f, x.data<float>(), in, packed_, 0.f, qkv.data(), cols, ctx.thread_pool(), epi);
-    else
-      gemm_f32(false, false, B * Sq, cols, in, 1.f, x.data<float>(), in, w.data<float>(), cols, 0.f, qkv.data(), cols,
-               ctx.thread_pool(), epi);
+    std::vector<float> qkv = project_qkv(ctx, cols);
     // Q, K, V heads are column blocks of the GEMM's rows.
     const int64_t per_batch = Sq * cols;
     p.q = {qkv.data(), per_batch, p.Dqk, cols};
@@ -207,10 +231,10 @@ class ContribAttentionKernel final : public Kernel {
     p.v = {qkv.data() + hq + hk, per_batch, p.Dv, cols};
 
     std::vector<float> present_buf;
-    float* present = nullptr;
     if (past || ctx.wants_output(1)) {
       if (p.Dqk != p.Dv) kernel_fail(op_ + ": present needs equal Q, K and V hidden sizes");
       const int64_t half = B * heads_ * p.T * p.Dqk;
+      float* present;
       if (ctx.wants_output(1)) {
         present = ctx.allocate_output(1, DataType::Float, {2, B, heads_, p.T, p.Dqk}).data<float>();
       } else {
@@ -226,11 +250,12 @@ class ContribAttentionKernel final : public Kernel {
     }
 
     std::vector<float> mask;
-    if (ctx.has_input(3)) {
-      mask = additive_key_mask(ctx.input(3), B, Sq, p.T, filter_, p.mask_rows, op_, "mask_index");
+    if (ctx.has_input(slots_.mask)) {
+      mask = additive_key_mask(ctx.input(slots_.mask), B, Sq, p.T, filter_, p.mask_rows, op_, "mask_index");
       p.key_mask = &mask;
     }
-    if (ctx.has_input(5)) set_attention_bias(p, ctx.input(5), op_);
+    if (slots_.attention_bias != kNoSlot && ctx.has_input(slots_.attention_bias))
+      set_attention_bias(p, ctx.input(slots_.attention_bias), op_);
     Tensor& out = ctx.allocate_output(0, DataType::Float, {B, Sq, hv});
     p.out = out.data<float>();
     if (out.numel() == 0) return;
@@ -238,12 +263,70 @@ class ContribAttentionKernel final : public Kernel {
   }
 
  private:
+  // The weights as float (QAttention: dequantized); null where they are not.
+  std::vector<float> float_weights(const Tensor& w, const Tensor* scale, const Tensor* zp) const {
+    if (!quantized_) return {};
+    if (!scale) kernel_fail(op_ + ": weight_scale is required");
+    return dequantize(w, *scale, zp, w.dim(1), true, op_, "weight");
+  }
+
+  void pack_constant_weights(const KernelInitContext& ic) {
+    const Tensor* w = ic.constant_input(1);
+    if (!w || w->rank() != 2) return;
+    if (!quantized_) {
+      if (w->dtype() != DataType::Float) return;
+      packed_ = gemm_pack_b(false, w->dim(0), w->dim(1), w->data<float>(), w->dim(1));
+      if (!packed_.empty()) ic.packed_constant(1);
+      return;
+    }
+    const Tensor* scale = ic.constant_input(4);
+    const Tensor* zp = ic.constant_input(7);
+    if (!scale || (ic.has_input(7) && !zp)) return;  // scales fed at run time: dequantize then
+    std::vector<float> wf = float_weights(*w, scale, zp);
+    packed_ = gemm_pack_b(false, w->dim(0), w->dim(1), wf.data(), w->dim(1));
+    if (!packed_.empty()) ic.packed_constant(1);
+  }
+
+  // [B * S, cols] = input x weights + bias.
+  std::vector<float> project_qkv(const KernelContext& ctx, int64_t cols) const {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const int64_t rows = x.dim(0) * x.dim(1), in = x.dim(2);
+    GemmEpilogue epi;
+    if (ctx.has_input(2)) {
+      const Tensor& bt = ctx.input(2);
+      if (bt.dtype() != DataType::Float || bt.rank() != 1 || bt.dim(0) != cols)
+        kernel_fail(op_ + ": bias should be float [" + S(cols) + "], got " + shape_to_string(bt.shape()));
+      epi.bias = bt.data<float>();
+    }
+    std::vector<float> xq;
+    const float* xf = x.data<float>();
+    if (quantized_) {
+      if (x.dtype() != DataType::UInt8) kernel_fail(op_ + ": input must be uint8, got " + dtype_name(x.dtype()));
+      if (!ctx.has_input(3)) kernel_fail(op_ + ": input_scale is required");
+      xq = dequantize(x, ctx.input(3), ctx.has_input(6) ? &ctx.input(6) : nullptr, in, false, op_, "input");
+      xf = xq.data();
+    }
+    std::vector<float> qkv(static_cast<size_t>(rows * cols));
+    if (!packed_.empty()) {
+      gemm_f32_packed(false, rows, 1.f, xf, in, packed_, 0.f, qkv.data(), cols, ctx.thread_pool(), epi);
+      return qkv;
+    }
+    std::vector<float> wq = float_weights(w, ctx.has_input(4) ? &ctx.input(4) : nullptr,
+                                          ctx.has_input(7) ? &ctx.input(7) : nullptr);
+    const float* wf = quantized_ ? wq.data() : w.data<float>();
+    gemm_f32(false, false, rows, cols, in, 1.f, xf, in, wf, cols, 0.f, qkv.data(), cols, ctx.thread_pool(), epi);
+    return qkv;
+  }
+
+  bool quantized_;
+  AttentionSlots slots_;
   int64_t heads_;
   bool causal_;
   float filter_, scale_;
   std::vector<int64_t> sizes_;
+  std::string op_;
   PackedB packed_;
-  std::string op_ = "Attention";
 };
 
 // ---- MultiHeadAttention ----
@@ -449,7 +532,12 @@ class MultiHeadAttentionKernel final : public Kernel {
 void register_contrib_attention(KernelRegistry& r) {
   r.add("Attention", 1, kMaxOpset,
         [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
-          return std::make_unique<ContribAttentionKernel>(ic);
+          return std::make_unique<ContribAttentionKernel>(ic, false);
+        },
+        kMicrosoft);
+  r.add("QAttention", 1, kMaxOpset,
+        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+          return std::make_unique<ContribAttentionKernel>(ic, true);
         },
         kMicrosoft);
   r.add("MultiHeadAttention", 1, kMaxOpset,

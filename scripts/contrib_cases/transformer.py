@@ -85,6 +85,32 @@ def _default_domain_norm(op, shape, axis=-1, outs=1, opset=13, bias=False, eps=N
     return build
 
 
+def _qembed(B=2, S=7, H=12, V=30, dtype=np.uint8, seg=True, mask=True, seed=0):
+    def build():
+        lo, hi = (0, 255) if dtype == np.uint8 else (-127, 127)
+        q = lambda shape, k: rand(shape, seed + k, dtype, lo, hi)
+        feeds = {"ids": rand((B, S), seed + 1, np.int32, 0, V - 1)}
+        if seg:
+            feeds["seg"] = rand((B, S), seed + 2, np.int32, 0, 1)
+        consts = {"we": q((V, H), 3), "pe": q((S + 2, H), 4), "g": q((H,), 6), "b": q((H,), 7)}
+        if seg:
+            consts["se"] = q((2, H), 5)
+        if mask:
+            feeds["mask"] = (np.arange(S)[None, :] < rand((B, 1), seed + 8, np.int32, 1, S)).astype(np.int32)
+        tables = ["we", "pe", "se", "g", "b"]
+        rng = np.random.default_rng(seed + 9)
+        for t in tables:
+            if t in consts:
+                consts[t + "_s"] = np.array(rng.uniform(0.002, 0.02), np.float32)
+                consts[t + "_z"] = np.array(rng.integers(lo // 2 + hi // 4, hi // 2 + 1), dtype)
+        opt = lambda n, d: n if n in d else ""
+        names = ["ids", opt("seg", feeds), "we", "pe", opt("se", consts), "g", "b", opt("mask", feeds)]
+        names += [opt(t + "_s", consts) for t in tables] + [opt(t + "_z", consts) for t in tables]
+        return node_model("QEmbedLayerNormalization", feeds, [("y", F), ("mask_index", I32)], {"epsilon": 1e-5},
+                          consts=consts, inputs=names), feeds
+    return build
+
+
 # ---- Attention ----
 
 def _attention(B=2, S=5, hidden_in=12, N=3, sizes=None, mask=None, past=0, present=False, attn_bias=None,
@@ -235,6 +261,9 @@ CASES = [
     Case("EmbedLayerNorm_position_ids", _embed(pos_ids=2, sum_out=True)),
     Case("EmbedLayerNorm_position_ids_shared", _embed(B=3, pos_ids=1, mask_zero_row=True)),
     Case("EmbedLayerNorm_batch1_odd", _embed(B=1, S=11, H=37, V=50)),
+    Case("QEmbedLayerNorm_uint8", _qembed(), atol=1e-4),
+    Case("QEmbedLayerNorm_int8_no_segment", _qembed(dtype=np.int8, seg=False, B=3, S=5, H=19), atol=1e-4),
+    Case("QEmbedLayerNorm_no_mask", _qembed(mask=False, B=1), atol=1e-4),
     Case("SimplifiedLayerNorm_last_axis", _default_domain_norm("SimplifiedLayerNormalization", (2, 5, 19))),
     Case("SimplifiedLayerNorm_axis1_inv_std", _default_domain_norm("SimplifiedLayerNormalization", (3, 4, 5), axis=1,
                                                                    outs=2, eps=1e-3)),

@@ -175,18 +175,51 @@ class SimplifiedLayerNormKernel final : public Kernel {
   float eps_;
 };
 
-// ---- EmbedLayerNormalization ----
+// ---- EmbedLayerNormalization / QEmbedLayerNormalization ----
 // output = LayerNorm(word[input_ids] + position[position_ids] + segment[segment_ids]);
 // mask_index[b] = the number of non-zero mask values in row b (0 without a mask).
+// The quantized form takes 8-bit tables, gamma and beta, each with a scalar
+// scale and zero point; rows are dequantized as they are looked up.
 
+// Where each input sits; the quantized op adds scales and zero points and has
+// no position_ids nor embedding_sum.
+struct EmbedSlots {
+  size_t gamma = 5, beta = 6, mask = 7, position_ids = 8;
+  size_t scale[5] = {0, 0, 0, 0, 0}, zero_point[5] = {0, 0, 0, 0, 0};  // word, position, segment, gamma, beta
+};
+EmbedSlots quantized_embed_slots() {
+  EmbedSlots s;
+  s.position_ids = ~size_t{0};
+  for (size_t i = 0; i < 5; ++i) s.scale[i] = 8 + i, s.zero_point[i] = 13 + i;
+  return s;
+}
+
+// A float or 8-bit [rows, H] table.
 struct EmbeddingTable {
-  const float* data = nullptr;
-  int64_t rows = 0;
+  const Tensor* t = nullptr;
+  float scale = 1.f, zero_point = 0.f;
+  int64_t rows() const { return t ? t->dim(0) : 0; }
+  // dst[i] (+)= row r.
+  void read_row(int64_t r, float* dst, bool add) const {
+    const int64_t H = t->dim(1);
+    auto go = [&](const auto* row) {
+      for (int64_t i = 0; i < H; ++i) {
+        float v = (static_cast<float>(row[i]) - zero_point) * scale;
+        dst[i] = add ? dst[i] + v : v;
+      }
+    };
+    if (t->dtype() == DataType::Float) go(t->data<float>() + r * H);
+    else if (t->dtype() == DataType::UInt8) go(t->data<uint8_t>() + r * H);
+    else go(t->data<int8_t>() + r * H);
+  }
 };
 
 class EmbedLayerNormKernel final : public Kernel {
  public:
-  explicit EmbedLayerNormKernel(const KernelInitContext& ic) : eps_(ic.get_float("epsilon", kBertEpsilon)) {}
+  EmbedLayerNormKernel(const KernelInitContext& ic, bool quantized)
+      : quantized_(quantized), slots_(quantized ? quantized_embed_slots() : EmbedSlots{}),
+        eps_(ic.get_float("epsilon", kBertEpsilon)),
+        op_(quantized ? "QEmbedLayerNormalization" : "EmbedLayerNormalization") {}
 
   void run(KernelContext& ctx) const override {
     const Tensor& ids = ctx.input(0);
@@ -195,21 +228,23 @@ class EmbedLayerNormKernel final : public Kernel {
                   shape_to_string(ids.shape()));
     const int64_t B = ids.dim(0), Sq = ids.dim(1);
     const int32_t* seg = ctx.has_input(1) ? index_input(ctx, 1, "segment_ids", B, Sq, false) : nullptr;
-    const EmbeddingTable word = table(ctx, 2, "word_embedding");
+    const EmbeddingTable word = table(ctx, 2, "word_embedding", 0);
     const int64_t H = ctx.input(2).dim(1);
-    const EmbeddingTable pos = table(ctx, 3, "position_embedding", H);
-    const EmbeddingTable segt = ctx.has_input(4) ? table(ctx, 4, "segment_embedding", H) : EmbeddingTable{};
-    if (seg && !segt.data) kernel_fail(op_ + ": segment_ids needs segment_embedding");
-    const float* gamma = channel_param(ctx, 5, H, op_, "gamma");
-    const float* beta = channel_param(ctx, 6, H, op_, "beta");
-    if (!gamma) kernel_fail(op_ + ": gamma is required");
-    const int32_t* mask = ctx.has_input(7) ? index_input(ctx, 7, "mask", B, Sq, false) : nullptr;
-    const int32_t* pids = ctx.has_input(8) ? index_input(ctx, 8, "position_ids", B, Sq, true) : nullptr;
-    const bool pids_shared = pids && ctx.input(8).dim(0) == 1 && B != 1;
+    const EmbeddingTable pos = table(ctx, 3, "position_embedding", 1, H);
+    const EmbeddingTable segt = ctx.has_input(4) ? table(ctx, 4, "segment_embedding", 2, H) : EmbeddingTable{};
+    if (seg && !segt.t) kernel_fail(op_ + ": segment_ids needs segment_embedding");
+    const std::vector<float> gamma = channel_values(ctx, slots_.gamma, "gamma", 3, H);
+    const std::vector<float> beta = channel_values(ctx, slots_.beta, "beta", 4, H);
+    if (gamma.empty() || beta.empty()) kernel_fail(op_ + ": gamma and beta are required");
+    const int32_t* mask = ctx.has_input(slots_.mask) ? index_input(ctx, slots_.mask, "mask", B, Sq, false) : nullptr;
+    const int32_t* pids =
+        ctx.has_input(slots_.position_ids) ? index_input(ctx, slots_.position_ids, "position_ids", B, Sq, true) : nullptr;
+    const bool pids_shared = pids && ctx.input(slots_.position_ids).dim(0) == 1 && B != 1;
 
     Tensor& out = ctx.allocate_output(0, DataType::Float, {B, Sq, H});
     int32_t* mask_index = ctx.wants_output(1) ? ctx.allocate_output(1, DataType::Int32, {B}).data<int32_t>() : nullptr;
-    float* sum = ctx.wants_output(2) ? ctx.allocate_output(2, DataType::Float, {B, Sq, H}).data<float>() : nullptr;
+    float* sum = !quantized_ && ctx.wants_output(2) ? ctx.allocate_output(2, DataType::Float, {B, Sq, H}).data<float>()
+                                                    : nullptr;
     if (mask_index)
       for (int64_t b = 0; b < B; ++b) {
         int32_t n = 0;
@@ -228,14 +263,10 @@ class EmbedLayerNormKernel final : public Kernel {
       std::vector<float> scratch(sum ? 0 : static_cast<size_t>(H));
       for (int64_t r = r0; r < r1; ++r) {
         float* t = sum ? sum + r * H : scratch.data();
-        const float* w = word.data + idp[r] * H;
-        const float* p = pos.data + position_of(pids, pids_shared, r, Sq) * H;
-        for (int64_t i = 0; i < H; ++i) t[i] = w[i] + p[i];
-        if (seg) {
-          const float* sg = segt.data + seg[r] * H;
-          for (int64_t i = 0; i < H; ++i) t[i] += sg[i];
-        }
-        vm::layer_norm(t, nullptr, yp + r * H, H, gamma, beta, eps_);
+        word.read_row(idp[r], t, false);
+        pos.read_row(position_of(pids, pids_shared, r, Sq), t, true);
+        if (seg) segt.read_row(seg[r], t, true);
+        vm::layer_norm(t, nullptr, yp + r * H, H, gamma.data(), beta.data(), eps_);
       }
     });
   }
@@ -247,8 +278,8 @@ class EmbedLayerNormKernel final : public Kernel {
   }
 
   void check_index(int64_t i, const EmbeddingTable& t, const char* what) const {
-    if (i < 0 || i >= t.rows)
-      kernel_fail(op_ + ": " + what + " value " + S(i) + " is outside the embedding table's " + S(t.rows) + " rows");
+    if (i < 0 || i >= t.rows())
+      kernel_fail(op_ + ": " + what + " value " + S(i) + " is outside the embedding table's " + S(t.rows()) + " rows");
   }
 
   const int32_t* index_input(const KernelContext& ctx, size_t i, const char* what, int64_t B, int64_t Sq,
@@ -262,17 +293,61 @@ class EmbedLayerNormKernel final : public Kernel {
     return t.data<int32_t>();
   }
 
-  EmbeddingTable table(const KernelContext& ctx, size_t i, const char* what, int64_t H = -1) const {
+  // The float / 8-bit element type a parameter must have.
+  void check_type(const Tensor& t, const char* what) const {
+    bool ok = quantized_ ? t.dtype() == DataType::UInt8 || t.dtype() == DataType::Int8 : t.dtype() == DataType::Float;
+    if (!ok)
+      kernel_fail(op_ + ": " + what + " must be " + (quantized_ ? "uint8 or int8" : "float") + ", got " +
+                  dtype_name(t.dtype()));
+  }
+
+  // Scale and zero point number `k` (word, position, segment, gamma, beta) of the quantized op.
+  void quantization(const KernelContext& ctx, const Tensor& t, size_t k, const char* what, float& scale,
+                    float& zero_point) const {
+    if (!quantized_) return;
+    if (!ctx.has_input(slots_.scale[k]) || ctx.input(slots_.scale[k]).dtype() != DataType::Float ||
+        ctx.input(slots_.scale[k]).numel() != 1)
+      kernel_fail(op_ + ": " + what + " needs a scalar float scale (input " + S(slots_.scale[k]) + ")");
+    scale = ctx.input(slots_.scale[k]).data<float>()[0];
+    if (!ctx.has_input(slots_.zero_point[k])) return;
+    const Tensor& zp = ctx.input(slots_.zero_point[k]);
+    if (zp.dtype() != t.dtype() || zp.numel() != 1)
+      kernel_fail(op_ + ": " + what + " zero point should be one " + dtype_name(t.dtype()) + " value, got " +
+                  dtype_name(zp.dtype()) + " " + shape_to_string(zp.shape()));
+    zero_point = static_cast<float>(zp.int_at(0));
+  }
+
+  EmbeddingTable table(const KernelContext& ctx, size_t i, const char* what, size_t k, int64_t H = -1) const {
     const Tensor& t = ctx.input(i);
-    require_float(t, op_, what);
+    check_type(t, what);
     if (t.rank() != 2 || (H >= 0 && t.dim(1) != H))
       kernel_fail(op_ + ": " + what + " shape " + shape_to_string(t.shape()) + " should be [rows, " +
                   (H >= 0 ? S(H) : std::string("hidden")) + "]");
-    return {t.data<float>(), t.dim(0)};
+    EmbeddingTable e{&t};
+    quantization(ctx, t, k, what, e.scale, e.zero_point);
+    return e;
   }
 
+  // gamma / beta as H floats (empty when absent).
+  std::vector<float> channel_values(const KernelContext& ctx, size_t i, const char* what, size_t k, int64_t H) const {
+    if (!ctx.has_input(i)) return {};
+    const Tensor& t = ctx.input(i);
+    check_type(t, what);
+    if (t.rank() != 1 || t.dim(0) != H)
+      kernel_fail(op_ + ": " + what + " shape " + shape_to_string(t.shape()) + " should be [" + S(H) + "]");
+    EmbeddingTable row{&t};
+    quantization(ctx, t, k, what, row.scale, row.zero_point);
+    std::vector<float> v(static_cast<size_t>(H));
+    const Tensor as_row = t.reshaped({1, H});
+    row.t = &as_row;
+    row.read_row(0, v.data(), false);
+    return v;
+  }
+
+  bool quantized_;
+  EmbedSlots slots_;
   float eps_;
-  std::string op_ = "EmbedLayerNormalization";
+  std::string op_;
 };
 
 }  // namespace
@@ -285,7 +360,12 @@ void register_contrib_transformer(KernelRegistry& r) {
         [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> { return std::make_unique<SkipNormKernel>(ic, true); },
         kMicrosoft);
   r.add("EmbedLayerNormalization", 1, kMaxOpset,
-        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> { return std::make_unique<EmbedLayerNormKernel>(ic); },
+        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> { return std::make_unique<EmbedLayerNormKernel>(ic, false); },
+        kMicrosoft);
+  r.add("QEmbedLayerNormalization", 1, kMaxOpset,
+        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+          return std::make_unique<EmbedLayerNormKernel>(ic, true);
+        },
         kMicrosoft);
   r.add("SimplifiedLayerNormalization", 1, kMaxOpset,
         [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {

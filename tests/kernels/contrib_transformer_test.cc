@@ -131,6 +131,46 @@ TEST(ContribAttention, BadInputsAreErrors) {
                onyx::Error);
 }
 
+Tensor U8(std::vector<uint8_t> v, Shape s) { return Tensor::from_vector<uint8_t>(std::move(v), std::move(s)); }
+Tensor S8(std::vector<int8_t> v, Shape s) { return Tensor::from_vector<int8_t>(std::move(v), std::move(s)); }
+
+TEST(ContribQAttention, DequantizesIntoTheFloatAttention) {
+  // Input (x - 128) * 0.5 = [1, 0], [0, 1]; weights (w - 10) * 1 = [I I I]: the identity attention above.
+  std::vector<Tensor> in = {U8({130, 128, 128, 130}, {1, 2, 2}),
+                            U8({11, 10, 11, 10, 11, 10, 10, 11, 10, 11, 10, 11}, {2, 6}),
+                            F(std::vector<float>(6, 0.f), {6}),
+                            F({0.5f}, {}),
+                            F({1}, {}),
+                            Tensor(),
+                            U8({128}, {}),
+                            U8({10}, {})};
+  auto node = ms_node("QAttention", {"x", "w", "b", "xs", "ws", "", "xz", "wz"}, {"y"}, {{"num_heads", attr_int(1)}});
+  expect_near(run_op(node, in)[0], {kP0, kP1, kP1, kP0});
+  auto int8_input = in;
+  int8_input[0] = S8({2, 0, 0, 2}, {1, 2, 2});
+  int8_input[6] = S8({0}, {});
+  EXPECT_THROW(run_op(node, int8_input), onyx::Error);  // ORT's CPU kernel has uint8 input only
+  auto wrong_zero_point = in;
+  wrong_zero_point[7] = S8({10}, {});
+  EXPECT_THROW(run_op(node, wrong_zero_point), onyx::Error);  // zero point type differs from the weights'
+  auto per_feature_input_scale = in;
+  per_feature_input_scale[3] = F({0.5f, 0.5f}, {2});
+  EXPECT_THROW(run_op(node, per_feature_input_scale), onyx::Error);
+}
+
+TEST(ContribQEmbedLayerNorm, DequantizesTheTables) {
+  // The float embed case above, stored as (q - 5) for the tables, (q - 1) for gamma, q * 0.5 for beta.
+  auto node = ms_node("QEmbedLayerNormalization",
+                      {"ids", "", "w", "p", "", "g", "b", "m", "ws", "ps", "", "gs", "bs", "wz", "pz", "", "gz", "bz"},
+                      {"y", "mask_index"});
+  Tensor one = F({1}, {}), five = U8({5}, {});
+  auto out = run_op(node, {I({1, 0}, {1, 2}), Tensor(), U8({5, 5, 6, 8}, {2, 2}), U8({5, 6, 7, 5}, {2, 2}), Tensor(),
+                           U8({2, 2}, {2}), U8({0, 1}, {2}), I({1, 0}, {1, 2}), one, one, Tensor(), one, F({0.5f}, {}),
+                           five, five, Tensor(), U8({1}, {}), U8({0}, {})});
+  expect_near(out[0], {-1, 1.5f, 1, -0.5f});
+  EXPECT_EQ(to_vector<int32_t>(out[1]), (std::vector<int32_t>{1}));
+}
+
 TEST(ContribMultiHeadAttention, SingleQuery) {
   auto out = run_op(ms_node("MultiHeadAttention", {"q", "k", "v"}, {"y"}, {{"num_heads", attr_int(1)}}),
                     {F({1, 0}, {1, 1, 2}), F({1, 0, 0, 1}, {1, 2, 2}), F({1, 2, 3, 4}, {1, 2, 2})});

@@ -1,7 +1,7 @@
-// ONNX Runtime's contrib attention ops (com.microsoft): Attention (BERT / GPT-2
-// self-attention with the QKV projection inside) and MultiHeadAttention
-// (projected Q, K, V in their several packings). Both end in one core:
-// per (batch, head) a scores GEMM, an additive mask, softmax, a GEMM with V.
+// ONNX Runtime's contrib attention ops (com.microsoft): Attention and
+// QAttention (BERT / GPT-2 self-attention with the QKV projection inside) and
+// MultiHeadAttention (projected Q, K, V in their several packings). All end in
+// run_attention (attention_core.h), with Q, K, V read in place by strides.
 // Masks follow ORT's CPU kernels: masked positions get mask_filter_value
 // (-10000 by default) added, not -inf, so a fully masked row still depends on
 // its scores; users compare against those numbers.
@@ -11,7 +11,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
-#include "cpu/gemm_vmath.h"
+#include "cpu/kernels/attention_core.h"
 
 namespace onyx {
 namespace {
@@ -20,62 +20,6 @@ const char* kMicrosoft = "com.microsoft";
 
 std::string S(int64_t v) { return std::to_string(v); }
 
-// Where element (b, n, t, d) of a per-head Q, K or V lives: base + b * batch +
-// n * head + t * row + d.
-struct HeadLayout {
-  const float* base = nullptr;
-  int64_t batch = 0, head = 0, row = 0;
-  const float* at(int64_t b, int64_t n) const { return base + b * batch + n * head; }
-};
-
-struct AttentionProblem {
-  int64_t B = 0, N = 0, Sq = 0, T = 0, past = 0, Dqk = 0, Dv = 0;
-  HeadLayout q, k, v;
-  float scale = 1.f;
-  // Additive key mask [B, mask_rows, T] (mask_rows 1 or Sq), or empty.
-  const std::vector<float>* key_mask = nullptr;
-  int64_t mask_rows = 0;
-  bool causal = false;  // query i sees keys up to past + i
-  float filter = -10000.f;
-  // attention_bias [B or 1, N or 1, Sq, T]: strides of its first two axes (0: broadcast).
-  const float* bias = nullptr;
-  int64_t bias_batch = 0, bias_head = 0;
-  float* out = nullptr;  // [B, Sq, N * Dv]
-};
-
-void add_masks(const AttentionProblem& p, int64_t b, int64_t n, float* scores) {
-  for (int64_t i = 0; i < p.Sq; ++i) {
-    float* row = scores + i * p.T;
-    if (p.key_mask) {
-      const float* m = p.key_mask->data() + (b * p.mask_rows + (p.mask_rows == 1 ? 0 : i)) * p.T;
-      for (int64_t j = 0; j < p.T; ++j) row[j] += m[j];
-    }
-    if (p.causal)
-      for (int64_t j = p.past + i + 1; j < p.T; ++j) row[j] += p.filter;
-    if (p.bias) {
-      const float* ab = p.bias + b * p.bias_batch + n * p.bias_head + i * p.T;
-      for (int64_t j = 0; j < p.T; ++j) row[j] += ab[j];
-    }
-  }
-}
-
-// One task per (batch, head); each writes its own head's columns of out.
-void run_attention(const AttentionProblem& p, ThreadPool* pool) {
-  const int64_t ld_out = p.N * p.Dv;
-  parallel_for(pool, p.B * p.N, [&](int64_t t0, int64_t t1) {
-    std::vector<float> scores(static_cast<size_t>(p.Sq * p.T));
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t b = t / p.N, n = t % p.N;
-      gemm_f32(false, true, p.Sq, p.T, p.Dqk, p.scale, p.q.at(b, n), p.q.row, p.k.at(b, n), p.k.row, 0.f,
-               scores.data(), p.T);
-      add_masks(p, b, n, scores.data());
-      for (int64_t i = 0; i < p.Sq; ++i) vm::softmax(scores.data() + i * p.T, scores.data() + i * p.T, p.T);
-      gemm_f32(false, false, p.Sq, p.Dv, p.T, 1.f, scores.data(), p.T, p.v.at(b, n), p.v.row, 0.f,
-               p.out + b * p.Sq * ld_out + n * p.Dv, ld_out);
-    }
-  });
-}
-
 // attention_bias: [B or 1, N or 1, Sq, T].
 void set_attention_bias(AttentionProblem& p, const Tensor& t, const std::string& op) {
   bool ok = t.dtype() == DataType::Float && t.rank() == 4 && (t.dim(0) == p.B || t.dim(0) == 1) &&
@@ -83,9 +27,10 @@ void set_attention_bias(AttentionProblem& p, const Tensor& t, const std::string&
   if (!ok)
     kernel_fail(op + ": attention_bias should be float [" + S(p.B) + " or 1, " + S(p.N) + " or 1, " + S(p.Sq) + ", " +
                 S(p.T) + "], got " + dtype_name(t.dtype()) + " " + shape_to_string(t.shape()));
-  p.bias = t.data<float>();
-  p.bias_head = t.dim(1) == 1 ? 0 : p.Sq * p.T;
-  p.bias_batch = t.dim(0) == 1 ? 0 : t.dim(1) * p.Sq * p.T;
+  p.bias.data = t.data<float>();
+  p.bias.row = p.T;
+  p.bias.head = t.dim(1) == 1 ? 0 : p.Sq * p.T;
+  p.bias.batch = t.dim(0) == 1 ? 0 : t.dim(1) * p.Sq * p.T;
 }
 
 // A key mask as the additive [B, rows, T] form: 1-D [B] end positions, 1-D
@@ -251,8 +196,9 @@ class ContribAttentionKernel final : public Kernel {
 
     std::vector<float> mask;
     if (ctx.has_input(slots_.mask)) {
-      mask = additive_key_mask(ctx.input(slots_.mask), B, Sq, p.T, filter_, p.mask_rows, op_, "mask_index");
-      p.key_mask = &mask;
+      int64_t rows = 0;
+      mask = additive_key_mask(ctx.input(slots_.mask), B, Sq, p.T, filter_, rows, op_, "mask_index");
+      p.mask = {mask.data(), rows * p.T, 0, rows == 1 ? 0 : p.T, 1};
     }
     if (slots_.attention_bias != kNoSlot && ctx.has_input(slots_.attention_bias))
       set_attention_bias(p, ctx.input(slots_.attention_bias), op_);
@@ -434,8 +380,9 @@ class MultiHeadAttentionKernel final : public Kernel {
 
     std::vector<float> mask;
     if (ctx.has_input(4)) {
-      mask = additive_key_mask(ctx.input(4), B, Sq, p.T, filter_, p.mask_rows, op_, "key_padding_mask");
-      p.key_mask = &mask;
+      int64_t rows = 0;
+      mask = additive_key_mask(ctx.input(4), B, Sq, p.T, filter_, rows, op_, "key_padding_mask");
+      p.mask = {mask.data(), rows * p.T, 0, rows == 1 ? 0 : p.T, 1};
     }
     if (ctx.has_input(5)) set_attention_bias(p, ctx.input(5), op_);
     Tensor& out = ctx.allocate_output(0, DataType::Float, {B, Sq, N * Dv});

@@ -39,6 +39,7 @@ static KernelRegistry build_cpu_registry() {
   register_softmax(r);
   register_string_ops(r);
   register_tokenizer(r);
+  register_contrib_transformer(r);
   register_training(r);
   return r;
 }

@@ -7,6 +7,7 @@
 #include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/kernels/attention_core.h"
 #include "cpu/vm_parallel.h"
 #include "kernels/broadcast.h"
 
@@ -285,8 +286,7 @@ class SkipLayerNormKernel final : public Kernel {
 
 // Self-attention with packed Q/K/V projection weights [hidden, 3*hidden]
 // (packed for the GEMM once at init when constant; the bias is added in the
-// GEMM epilogue). Per (batch, head): scores = scale Q K^T + mask, softmax,
-// times V, written straight into the head's columns of the output.
+// GEMM epilogue), then the shared attention core (attention_core.h).
 class AttentionKernel final : public Kernel {
  public:
   explicit AttentionKernel(const KernelInitContext& ctx)
@@ -332,33 +332,14 @@ class AttentionKernel final : public Kernel {
     else
       gemm_f32(false, false, B * S, ld, hidden_in, 1.0f, x.data<float>(), hidden_in, w.data<float>(), ld, 0.0f, qkv,
                ld, ctx.thread_pool(), epi);
-    const float* q_all = qkv;
-    float* o_all = out.data<float>();
-    parallel_for(ctx.thread_pool(), B * heads_, [&](int64_t t0, int64_t t1) {
-      thread_local std::vector<float> scores_buf;
-      if (scores_buf.size() < static_cast<size_t>(S * S)) scores_buf.resize(static_cast<size_t>(S * S));
-      float* scores = scores_buf.data();
-      for (int64_t t = t0; t < t1; ++t) {
-        int64_t b = t / heads_, h = t % heads_;
-        const float* q = q_all + b * S * ld + h * D;
-        const float* k = q + hidden;
-        const float* v = q + 2 * hidden;
-        gemm_f32(false, true, S, S, D, scale, q, ld, k, ld, 0.0f, scores, S, nullptr);
-        for (int64_t i = 0; i < S; ++i) {
-          float* row = scores + i * S;
-          if (mask) {
-            const float* m = mask->data<float>() + b * mask_strides[0] + h * mask_strides[1] + i * mask_strides[2];
-            if (mask_strides[3] == 1) {
-              for (int64_t j = 0; j < S; ++j) row[j] += m[j];
-            } else {
-              for (int64_t j = 0; j < S; ++j) row[j] += m[j * mask_strides[3]];
-            }
-          }
-          vm::softmax(row, row, S);
-        }
-        gemm_f32(false, false, S, D, S, 1.0f, scores, S, v, ld, 0.0f, o_all + b * S * hidden + h * D, hidden, nullptr);
-      }
-    });
+    AttentionProblem p;
+    p.B = B, p.N = heads_, p.Sq = S, p.T = S, p.Dqk = D, p.Dv = D, p.scale = scale;
+    p.q = {qkv, S * ld, D, ld};
+    p.k = {qkv + hidden, S * ld, D, ld};
+    p.v = {qkv + 2 * hidden, S * ld, D, ld};
+    if (mask) p.mask = {mask->data<float>(), mask_strides[0], mask_strides[1], mask_strides[2], mask_strides[3]};
+    p.out = out.data<float>();
+    run_attention(p, ctx.thread_pool());
   }
 
  private:

@@ -1,0 +1,50 @@
+#include "cpu/kernels/attention_core.h"
+
+#include <vector>
+
+#include "cpu/gemm.h"
+#include "cpu/gemm_vmath.h"
+
+namespace onyx {
+namespace {
+
+void add_term(const ScoreTerm& t, int64_t b, int64_t n, int64_t i, float* row, int64_t T) {
+  if (!t.data) return;
+  const float* m = t.data + b * t.batch + n * t.head + i * t.row;
+  if (t.col == 1) {
+    for (int64_t j = 0; j < T; ++j) row[j] += m[j];
+  } else {
+    for (int64_t j = 0; j < T; ++j) row[j] += m[j * t.col];
+  }
+}
+
+void add_terms(const AttentionProblem& p, int64_t b, int64_t n, float* scores) {
+  for (int64_t i = 0; i < p.Sq; ++i) {
+    float* row = scores + i * p.T;
+    add_term(p.mask, b, n, i, row, p.T);
+    if (p.causal)
+      for (int64_t j = p.past + i + 1; j < p.T; ++j) row[j] += p.filter;
+    add_term(p.bias, b, n, i, row, p.T);
+  }
+}
+
+}  // namespace
+
+void run_attention(const AttentionProblem& p, ThreadPool* pool) {
+  const int64_t ld_out = p.N * p.Dv;
+  parallel_for(pool, p.B * p.N, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> scores;
+    if (scores.size() < static_cast<size_t>(p.Sq * p.T)) scores.resize(static_cast<size_t>(p.Sq * p.T));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t / p.N, n = t % p.N;
+      gemm_f32(false, true, p.Sq, p.T, p.Dqk, p.scale, p.q.at(b, n), p.q.row, p.k.at(b, n), p.k.row, 0.f,
+               scores.data(), p.T);
+      add_terms(p, b, n, scores.data());
+      for (int64_t i = 0; i < p.Sq; ++i) vm::softmax(scores.data() + i * p.T, scores.data() + i * p.T, p.T);
+      gemm_f32(false, false, p.Sq, p.Dv, p.T, 1.f, scores.data(), p.T, p.v.at(b, n), p.v.row, 0.f,
+               p.out + b * p.Sq * ld_out + n * p.Dv, ld_out);
+    }
+  });
+}
+
+}  // namespace onyx

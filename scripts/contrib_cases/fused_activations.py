@@ -22,7 +22,7 @@ def _bias_gelu():
 
 
 def _bias_gelu_big():  # several threads' worth of rows, odd width
-    x, b = rand((3, 129, 77), 3, low=-6, high=6), rand((77,), 4)
+    x, b = rand((3, 257, 77), 3, low=-6, high=6), rand((77,), 4)
     return _feeds_model("BiasGelu", {"X": x, "bias": b})
 
 

@@ -41,11 +41,49 @@ std::unique_ptr<Kernel> make_registered_kernel(const KernelInitContext& outer, c
   return kernel;
 }
 
-std::vector<Value> inputs_of(const KernelContext& ctx) {
-  std::vector<Value> in;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) in.push_back(ctx.has_input(i) ? ctx.input_value(i) : Value());
-  return in;
-}
+// Runs an inner kernel for the outer node: its inputs are the outer node's
+// (or `inputs` when given), its output 0 is allocated as the outer node's
+// output 0, so the session's planned buffer is used and nothing is copied.
+class ForwardingContext final : public KernelContext {
+ public:
+  ForwardingContext(KernelContext& outer, const Node& inner, const std::vector<Value>* inputs = nullptr)
+      : outer_(outer), inner_(inner), inputs_(inputs) {}
+  const Node& node() const override { return inner_; }
+  size_t num_inputs() const override { return inner_.inputs.size(); }
+  bool has_input(size_t i) const override {
+    if (inputs_) return i < inputs_->size() && !(*inputs_)[i].is_none();
+    return i < inner_.inputs.size() && outer_.has_input(i);
+  }
+  const Value& input_value(size_t i) const override {
+    if (!inputs_) return outer_.input_value(i);
+    if (!has_input(i)) kernel_fail(inner_.op_type + ": input " + std::to_string(i) + " is missing");
+    return (*inputs_)[i];
+  }
+  size_t num_outputs() const override { return 1; }
+  bool wants_output(size_t i) const override { return i == 0; }
+  Tensor& allocate_output(size_t, DataType dtype, const Shape& shape) override {
+    out_ = &outer_.allocate_output(0, dtype, shape);
+    return *out_;
+  }
+  void set_output(size_t, Value v) override {
+    set_ = v;  // shares the tensor's buffer
+    out_ = &set_.tensor();
+    outer_.set_output(0, std::move(v));
+  }
+  ThreadPool* thread_pool() const override { return outer_.thread_pool(); }
+  std::vector<Value> run_subgraph(const CompiledGraph& g, std::vector<Value> in) const override {
+    return outer_.run_subgraph(g, std::move(in));
+  }
+  // The output the inner kernel wrote (null before it ran).
+  Tensor* output() const { return out_; }
+
+ private:
+  KernelContext& outer_;
+  const Node& inner_;
+  const std::vector<Value>* inputs_;
+  Tensor* out_ = nullptr;
+  Value set_;
+};
 
 // ---- FusedConv
 
@@ -116,21 +154,22 @@ class FusedGemmKernel final : public Kernel {
   }
 
   void run(KernelContext& ctx) const override {
-    std::vector<Value> in = inputs_of(ctx);
-    SingleNodeContext gemm(gemm_node_, in, ctx.thread_pool());
-    gemm_->run(gemm);
-    Value y = std::move(gemm.outputs()[0]);
-    ONYX_KERNEL_CHECK(y.tensor().dtype() == DataType::Float,
-                      "FusedGemm supports float only, got " + dtype_name(y.tensor().dtype()));
-    if (activation_) {
-      std::vector<Value> act_in = {std::move(y)};
-      SingleNodeContext act(act_node_, act_in, ctx.thread_pool());
-      activation_->run(act);
-      ctx.set_output(0, std::move(act.outputs()[0]));
+    ONYX_KERNEL_CHECK(ctx.input(0).dtype() == DataType::Float,
+                      "FusedGemm supports float only, got " + dtype_name(ctx.input(0).dtype()));
+    if (!activation_) {
+      ForwardingContext gemm(ctx, gemm_node_);
+      gemm_->run(gemm);
+      if (gemm.output()) apply_in_place(*gemm.output());
       return;
     }
-    apply_in_place(y.tensor());
-    ctx.set_output(0, std::move(y));
+    std::vector<Value> in;
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) in.push_back(ctx.has_input(i) ? ctx.input_value(i) : Value());
+    SingleNodeContext gemm(gemm_node_, in, ctx.thread_pool());
+    gemm_->run(gemm);
+    std::vector<Value> act_in;
+    act_in.push_back(std::move(gemm.outputs()[0]));
+    ForwardingContext act(ctx, act_node_, &act_in);
+    activation_->run(act);
   }
 
  private:

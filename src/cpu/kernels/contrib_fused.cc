@@ -177,7 +177,7 @@ class FusedGemmKernel final : public Kernel {
     float* p = t.data<float>();
     const int64_t n = t.numel();
     if (act_ == "Relu") {
-      for (int64_t i = 0; i < n; ++i) p[i] = p[i] > 0.0f ? p[i] : 0.0f;
+      for (int64_t i = 0; i < n; ++i) p[i] = p[i] < 0.0f ? 0.0f : p[i];  // NaN stays NaN, as in Relu
     } else if (act_ == "ScaledTanh") {
       for (int64_t i = 0; i < n; ++i) p[i] *= beta_;
       vm::tanh(p, p, n);

@@ -11,6 +11,7 @@ void register_activation(KernelRegistry& r);
 void register_attention(KernelRegistry& r);
 void register_cast(KernelRegistry& r);
 void register_constant(KernelRegistry& r);
+void register_contrib_fused(KernelRegistry& r);  // com.microsoft FusedConv/MatMul/Gemm, GELU family
 void register_contrib_transformer(KernelRegistry& r);  // ORT's transformer contrib ops (com.microsoft)
 void register_contrib_attention(KernelRegistry& r);    // called by register_contrib_transformer
 void register_control_flow(KernelRegistry& r);

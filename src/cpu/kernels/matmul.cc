@@ -4,21 +4,13 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
+#include "cpu/kernels/matmul_plan.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
-namespace {
 
-// Numpy matmul shapes: A [..., M, K] (or [K]) times B [..., K, N] (or [K]).
-struct MatMulPlan {
-  Shape out_shape;
-  int64_t M = 0, N = 0, K = 0;
-  int64_t batches = 1;
-  std::vector<int64_t> a_off, b_off;  // element offsets of each batch's matrices
-};
-
-MatMulPlan plan_matmul(const Shape& as, const Shape& bs) {
+MatMulPlan plan_matmul(const Shape& as, const Shape& bs, bool fold_batches) {
   if (as.empty() || bs.empty())
     kernel_fail("MatMul operands must have rank >= 1, got " + shape_to_string(as) + " and " + shape_to_string(bs));
   Shape a = as, b = bs;
@@ -37,7 +29,7 @@ MatMulPlan plan_matmul(const Shape& as, const Shape& bs) {
   if (!a_vec) p.out_shape.push_back(p.M);
   if (!b_vec) p.out_shape.push_back(p.N);
   int64_t nb = shape_numel(ob);
-  if (bb.empty() || shape_numel(bb) == 1) {
+  if (fold_batches && (bb.empty() || shape_numel(bb) == 1)) {
     if (ab == ob) {
       // B is one matrix: fold A's batch dims into M
       p.M *= nb;
@@ -54,6 +46,8 @@ MatMulPlan plan_matmul(const Shape& as, const Shape& bs) {
   for (auto& o : p.b_off) o *= p.K * p.N;
   return p;
 }
+
+namespace {
 
 template <class T>
 Tensor to_float(const Tensor& t) {

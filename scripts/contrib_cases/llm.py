@@ -111,4 +111,83 @@ MATMUL_NBITS = [
     Case("MatMulNBits_quantizer_8bit_asym", _quantizer_model(128, 32, 64, False, bits=8), atol=1e-4),
 ]
 
-CASES = MATMUL_NBITS
+
+
+# ---- GatherBlockQuantized ----
+
+def _gbq(dtype, shape, idx, block=16, gather_axis=0, quantize_axis=1, bits=4, zp=False, scale_t=np.float32, seed=0):
+    """data of `shape` (the unpacked codes), as int4 / uint4 tensors or packed uint8."""
+    def build():
+        rng = np.random.default_rng(seed)
+        r = len(shape)
+        qa = quantize_axis % r
+        lo, hi = {TensorProto.INT4: (-8, 7), TensorProto.UINT4: (0, 15)}.get(dtype, (0, 2 ** bits - 1))
+        q = rng.integers(lo, hi + 1, size=shape)
+        sshape = list(shape)
+        sshape[qa] = (shape[qa] + block - 1) // block
+        scales = rng.uniform(0.1, 1.0, sshape).astype(scale_t)
+        z = rng.integers(lo, hi + 1, size=sshape) if zp else None
+
+        def tensor(name, vals):
+            if dtype == TensorProto.UINT8 and bits == 4:
+                if vals.shape[-1] % 2:
+                    vals = np.concatenate([vals, np.zeros((*vals.shape[:-1], 1), vals.dtype)], -1)
+                return numpy_helper.from_array((vals[..., 0::2] | (vals[..., 1::2] << 4)).astype(np.uint8), name)
+            if dtype == TensorProto.UINT8:
+                return numpy_helper.from_array(vals.astype(np.uint8), name)
+            return helper.make_tensor(name, dtype, vals.shape, vals.reshape(-1).tolist())
+        indices = np.array(idx, np.int64)
+        names = ["data", "indices", "scales"] + (["zp"] if zp else [])
+        model = node_model("GatherBlockQuantized", {"indices": indices},
+                           [("Y", helper.np_dtype_to_tensor_dtype(np.dtype(scale_t)))], inputs=names,
+                           attrs=dict(block_size=block, gather_axis=gather_axis, quantize_axis=quantize_axis, bits=bits))
+        inits = [tensor("data", q), numpy_helper.from_array(scales, "scales")] + ([tensor("zp", z)] if zp else [])
+        model.graph.initializer.extend(inits)
+        return model, {"indices": indices}
+    return build
+
+
+GATHER_BLOCK_QUANTIZED = [
+    Case("GatherBlockQuantized_int4_2d_idx", _gbq(TensorProto.INT4, (5, 32), [[1, 4], [0, -1]])),
+    Case("GatherBlockQuantized_uint4_zp", _gbq(TensorProto.UINT4, (6, 48), [2, 5, 2], zp=True)),
+    Case("GatherBlockQuantized_uint8_packed4", _gbq(TensorProto.UINT8, (7, 64), [3, 0, 6], quantize_axis=-1)),
+    Case("GatherBlockQuantized_uint8_packed4_zp", _gbq(TensorProto.UINT8, (7, 64), [[3], [1]], zp=True, block=32)),
+    Case("GatherBlockQuantized_uint8_8bit", _gbq(TensorProto.UINT8, (4, 40), [1, 3], bits=8, block=16)),
+    Case("GatherBlockQuantized_uint8_8bit_zp", _gbq(TensorProto.UINT8, (4, 40), [0], bits=8, zp=True)),
+    Case("GatherBlockQuantized_int4_axis1_q0", _gbq(TensorProto.INT4, (32, 6), [5, 1], gather_axis=1, quantize_axis=0)),
+    Case("GatherBlockQuantized_int4_3d_K20", _gbq(TensorProto.INT4, (2, 3, 20), [2, 0], gather_axis=1, quantize_axis=2)),
+    Case("GatherBlockQuantized_int4_f16_scales", _gbq(TensorProto.INT4, (5, 32), [4, 1], scale_t=np.float16), rtol=1e-3, atol=1e-3),
+]
+
+
+# ---- RotaryEmbedding (com.microsoft) ----
+
+def _rope(B, S, H, D, max_pos=16, interleaved=0, four_d=False, offset=None, rot_dim=0, seed=0, f16=False):
+    def build():
+        half = (rot_dim or D) // 2
+        x = rand((B, H, S, D) if four_d else (B, S, H * D), seed)
+        pos = np.array([offset], np.int64) if offset is not None else rand((B, S), seed + 1, np.int64, 0, max_pos - 1)
+        ang = np.arange(max_pos)[:, None] / (10000 ** (np.arange(half) / half))[None]
+        cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+        if f16:
+            x, cos, sin = x.astype(np.float16), cos.astype(np.float16), sin.astype(np.float16)
+        feeds = {"x": x, "pos": pos, "cos": cos, "sin": sin}
+        attrs = dict(interleaved=interleaved)
+        if rot_dim:
+            attrs.update(rotary_embedding_dim=rot_dim, num_heads=H)
+        out_t = TensorProto.FLOAT16 if f16 else TensorProto.FLOAT
+        return node_model("RotaryEmbedding", feeds, [("Y", out_t)], attrs=attrs), feeds
+    return build
+
+
+ROTARY = [
+    Case("MsRotaryEmbedding_3d", _rope(2, 5, 3, 8)),
+    Case("MsRotaryEmbedding_3d_interleaved", _rope(2, 5, 3, 8, interleaved=1)),
+    Case("MsRotaryEmbedding_4d_bnsh", _rope(2, 3, 4, 6)),
+    Case("MsRotaryEmbedding_offset_pos", _rope(1, 7, 2, 16, offset=4)),
+    Case("MsRotaryEmbedding_partial", _rope(2, 3, 2, 10, rot_dim=6)),
+    Case("MsRotaryEmbedding_partial_interleaved", _rope(2, 3, 2, 10, rot_dim=4, interleaved=1)),
+    Case("MsRotaryEmbedding_f16", _rope(1, 4, 2, 8, f16=True), rtol=2e-3, atol=2e-3),
+]
+
+CASES = MATMUL_NBITS + GATHER_BLOCK_QUANTIZED + ROTARY

@@ -8,9 +8,10 @@
 // float product by up to ~1% of the output's magnitude; Onyx's are the exact
 // ones (scripts/contrib_cases/llm.py checks those cases with that tolerance).
 //
-// Two ways to run: few rows of A (decode) read the packed codes directly
-// (fused dequantize-dot, 8x less memory traffic than float weights); more
-// rows dequantize B to float and use SGEMM, prepacked once when B is constant.
+// Constant B (up to kMaxPrepackBytes as float) is dequantized once at init
+// and prepacked for SGEMM. Otherwise few rows of A (decode) read the packed
+// codes directly (fused dequantize-dot) and more rows dequantize B per run
+// in column tiles for SGEMM.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -32,8 +33,9 @@ namespace {
 
 std::string S(int64_t v) { return std::to_string(v); }
 
-// Rows of A up to which the fused kernel beats dequantize + SGEMM (measured
-// on K = N = 2048..4096: the fused kernel's cost grows with M, SGEMM's hardly).
+// Rows of A up to which the fused kernel beats dequantizing all of B per run.
+// It does not beat SGEMM on B prepacked as float (K = N = 4096, M = 1, one
+// thread: 6.4 ms fused vs 1.7 ms prepacked), so it only runs without one.
 constexpr int64_t kFusedMaxRows = 4;
 // A constant B whose float copy would exceed this is dequantized per run in
 // column tiles instead of kept as float (an LLM's weights would grow 8x).
@@ -152,53 +154,65 @@ PreparedRow prepare_row(const NBitsShape& s, const float* a) {
   return p;
 }
 
-// sum_k q[k] * a[k] over one block, portable: decode the block then dot.
-float block_dot_generic(const NBitsShape& s, const uint8_t* codes, const float* a) {
-  float acc = 0.f;
-  if (s.bits == 4) {
-    for (int64_t g = 0; g < s.block / 16; ++g, codes += 8, a += 16)
-      for (int i = 0; i < 8; ++i) acc += static_cast<float>(codes[i] & 15) * a[i] + static_cast<float>(codes[i] >> 4) * a[8 + i];
-  } else {
-    const int mask = (1 << s.bits) - 1;
-    for (int64_t k = 0; k < s.block; ++k) {
-      int64_t bit = k * s.bits;
-      acc += static_cast<float>((codes[bit >> 3] >> (bit & 7)) & mask) * a[k];
+// sum_j scale[j] * sum_k q[j, k] a[j, k] over a row's blocks, portable:
+// decode each block then dot.
+float row_dot_generic(const NBitsShape& s, const uint8_t* codes, const float* a, const float* scale) {
+  float total = 0.f;
+  const int mask = (1 << s.bits) - 1;
+  for (int64_t j = 0; j < s.k_blocks; ++j, codes += s.blob, a += s.block) {
+    float acc = 0.f;
+    if (s.bits == 4) {
+      for (int64_t g = 0; g < s.block / 16; ++g)
+        for (int i = 0; i < 8; ++i)
+          acc += static_cast<float>(codes[g * 8 + i] & 15) * a[g * 16 + i] + static_cast<float>(codes[g * 8 + i] >> 4) * a[g * 16 + 8 + i];
+    } else {
+      for (int64_t k = 0; k < s.block; ++k) {
+        int64_t bit = k * s.bits;
+        acc += static_cast<float>((codes[bit >> 3] >> (bit & 7)) & mask) * a[k];
+      }
     }
+    total += scale[j] * acc;
   }
-  return acc;
+  return total;
 }
 
 #ifdef ONYX_NBITS_X86
-// 4-bit: 8 bytes give 8 low codes (even k) and 8 high codes (odd k).
-ONYX_TARGET_AVX2 float block_dot_4bit_avx2(const uint8_t* codes, const float* a, int64_t block) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  const __m256i low_mask = _mm256_set1_epi32(15);
-  for (int64_t g = 0; g < block / 16; ++g, codes += 8, a += 16) {
-    __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)));
-    __m256 lo = _mm256_cvtepi32_ps(_mm256_and_si256(bytes, low_mask));
-    __m256 hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(bytes, 4));
-    acc0 = _mm256_fmadd_ps(lo, _mm256_loadu_ps(a), acc0);
-    acc1 = _mm256_fmadd_ps(hi, _mm256_loadu_ps(a + 8), acc1);
-  }
-  __m256 v = _mm256_add_ps(acc0, acc1);
+ONYX_TARGET_AVX2 float hsum(__m256 v) {
   __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   x = _mm_add_ps(x, _mm_movehl_ps(x, x));
   x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
   return _mm_cvtss_f32(x);
 }
 
-ONYX_TARGET_AVX2 float block_dot_8bit_avx2(const uint8_t* codes, const float* a, int64_t block) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  for (int64_t k = 0; k < block; k += 16, codes += 16, a += 16) {
-    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
-    acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), _mm256_loadu_ps(a), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8))), _mm256_loadu_ps(a + 8), acc1);
+// 4-bit: 8 bytes give 8 low codes (even k) and 8 high codes (odd k); the
+// block's scale is applied to the vector sum, so one horizontal sum per row.
+ONYX_TARGET_AVX2 float row_dot_4bit_avx2(const NBitsShape& s, const uint8_t* codes, const float* a, const float* scale) {
+  __m256 total = _mm256_setzero_ps();
+  const __m256i low_mask = _mm256_set1_epi32(15);
+  for (int64_t j = 0; j < s.k_blocks; ++j) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t g = 0; g < s.block / 16; ++g, codes += 8, a += 16) {
+      __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)));
+      acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(bytes, low_mask)), _mm256_loadu_ps(a), acc0);
+      acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(bytes, 4)), _mm256_loadu_ps(a + 8), acc1);
+    }
+    total = _mm256_fmadd_ps(_mm256_add_ps(acc0, acc1), _mm256_set1_ps(scale[j]), total);
   }
-  __m256 v = _mm256_add_ps(acc0, acc1);
-  __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-  x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
-  return _mm_cvtss_f32(x);
+  return hsum(total);
+}
+
+ONYX_TARGET_AVX2 float row_dot_8bit_avx2(const NBitsShape& s, const uint8_t* codes, const float* a, const float* scale) {
+  __m256 total = _mm256_setzero_ps();
+  for (int64_t j = 0; j < s.k_blocks; ++j) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t k = 0; k < s.block; k += 16, codes += 16, a += 16) {
+      __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
+      acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), _mm256_loadu_ps(a), acc0);
+      acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8))), _mm256_loadu_ps(a + 8), acc1);
+    }
+    total = _mm256_fmadd_ps(_mm256_add_ps(acc0, acc1), _mm256_set1_ps(scale[j]), total);
+  }
+  return hsum(total);
 }
 
 bool has_avx2() {
@@ -210,22 +224,23 @@ bool has_avx2() {
 }
 #endif
 
-using BlockDot = float (*)(const NBitsShape&, const uint8_t*, const float*);
+using RowDot = float (*)(const NBitsShape&, const uint8_t*, const float*, const float*);
 
-BlockDot pick_block_dot(const NBitsShape& s) {
+RowDot pick_row_dot(const NBitsShape& s) {
 #ifdef ONYX_NBITS_X86
-  if (has_avx2() && s.bits == 4) return [](const NBitsShape& sh, const uint8_t* c, const float* a) { return block_dot_4bit_avx2(c, a, sh.block); };
-  if (has_avx2() && s.bits == 8) return [](const NBitsShape& sh, const uint8_t* c, const float* a) { return block_dot_8bit_avx2(c, a, sh.block); };
+  if (has_avx2() && s.bits == 4) return row_dot_4bit_avx2;
+  if (has_avx2() && s.bits == 8) return row_dot_8bit_avx2;
 #endif
-  return block_dot_generic;
+  return row_dot_generic;
 }
 
-// y[m, n] for a few rows of A, straight from the codes (no g_idx).
+// y[m, n] for a few rows of A, straight from the codes (no g_idx):
+// sum_j scale_j (q_j . a_j) - sum_j scale_j zp_j sum(a_j).
 void fused_matmul(const NBitsShape& s, const NBitsWeights& w, const float* A, int64_t M, const float* bias, float* Y,
                   ThreadPool* pool) {
   std::vector<PreparedRow> rows;
   for (int64_t m = 0; m < M; ++m) rows.push_back(prepare_row(s, A + m * s.K));
-  const BlockDot dot = pick_block_dot(s);
+  const RowDot dot = pick_row_dot(s);
   const int64_t row_bytes = s.k_blocks * s.blob;
   parallel_for(s.N * s.K > (1 << 15) ? pool : nullptr, s.N, [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
@@ -234,10 +249,9 @@ void fused_matmul(const NBitsShape& s, const NBitsWeights& w, const float* A, in
       const float* zp = w.zero_points.data() + n * s.k_blocks;
       for (int64_t m = 0; m < M; ++m) {
         const PreparedRow& r = rows[m];
-        float acc = 0.f;
-        for (int64_t j = 0; j < s.k_blocks; ++j)
-          acc += sc[j] * (dot(s, codes + j * s.blob, r.a.data() + j * s.block) - zp[j] * r.sum[j]);
-        Y[m * s.N + n] = acc + (bias ? bias[n] : 0.f);
+        float offset = 0.f;
+        for (int64_t j = 0; j < s.k_blocks; ++j) offset += sc[j] * zp[j] * r.sum[j];
+        Y[m * s.N + n] = dot(s, codes, r.a.data(), sc) - offset + (bias ? bias[n] : 0.f);
       }
     }
   });
@@ -312,12 +326,12 @@ class MatMulNBitsKernel final : public Kernel {
     const float* ap = a.dtype() == DataType::Float ? a.data<float>() : (a_vals = load_floats<float>(a)).data();
     float* yp = a.dtype() == DataType::Float ? y.data<float>() : (y_vals.resize(static_cast<size_t>(M * s_.N)), y_vals.data());
     ThreadPool* pool = ctx.thread_pool();
-    if (M <= kFusedMaxRows && w->g_idx.empty()) {
-      fused_matmul(s_, *w, ap, M, bias, yp, pool);
-    } else if (!packed_.empty()) {
+    if (!packed_.empty()) {
       GemmEpilogue epi;
       epi.bias = bias;
       gemm_f32_packed(false, M, 1.f, ap, s_.K, packed_, 0.f, yp, s_.N, pool, epi);
+    } else if (M <= kFusedMaxRows && w->g_idx.empty()) {
+      fused_matmul(s_, *w, ap, M, bias, yp, pool);
     } else {
       tiled_matmul(s_, *w, ap, M, bias, yp, pool);
     }

@@ -190,4 +190,78 @@ ROTARY = [
     Case("MsRotaryEmbedding_f16", _rope(1, 4, 2, 8, f16=True), rtol=2e-3, atol=2e-3),
 ]
 
-CASES = MATMUL_NBITS + GATHER_BLOCK_QUANTIZED + ROTARY
+
+
+# ---- GroupQueryAttention ----
+
+def _rotary_caches(max_pos, half):
+    ang = np.arange(max_pos)[:, None] / (10000 ** (np.arange(half) / half))[None]
+    return np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+
+
+def _gqa(B, S, Hq, Hkv, D, past=0, seqlens=None, total=None, packed=False, rotary=False, interleaved=0,
+         rot_dim=None, pos_ids=False, bias=False, sink=False, seed=0, **attrs):
+    """seqlens: per-batch total lengths (seqlens_k + 1); total: total_sequence_length."""
+    def build():
+        total_len = total if total is not None else past + S
+        lens = seqlens if seqlens is not None else [total_len] * B
+        feeds = {}
+        if packed:
+            feeds["query"] = rand((B, S, (Hq + 2 * Hkv) * D), seed)
+        else:
+            feeds.update(query=rand((B, S, Hq * D), seed), key=rand((B, S, Hkv * D), seed + 1),
+                         value=rand((B, S, Hkv * D), seed + 2))
+        if past:
+            feeds.update(past_key=rand((B, Hkv, past, D), seed + 3), past_value=rand((B, Hkv, past, D), seed + 4))
+        feeds["seqlens_k"] = np.array(lens, np.int32) - 1
+        feeds["total_sequence_length"] = np.array(total_len, np.int32)
+        names = ["query", "" if packed else "key", "" if packed else "value", "past_key" if past else "",
+                 "past_value" if past else "", "seqlens_k", "total_sequence_length"]
+        a = dict(num_heads=Hq, kv_num_heads=Hkv, **attrs)
+        if rotary:
+            feeds["cos_cache"], feeds["sin_cache"] = _rotary_caches(past + S + 4, (rot_dim or D) // 2)
+            names += ["cos_cache", "sin_cache"]
+            a.update(do_rotary=1, rotary_interleaved=interleaved)
+        if pos_ids:
+            names += [""] * (9 - len(names)) + ["position_ids"]
+            start = np.array(lens)[:, None] - S
+            feeds["position_ids"] = (start + np.arange(S)[None]).astype(np.int64)
+        if bias:
+            names += [""] * (10 - len(names)) + ["attention_bias"]
+            feeds["attention_bias"] = rand((B, 1, S, total_len), seed + 5, low=-2, high=0)
+        if sink:
+            names += [""] * (11 - len(names)) + ["head_sink"]
+            feeds["head_sink"] = rand((Hq,), seed + 6)
+        outs = [("output", TensorProto.FLOAT), ("present_key", TensorProto.FLOAT), ("present_value", TensorProto.FLOAT)]
+        return node_model("GroupQueryAttention", feeds, outs, attrs=a, inputs=names), feeds
+    return build
+
+
+GQA = [
+    Case("GQA_prompt", _gqa(2, 5, 4, 2, 8)),
+    Case("GQA_prompt_mha_heads", _gqa(1, 3, 3, 3, 16)),
+    Case("GQA_prompt_right_padded", _gqa(2, 4, 4, 2, 8, seqlens=[4, 2])),
+    Case("GQA_prompt_packed_qkv", _gqa(2, 3, 6, 2, 8, packed=True)),
+    # ORT's CPU kernel wants head sizes that are multiples of 8 (16 with rotary),
+    # rotary dims that are multiples of 16, and batch 1 for several new tokens after a past.
+    Case("GQA_prompt_rotary", _gqa(2, 5, 4, 2, 16, rotary=True)),
+    Case("GQA_prompt_rotary_interleaved_partial", _gqa(1, 4, 4, 1, 32, rotary=True, interleaved=1, rot_dim=16)),
+    Case("GQA_decode", _gqa(2, 1, 4, 2, 8, past=6)),
+    Case("GQA_decode_rotary_packed", _gqa(2, 1, 8, 2, 16, past=5, packed=True, rotary=True)),
+    Case("GQA_decode_batch_ragged", _gqa(3, 1, 4, 2, 16, past=6, seqlens=[7, 3, 5], total=7, rotary=True)),
+    Case("GQA_decode_static_cache", _gqa(2, 1, 4, 2, 8, past=8, seqlens=[5, 3], total=5)),
+    Case("GQA_continue_3_tokens", _gqa(1, 3, 4, 2, 16, past=4, rotary=True)),
+    Case("GQA_local_window", _gqa(1, 7, 2, 1, 8, local_window_size=3)),
+    Case("GQA_local_window_decode", _gqa(2, 1, 2, 2, 8, past=9, local_window_size=4)),
+    Case("GQA_softcap_scale", _gqa(1, 3, 4, 2, 8, past=2, softcap=2.0, scale=0.7)),
+    Case("GQA_softcap_decode", _gqa(2, 1, 4, 2, 8, past=5, softcap=1.5)),
+    Case("GQA_smooth_softmax", _gqa(1, 4, 4, 2, 8, past=3, smooth_softmax=1)),
+    Case("GQA_head_sink", _gqa(2, 3, 4, 2, 8, sink=True)),
+    Case("GQA_attention_bias", _gqa(1, 3, 4, 2, 8, past=2, bias=True)),
+    Case("GQA_attention_bias_decode", _gqa(2, 1, 4, 2, 8, past=4, bias=True)),
+    Case("GQA_position_ids", _gqa(1, 2, 4, 2, 16, past=3, rotary=True, pos_ids=True)),
+    Case("GQA_odd_heads_and_lengths", _gqa(3, 7, 6, 3, 24, seqlens=[7, 5, 1])),
+    Case("GQA_decode_longer_cache", _gqa(2, 1, 8, 2, 32, past=37, rotary=True)),
+]
+
+CASES = MATMUL_NBITS + GATHER_BLOCK_QUANTIZED + ROTARY + GQA

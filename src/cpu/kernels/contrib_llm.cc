@@ -1,7 +1,7 @@
 // The com.microsoft ops of LLM exports (onnxruntime-genai's model builder,
 // ORT's MatMulNBitsQuantizer): GatherBlockQuantized (int4 embedding tables),
-// RotaryEmbedding and GroupQueryAttention. MatMulNBits lives in
-// contrib_matmul_nbits.cc. Behaviour checked against ONNX Runtime 1.31's CPU
+// RotaryEmbedding; MatMulNBits and GroupQueryAttention have their own files
+// (contrib_matmul_nbits.cc, contrib_gqa.cc). Behaviour checked against ONNX Runtime 1.31's CPU
 // kernels (scripts/contrib_cases/llm.py).
 #include <algorithm>
 #include <cmath>
@@ -16,6 +16,7 @@
 namespace onyx {
 
 void register_contrib_matmul_nbits(KernelRegistry& r);  // contrib_matmul_nbits.cc
+void register_contrib_gqa(KernelRegistry& r);           // contrib_gqa.cc
 
 namespace {
 
@@ -188,6 +189,7 @@ KernelFactory ms_rotary_embedding_factory() {
 
 void register_contrib_llm(KernelRegistry& r) {
   register_contrib_matmul_nbits(r);
+  register_contrib_gqa(r);
   r.add("GatherBlockQuantized", 1, kMaxOpset, gather_block_quantized_factory(), kMicrosoft);
   r.add("RotaryEmbedding", 1, kMaxOpset, ms_rotary_embedding_factory(), kMicrosoft);
 }

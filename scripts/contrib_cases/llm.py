@@ -264,4 +264,86 @@ GQA = [
     Case("GQA_decode_longer_cache", _gqa(2, 1, 8, 2, 32, past=37, rotary=True)),
 ]
 
-CASES = MATMUL_NBITS + GATHER_BLOCK_QUANTIZED + ROTARY + GQA
+
+
+# ---- a tiny decoder block, end to end ----
+
+def _decoder(B, S, past, seqlens=None, vocab=50, hidden=64, Hq=4, Hkv=2, ffn=96, block=32, seed=0):
+    """int4 embedding (GatherBlockQuantized) -> RMSNorm (plain ops) -> packed QKV
+    MatMulNBits -> GroupQueryAttention with rotary and a KV cache -> o_proj ->
+    residual -> RMSNorm -> SiLU-gated MLP -> residual -> int4 lm_head."""
+    D = hidden // Hq
+
+    def build():
+        rng = np.random.default_rng(seed)
+        nodes, inits = [], []
+
+        def mnb(name, x, K, N, zp):
+            nb = K // block
+            q = rng.integers(0, 16, size=(N, nb, block))
+            inits.extend([numpy_helper.from_array(_pack_codes(q, 4), name + "_B"),
+                          numpy_helper.from_array(rng.uniform(0.005, 0.03, N * nb).astype(np.float32), name + "_s")])
+            ins = [x, name + "_B", name + "_s"]
+            if zp:
+                inits.append(numpy_helper.from_array(rng.integers(0, 256, N * ((nb + 1) // 2)).astype(np.uint8), name + "_zp"))
+                ins.append(name + "_zp")
+            nodes.append(helper.make_node("MatMulNBits", ins, [name], domain=MS, K=K, N=N, bits=4, block_size=block,
+                                          accuracy_level=0))
+            return name
+
+        def rms(name, x):
+            inits.append(numpy_helper.from_array(rng.uniform(0.8, 1.2, hidden).astype(np.float32), name + "_w"))
+            inits.append(numpy_helper.from_array(np.array([1e-5], np.float32), name + "_eps"))
+            nodes.extend([
+                helper.make_node("Mul", [x, x], [name + "_sq"]),
+                helper.make_node("ReduceMean", [name + "_sq"], [name + "_ms"], axes=[-1], keepdims=1),
+                helper.make_node("Add", [name + "_ms", name + "_eps"], [name + "_mse"]),
+                helper.make_node("Sqrt", [name + "_mse"], [name + "_rms"]),
+                helper.make_node("Div", [x, name + "_rms"], [name + "_n"]),
+                helper.make_node("Mul", [name + "_n", name + "_w"], [name])])
+            return name
+
+        emb_q = rng.integers(-8, 8, size=(vocab, hidden))
+        inits += [helper.make_tensor("emb", TensorProto.INT4, emb_q.shape, emb_q.reshape(-1).tolist()),
+                  numpy_helper.from_array(rng.uniform(0.02, 0.1, (vocab, hidden // block)).astype(np.float32), "emb_s")]
+        nodes.append(helper.make_node("GatherBlockQuantized", ["emb", "input_ids", "emb_s"], ["h0"], domain=MS,
+                                      block_size=block, gather_axis=0, quantize_axis=1, bits=4))
+        qkv = mnb("qkv", rms("n1", "h0"), hidden, (Hq + 2 * Hkv) * D, zp=True)
+        cos, sin = _rotary_caches(64, D // 2)
+        inits += [numpy_helper.from_array(cos, "cos"), numpy_helper.from_array(sin, "sin")]
+        nodes.append(helper.make_node(
+            "GroupQueryAttention", [qkv, "", "", "past_key" if past else "", "past_value" if past else "", "seqlens_k",
+                                    "total_sequence_length", "cos", "sin"],
+            ["attn", "present_key", "present_value"], domain=MS, num_heads=Hq, kv_num_heads=Hkv, do_rotary=1))
+        h1 = "h1"
+        nodes.append(helper.make_node("Add", ["h0", mnb("o_proj", "attn", hidden, hidden, zp=False)], [h1]))
+        n2 = rms("n2", h1)
+        gate, up = mnb("gate", n2, hidden, ffn, zp=True), mnb("up", n2, hidden, ffn, zp=False)
+        nodes += [helper.make_node("Sigmoid", [gate], ["gate_sig"]), helper.make_node("Mul", [gate, "gate_sig"], ["silu"]),
+                  helper.make_node("Mul", ["silu", up], ["act"])]
+        nodes.append(helper.make_node("Add", [h1, mnb("down", "act", ffn, hidden, zp=True)], ["h2"]))
+        mnb("logits", rms("n3", "h2"), hidden, vocab, zp=True)
+        total = past + S
+        lens = seqlens if seqlens is not None else [total] * B
+        feeds = {"input_ids": rng.integers(0, vocab, size=(B, S)).astype(np.int64),
+                 "seqlens_k": np.array(lens, np.int32) - 1, "total_sequence_length": np.array(total, np.int32)}
+        if past:
+            feeds["past_key"] = rand((B, Hkv, past, D), seed + 1)
+            feeds["past_value"] = rand((B, Hkv, past, D), seed + 2)
+        graph = helper.make_graph(
+            nodes, "decoder",
+            [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for n, v in feeds.items()],
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("logits", "present_key", "present_value")],
+            inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)], ir_version=10)
+        return model, feeds
+    return build
+
+
+DECODER = [
+    Case("LlmDecoderBlock_prompt", _decoder(1, 6, 0), rtol=1e-3, atol=1e-4),
+    Case("LlmDecoderBlock_prompt_batch2_padded", _decoder(2, 5, 0, seqlens=[5, 3]), rtol=1e-3, atol=1e-4),
+    Case("LlmDecoderBlock_decode_step", _decoder(2, 1, 7, seqlens=[8, 5]), rtol=1e-3, atol=1e-4),
+]
+
+CASES = MATMUL_NBITS + GATHER_BLOCK_QUANTIZED + ROTARY + GQA + DECODER

@@ -3,16 +3,20 @@
 // scale and a zero point: W[n, k] = (q[n, k] - zp[n, blk]) * scale[n, blk].
 // This is what onnxruntime-genai and ORT's MatMulNBitsQuantizer put in LLMs.
 //
-// Onyx computes in float for every accuracy_level. ORT's accuracy_level 4
-// quantizes A to int8 per block first, so its results differ from the exact
-// float product by up to ~1% of the output's magnitude; Onyx's are the exact
-// ones (scripts/contrib_cases/llm.py checks those cases with that tolerance).
+// accuracy_level 4 means, as in ORT, that A is quantized to int8 per block
+// (scale max|a| / 127, round to nearest) before the product: Onyx does the
+// same so its numbers are ORT's, up to float rounding: a decode row (M = 1,
+// 4-bit) multiplies int8 by the 4-bit codes directly; other shapes round A
+// through int8 and back to float and take the float paths (int8 products
+// are exact in float). Like ORT, only for constant B without float zero
+// points; everything else computes in float, as ORT's CPU kernel does.
 //
 // Constant B (up to kMaxPrepackBytes as float) is dequantized once at init
 // and prepacked for SGEMM. Otherwise few rows of A (decode) read the packed
 // codes directly (fused dequantize-dot) and more rows dequantize B per run
 // in column tiles for SGEMM.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -257,6 +261,104 @@ void fused_matmul(const NBitsShape& s, const NBitsWeights& w, const float* A, in
   });
 }
 
+// ---- accuracy_level 4: A quantized to int8 per block, as ORT does ----
+
+// One row of A per block as int8 with a scale, reordered to the codes'
+// order per 16 bytes (32 codes): the 16 low nibbles (even k), then the 16
+// high ones (odd k); and each block's code sum for the zero point.
+struct Int8Row {
+  std::vector<int8_t> q;
+  std::vector<float> scale;
+  std::vector<int32_t> sum;
+};
+
+Int8Row quantize_row_int8(const NBitsShape& s, const float* a) {
+  Int8Row r;
+  r.q.assign(static_cast<size_t>(s.k_blocks * s.block), 0);
+  r.scale.assign(static_cast<size_t>(s.k_blocks), 0.f);
+  r.sum.assign(static_cast<size_t>(s.k_blocks), 0);
+  for (int64_t j = 0; j < s.k_blocks; ++j) {
+    const int64_t k0 = j * s.block, k1 = std::min(s.K, k0 + s.block);
+    float mx = 0.f;
+    for (int64_t k = k0; k < k1; ++k) mx = std::max(mx, std::fabs(a[k]));
+    r.scale[j] = mx / 127.f;
+    const float inv = mx > 0.f ? 127.f / mx : 0.f;
+    for (int64_t k = k0; k < k1; ++k) {
+      const int64_t g = k / 32, t = k % 32;
+      auto v = static_cast<int8_t>(std::clamp(std::nearbyint(a[k] * inv), -127.f, 127.f));
+      r.q[g * 32 + (t % 2) * 16 + t / 2] = v;
+      r.sum[j] += v;
+    }
+  }
+  return r;
+}
+
+// A's rows through the same int8 blocks, back in float: the float paths
+// then give ORT's accuracy_level 4 numbers (int8 products are exact in float).
+std::vector<float> int8_round_trip(const NBitsShape& s, const float* A, int64_t M) {
+  std::vector<float> out(A, A + M * s.K);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k0 = 0; k0 < s.K; k0 += s.block) {
+      float* a = out.data() + m * s.K;
+      const int64_t k1 = std::min(s.K, k0 + s.block);
+      float mx = 0.f;
+      for (int64_t k = k0; k < k1; ++k) mx = std::max(mx, std::fabs(a[k]));
+      const float scale = mx / 127.f, inv = mx > 0.f ? 127.f / mx : 0.f;
+      for (int64_t k = k0; k < k1; ++k) a[k] = std::clamp(std::nearbyint(a[k] * inv), -127.f, 127.f) * scale;
+    }
+  return out;
+}
+
+#ifdef ONYX_NBITS_X86
+// sum_j scale[j] a_scale[j] (codes_j . a_j) with u8 x s8 pairwise products.
+ONYX_TARGET_AVX2 float row_dot_4bit_int8_avx2(const NBitsShape& s, const uint8_t* codes, const Int8Row& r, const float* scale) {
+  __m256 total = _mm256_setzero_ps();
+  const __m128i low_mask = _mm_set1_epi8(15);
+  const __m256i ones = _mm256_set1_epi16(1);
+  const int8_t* a = r.q.data();
+  for (int64_t j = 0; j < s.k_blocks; ++j) {
+    __m256i acc = _mm256_setzero_si256();
+    for (int64_t g = 0; g < s.block / 32; ++g, codes += 16, a += 32) {
+      __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
+      __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(b, 4), low_mask), _mm_and_si128(b, low_mask));
+      __m256i prod = _mm256_maddubs_epi16(u, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(prod, ones));
+    }
+    total = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_set1_ps(scale[j] * r.scale[j]), total);
+  }
+  return hsum(total);
+}
+#endif
+
+bool int8_path_available(const NBitsShape& s) {
+#ifdef ONYX_NBITS_X86
+  return s.bits == 4 && s.block % 32 == 0 && has_avx2();
+#else
+  return false;
+#endif
+}
+
+void fused_matmul_int8(const NBitsShape& s, const NBitsWeights& w, const float* A, int64_t M, const float* bias, float* Y,
+                       ThreadPool* pool) {
+#ifdef ONYX_NBITS_X86
+  std::vector<Int8Row> rows;
+  for (int64_t m = 0; m < M; ++m) rows.push_back(quantize_row_int8(s, A + m * s.K));
+  const int64_t row_bytes = s.k_blocks * s.blob;
+  parallel_for(s.N * s.K > (1 << 15) ? pool : nullptr, s.N, [&](int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
+      const float* sc = w.scales.data() + n * s.k_blocks;
+      const float* zp = w.zero_points.data() + n * s.k_blocks;
+      for (int64_t m = 0; m < M; ++m) {
+        const Int8Row& r = rows[m];
+        float offset = 0.f;
+        for (int64_t j = 0; j < s.k_blocks; ++j) offset += sc[j] * r.scale[j] * zp[j] * static_cast<float>(r.sum[j]);
+        Y[m * s.N + n] = row_dot_4bit_int8_avx2(s, w.codes.data() + n * row_bytes, r, sc) - offset + (bias ? bias[n] : 0.f);
+      }
+    }
+  });
+#endif
+}
+
 // Dequantizes N in column tiles and multiplies each: float memory stays one tile.
 void tiled_matmul(const NBitsShape& s, const NBitsWeights& w, const float* A, int64_t M, const float* bias, float* Y,
                   ThreadPool* pool) {
@@ -282,6 +384,8 @@ class MatMulNBitsKernel final : public Kernel {
     bool g_const = !ic.has_input(4) || ic.constant_input(4);
     if (!b || !scales || !zp_const || !g_const) return;
     weights_ = std::make_shared<NBitsWeights>(read_weights(s_, *b, *scales, ic.constant_input(3), ic.constant_input(4)));
+    // ORT quantizes A only where it prepacks B: constant, with uint8 zero points or none.
+    int8_a_ = level == 4 && !(ic.has_input(3) && dtype_is_float(ic.constant_input(3)->dtype()));
     if (s_.N * s_.K * 4 <= kMaxPrepackBytes) {
       std::vector<float> wf(static_cast<size_t>(s_.N * s_.K));
       dequantize_rows(s_, *weights_, 0, s_.N, wf.data());
@@ -325,24 +429,35 @@ class MatMulNBitsKernel final : public Kernel {
     std::vector<float> a_vals, y_vals;
     const float* ap = a.dtype() == DataType::Float ? a.data<float>() : (a_vals = load_floats<float>(a)).data();
     float* yp = a.dtype() == DataType::Float ? y.data<float>() : (y_vals.resize(static_cast<size_t>(M * s_.N)), y_vals.data());
-    ThreadPool* pool = ctx.thread_pool();
-    if (!packed_.empty()) {
-      GemmEpilogue epi;
-      epi.bias = bias;
-      gemm_f32_packed(false, M, 1.f, ap, s_.K, packed_, 0.f, yp, s_.N, pool, epi);
-    } else if (M <= kFusedMaxRows && w->g_idx.empty()) {
-      fused_matmul(s_, *w, ap, M, bias, yp, pool);
-    } else {
-      tiled_matmul(s_, *w, ap, M, bias, yp, pool);
-    }
+    multiply(*w, ap, M, bias, yp, ctx.thread_pool());
     if (a.dtype() != DataType::Float) store_floats(yp, y);
   }
 
  private:
+  void multiply(const NBitsWeights& w, const float* a, int64_t M, const float* bias, float* y, ThreadPool* pool) const {
+    const bool few_rows = M <= kFusedMaxRows && w.g_idx.empty();
+    std::vector<float> a_int8;
+    if (int8_a_) {
+      if (M == 1 && few_rows && int8_path_available(s_)) return fused_matmul_int8(s_, w, a, M, bias, y, pool);
+      a_int8 = int8_round_trip(s_, a, M);
+      a = a_int8.data();
+    }
+    if (!packed_.empty()) {
+      GemmEpilogue epi;
+      epi.bias = bias;
+      gemm_f32_packed(false, M, 1.f, a, s_.K, packed_, 0.f, y, s_.N, pool, epi);
+    } else if (few_rows) {
+      fused_matmul(s_, w, a, M, bias, y, pool);
+    } else {
+      tiled_matmul(s_, w, a, M, bias, y, pool);
+    }
+  }
+
   NBitsShape s_;
   std::shared_ptr<const NBitsWeights> weights_;  // when B, scales, zero points and g_idx are constant
   PackedB packed_;
   Tensor bias_;
+  bool int8_a_ = false;  // accuracy_level 4: decode rows may go through int8
 };
 
 }  // namespace

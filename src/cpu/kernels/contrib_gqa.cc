@@ -12,6 +12,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/float_values.h"
+#include "cpu/gemm.h"
 #include "cpu/kernels/rotary.h"
 
 namespace onyx {
@@ -130,20 +131,32 @@ void apply_rotary(KernelContext& ctx, const GqaAttrs& at, const GqaDims& d, cons
   rotary_rotate(k.data(), k.data(), RotaryLayout{d.B, d.Hkv, d.S, d.D, true}, cv.data(), sv.data(), rot, at.interleaved, rows);
 }
 
+// Where present output `out` is built: in the output tensor itself when it
+// is float, else in `scratch` (stored at the end).
+float* present_buffer(KernelContext& ctx, int out, DataType dt, const GqaDims& d, std::vector<float>& scratch) {
+  if (dt == DataType::Float && ctx.wants_output(out))
+    return ctx.allocate_output(out, dt, {d.B, d.Hkv, d.present, d.D}).data<float>();
+  scratch.resize(static_cast<size_t>(d.B * d.Hkv * d.present * d.D));
+  return scratch.data();
+}
+
 // present [B, Hkv, present, D]: the past's first past[b] rows, then the new tokens, then zeros.
-std::vector<float> build_present(KernelContext& ctx, int input, const GqaDims& d, const std::vector<int64_t>& past,
-                                 const std::vector<float>& fresh) {
-  std::vector<float> out(static_cast<size_t>(d.B * d.Hkv * d.present * d.D), 0.f);
-  std::vector<float> old;
-  if (ctx.has_input(input)) old = load_floats<float>(ctx.input(input));
+void build_present(KernelContext& ctx, int input, const GqaDims& d, const std::vector<int64_t>& past,
+                   const std::vector<float>& fresh, float* out) {
+  std::vector<float> converted;
+  const float* old = nullptr;
+  if (ctx.has_input(input)) {
+    const Tensor& t = ctx.input(input);
+    old = t.dtype() == DataType::Float ? t.data<float>() : (converted = load_floats<float>(t)).data();
+  }
   for (int64_t b = 0; b < d.B; ++b)
     for (int64_t h = 0; h < d.Hkv; ++h) {
-      float* dst = out.data() + (b * d.Hkv + h) * d.present * d.D;
-      if (!old.empty()) std::copy_n(old.data() + (b * d.Hkv + h) * d.P * d.D, past[b] * d.D, dst);
+      float* dst = out + (b * d.Hkv + h) * d.present * d.D;
+      if (old) std::copy_n(old + (b * d.Hkv + h) * d.P * d.D, past[b] * d.D, dst);
       for (int64_t i = 0; i < d.S; ++i)
         std::copy_n(fresh.data() + ((b * d.S + i) * d.Hkv + h) * d.D, d.D, dst + (past[b] + i) * d.D);
+      std::fill(dst + (past[b] + d.S) * d.D, dst + d.present * d.D, 0.f);
     }
-  return out;
 }
 
 void gqa_run(KernelContext& ctx, const GqaAttrs& at) {
@@ -165,7 +178,11 @@ void gqa_run(KernelContext& ctx, const GqaAttrs& at) {
   std::vector<int64_t> totals;
   std::vector<int64_t> past = past_lengths(ctx, d, totals);
   if (at.do_rotary) apply_rotary(ctx, at, d, past, q, k);
-  std::vector<float> pk = build_present(ctx, kPastKey, d, past, k), pv = build_present(ctx, kPastValue, d, past, v);
+  std::vector<float> pk_scratch, pv_scratch;
+  float* pk = present_buffer(ctx, 1, dt, d, pk_scratch);
+  float* pv = present_buffer(ctx, 2, dt, d, pv_scratch);
+  build_present(ctx, kPastKey, d, past, k, pk);
+  build_present(ctx, kPastValue, d, past, v, pv);
 
   const int64_t T = d.present, group = d.Hq / d.Hkv;
   std::vector<float> bias, sinks;
@@ -189,47 +206,59 @@ void gqa_run(KernelContext& ctx, const GqaAttrs& at) {
   const float scale = at.scale != 0.f ? at.scale : 1.f / std::sqrt(static_cast<float>(d.D));
   const float neg_inf = -std::numeric_limits<float>::infinity();
   std::vector<float> y(static_cast<size_t>(d.B * d.S * d.Hq * d.D), 0.f);
-  // One (batch, query head) per task; each writes its own slices of y.
-  auto heads = [&](int64_t r0, int64_t r1) {
-    std::vector<float> scores(static_cast<size_t>(T));
-    for (int64_t bh = r0; bh < r1; ++bh) {
-      const int64_t b = bh / d.Hq, h = bh % d.Hq;
-      const float* kb = pk.data() + (b * d.Hkv + h / group) * T * d.D;
-      const float* vb = pv.data() + (b * d.Hkv + h / group) * T * d.D;
-      for (int64_t i = 0; i < d.S; ++i) {
-        const float* qi = q.data() + ((b * d.S + i) * d.Hq + h) * d.D;
-        // The token's position; it sees keys up to there, and padding
-        // queries of a right-padded prompt see the batch's valid keys only.
-        const int64_t pos = std::min(past[b] + i, totals[b] - 1);
-        const int64_t first = at.local_window > 0 ? std::max<int64_t>(0, pos - at.local_window + 1) : 0;
-        float mx = neg_inf;
-        for (int64_t j = first; j <= pos; ++j) {
-          float s = 0.f;
-          for (int64_t c = 0; c < d.D; ++c) s += qi[c] * kb[j * d.D + c];
-          s *= scale;
-          if (at.softcap > 0.f) s = at.softcap * std::tanh(s / at.softcap);
-          if (!bias.empty()) s += bias[b * bias_b + h * bias_h + i * bias_T + j];
-          scores[j] = s;
-          mx = std::max(mx, s);
-        }
-        // Smooth softmax / head sinks: one more logit (0, or the head's sink) in the denominator only.
+  // One (batch, kv head) per task: the query heads sharing it are gathered
+  // into [group * S, D] rows, so K and V pass through SGEMM once per kv head.
+  auto kv_heads = [&](int64_t r0, int64_t r1) {
+    std::vector<float> qg, scores, yg;
+    for (int64_t bk = r0; bk < r1; ++bk) {
+      const int64_t b = bk / d.Hkv, kh = bk % d.Hkv, rows = group * d.S;
+      const float* kb = pk + bk * T * d.D;
+      const float* vb = pv + bk * T * d.D;
+      // Keys any of the tokens sees: up to the last one's position.
+      const int64_t keys = std::min(past[b] + d.S, totals[b]);
+      qg.resize(static_cast<size_t>(rows * d.D));
+      for (int64_t g = 0; g < group; ++g)
+        for (int64_t i = 0; i < d.S; ++i)
+          std::copy_n(q.data() + ((b * d.S + i) * d.Hq + kh * group + g) * d.D, d.D, qg.data() + (g * d.S + i) * d.D);
+      scores.resize(static_cast<size_t>(rows * keys));
+      gemm_f32(false, true, rows, keys, d.D, scale, qg.data(), d.D, kb, d.D, 0.f, scores.data(), keys);
+      for (int64_t g = 0; g < group; ++g) {
+        const int64_t h = kh * group + g;
         const bool sink = at.smooth_softmax || !sinks.empty();
         const float sink_logit = sinks.empty() ? 0.f : sinks[h];
-        if (sink) mx = std::max(mx, sink_logit);
-        float sum = sink ? std::exp(sink_logit - mx) : 0.f;
-        for (int64_t j = first; j <= pos; ++j) sum += scores[j] = std::exp(scores[j] - mx);
-        float* yi = y.data() + ((b * d.S + i) * d.Hq + h) * d.D;
-        for (int64_t j = first; j <= pos; ++j) {
-          const float p = scores[j] / sum;
-          for (int64_t c = 0; c < d.D; ++c) yi[c] += p * vb[j * d.D + c];
+        for (int64_t i = 0; i < d.S; ++i) {
+          float* row = scores.data() + (g * d.S + i) * keys;
+          // The token's position; it sees keys up to there, and padding
+          // queries of a right-padded prompt see the batch's valid keys only.
+          const int64_t pos = std::min(past[b] + i, totals[b] - 1);
+          const int64_t first = at.local_window > 0 ? std::max<int64_t>(0, pos - at.local_window + 1) : 0;
+          float mx = sink ? sink_logit : neg_inf;  // smooth softmax / sinks: one more logit in the denominator only
+          for (int64_t j = first; j <= pos; ++j) {
+            float x = row[j];
+            if (at.softcap > 0.f) x = at.softcap * std::tanh(x / at.softcap);
+            if (!bias.empty()) x += bias[b * bias_b + h * bias_h + i * bias_T + j];
+            row[j] = x;
+            mx = std::max(mx, x);
+          }
+          float sum = sink ? std::exp(sink_logit - mx) : 0.f;
+          for (int64_t j = first; j <= pos; ++j) sum += row[j] = std::exp(row[j] - mx);
+          const float inv = 1.f / sum;
+          std::fill(row, row + first, 0.f);
+          for (int64_t j = first; j <= pos; ++j) row[j] *= inv;
+          std::fill(row + pos + 1, row + keys, 0.f);
         }
       }
+      yg.resize(static_cast<size_t>(rows * d.D));
+      gemm_f32(false, false, rows, d.D, keys, 1.f, scores.data(), keys, vb, d.D, 0.f, yg.data(), d.D);
+      for (int64_t g = 0; g < group; ++g)
+        for (int64_t i = 0; i < d.S; ++i)
+          std::copy_n(yg.data() + (g * d.S + i) * d.D, d.D, y.data() + ((b * d.S + i) * d.Hq + kh * group + g) * d.D);
     }
   };
-  parallel_for(d.B * d.Hq * d.S * T * d.D > (1 << 15) ? ctx.thread_pool() : nullptr, d.B * d.Hq, heads);
+  parallel_for(d.B * d.Hq * d.S * T * d.D > (1 << 15) ? ctx.thread_pool() : nullptr, d.B * d.Hkv, kv_heads);
   store_floats(y.data(), ctx.allocate_output(0, dt, {d.B, d.S, d.Hq * d.D}));
-  if (ctx.wants_output(1)) store_floats(pk.data(), ctx.allocate_output(1, dt, {d.B, d.Hkv, T, d.D}));
-  if (ctx.wants_output(2)) store_floats(pv.data(), ctx.allocate_output(2, dt, {d.B, d.Hkv, T, d.D}));
+  if (!pk_scratch.empty() && ctx.wants_output(1)) store_floats(pk, ctx.allocate_output(1, dt, {d.B, d.Hkv, T, d.D}));
+  if (!pv_scratch.empty() && ctx.wants_output(2)) store_floats(pv, ctx.allocate_output(2, dt, {d.B, d.Hkv, T, d.D}));
 }
 
 KernelFactory gqa_factory() {

@@ -209,7 +209,7 @@ def _rotary_caches(max_pos, half):
 
 
 def _gqa(B, S, Hq, Hkv, D, past=0, seqlens=None, total=None, packed=False, rotary=False, interleaved=0,
-         rot_dim=None, pos_ids=False, bias=False, sink=False, seed=0, **attrs):
+         rot_dim=None, pos_ids=False, bias=False, sink=False, f16=False, seed=0, **attrs):
     """seqlens: per-batch total lengths (seqlens_k + 1); total: total_sequence_length."""
     def build():
         total_len = total if total is not None else past + S
@@ -241,7 +241,13 @@ def _gqa(B, S, Hq, Hkv, D, past=0, seqlens=None, total=None, packed=False, rotar
         if sink:
             names += [""] * (11 - len(names)) + ["head_sink"]
             feeds["head_sink"] = rand((Hq,), seed + 6)
-        outs = [("output", TensorProto.FLOAT), ("present_key", TensorProto.FLOAT), ("present_value", TensorProto.FLOAT)]
+        ft = TensorProto.FLOAT
+        if f16:
+            ft = TensorProto.FLOAT16
+            for n, x in feeds.items():
+                if x.dtype == np.float32:
+                    feeds[n] = x.astype(np.float16)
+        outs = [("output", ft), ("present_key", ft), ("present_value", ft)]
         return node_model("GroupQueryAttention", feeds, outs, attrs=a, inputs=names), feeds
     return build
 
@@ -270,6 +276,8 @@ GQA = [
     Case("GQA_attention_bias_decode", _gqa(2, 1, 4, 2, 8, past=4, bias=True)),
     Case("GQA_position_ids", _gqa(1, 2, 4, 2, 16, past=3, rotary=True, pos_ids=True)),
     Case("GQA_odd_heads_and_lengths", _gqa(3, 7, 6, 3, 24, seqlens=[7, 5, 1])),
+    Case("GQA_decode_f16", _gqa(2, 1, 4, 2, 16, past=5, rotary=True, f16=True), rtol=2e-3, atol=2e-3),
+    Case("GQA_prompt_f16", _gqa(1, 4, 4, 2, 16, f16=True), rtol=2e-3, atol=2e-3),
     Case("GQA_decode_longer_cache", _gqa(2, 1, 8, 2, 32, past=37, rotary=True)),
 ]
 

@@ -14,6 +14,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/float_values.h"
+#include "cpu/kernels/rotary.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
@@ -317,24 +318,13 @@ KernelFactory rotary_embedding_factory() {
                     S(half) + "], got " + shape_to_string(cos_t.shape()));
       }
       std::vector<float> xv = load_floats<float>(x), cv = load_floats<float>(cos_t), sv = load_floats<float>(sin_t);
-      std::vector<float> out(xv);
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t s = 0; s < Sq; ++s) {
-          int64_t row = pos ? pids[b * Sq + s] : b * Sq + s;
-          const float* c = cv.data() + row * half;
-          const float* sn = sv.data() + row * half;
-          for (int64_t h = 0; h < H; ++h) {
-            int64_t base = three_d ? ((b * Sq + s) * H + h) * D : ((b * H + h) * Sq + s) * D;
-            const float* xi = xv.data() + base;
-            float* yo = out.data() + base;
-            for (int64_t k = 0; k < half; ++k) {
-              int64_t i1 = interleaved ? 2 * k : k, i2 = interleaved ? 2 * k + 1 : k + half;
-              float x1 = xi[i1], x2 = xi[i2];
-              yo[i1] = c[k] * x1 - sn[k] * x2;
-              yo[i2] = sn[k] * x1 + c[k] * x2;
-            }
-          }
-        }
+      std::vector<float> out(xv.size());
+      if (!pos) {
+        pids.resize(static_cast<size_t>(B * Sq));
+        for (int64_t i = 0; i < B * Sq; ++i) pids[i] = i;
+      }
+      RotaryLayout layout{B, H, Sq, D, three_d};
+      rotary_rotate(xv.data(), out.data(), layout, cv.data(), sv.data(), rot, interleaved, pids);
       store_floats(out.data(), ctx.allocate_output(0, x.dtype(), x.shape()));
     };
   });

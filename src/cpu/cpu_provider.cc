@@ -8,6 +8,7 @@ static KernelRegistry build_cpu_registry() {
   register_attention(r);
   register_cast(r);
   register_constant(r);
+  register_contrib_quantization(r);
   register_control_flow(r);
   register_conv(r);
   register_data_movement(r);

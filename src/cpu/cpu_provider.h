@@ -11,6 +11,7 @@ void register_activation(KernelRegistry& r);
 void register_attention(KernelRegistry& r);
 void register_cast(KernelRegistry& r);
 void register_constant(KernelRegistry& r);
+void register_contrib_quantization(KernelRegistry& r);  // com.microsoft QLinear* / QGemm
 void register_control_flow(KernelRegistry& r);
 void register_conv(KernelRegistry& r);
 void register_data_movement(KernelRegistry& r);

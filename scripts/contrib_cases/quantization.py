@@ -1,0 +1,102 @@
+"""Quantized contrib ops (ORT's QOperator format): QLinearAdd, QLinearMul,
+QLinearGlobalAveragePool, QGemm, QLinearConcat, QLinearSigmoid,
+QLinearLeakyRelu, QLinearWhere. Integer outputs must equal ORT's exactly."""
+import numpy as np
+from onnx import TensorProto
+
+from . import Case, node_model, rand
+
+_TP = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
+
+
+def _q(shape, seed, dt):
+    info = np.iinfo(dt)
+    return rand(shape, seed, dt, info.min, info.max)
+
+
+def _scalar(v, dt):
+    return np.array(v, dtype=dt)
+
+
+def _binary(op, a_shape, b_shape, dt, seed, scales=(0.05, 0.02, 0.07), zps=(3, -5, 7)):
+    def build():
+        zp = [(z + 128 if dt == np.uint8 else z) for z in zps]
+        a, b = _q(a_shape, seed, dt), _q(b_shape, seed + 1, dt)
+        feeds = {"A": a, "B": b}
+        consts = {"As": _scalar(scales[0], np.float32), "Az": _scalar(zp[0], dt),
+                  "Bs": _scalar(scales[1], np.float32), "Bz": _scalar(zp[1], dt),
+                  "Cs": _scalar(scales[2], np.float32), "Cz": _scalar(zp[2], dt)}
+        names = ["A", "As", "Az", "B", "Bs", "Bz", "Cs", "Cz"]
+        return node_model(op, feeds, [("C", _TP[dt])], consts=consts, inputs=names), feeds
+    return build
+
+
+def _gap(shape, dt, channels_last, seed):
+    def build():
+        x = _q(shape, seed, dt)
+        z = 100 if dt == np.uint8 else -3
+        consts = {"xs": _scalar(0.04, np.float32), "xz": _scalar(z, dt),
+                  "ys": _scalar(0.013, np.float32), "yz": _scalar(z + 5, dt)}
+        return node_model("QLinearGlobalAveragePool", {"X": x}, [("Y", _TP[dt])], consts=consts,
+                          attrs={"channels_last": channels_last}), {"X": x}
+    return build
+
+
+def _qgemm(M, K, N, adt, bdt, seed, trans_a=0, trans_b=0, alpha=1.0, per_col=False, c_shape=None,
+           out_dt="same", b_const=True):
+    def build():
+        a = _q((K, M) if trans_a else (M, K), seed, adt)
+        b = _q((N, K) if trans_b else (K, N), seed + 1, bdt)
+        az = 120 if adt == np.uint8 else -4
+        bz = (rand((N,), seed + 2, bdt, 100, 140) if bdt == np.uint8 else rand((N,), seed + 2, bdt, -6, 6)) \
+            if per_col else _scalar(128 if bdt == np.uint8 else 2, bdt)
+        bs = rand((N,), seed + 3, np.float32, 0.001, 0.004) if per_col else _scalar(0.003, np.float32)
+        feeds = {"A": a}
+        consts = {"as": _scalar(0.02, np.float32), "az": _scalar(az, adt), "B": b, "bs": bs, "bz": bz}
+        names = ["A", "as", "az", "B", "bs", "bz"]
+        if c_shape is not None:
+            consts["C"] = rand(c_shape, seed + 4, np.int32, -3000, 3000)
+            names.append("C")
+        else:
+            names.append("")
+        otype = TensorProto.FLOAT
+        if out_dt is not None:
+            ydt = adt if out_dt == "same" else out_dt
+            consts["ys"] = _scalar(0.11, np.float32)
+            consts["yz"] = _scalar(130 if ydt == np.uint8 else 3, ydt)
+            names += ["ys", "yz"]
+            otype = _TP[ydt]
+        if not b_const:
+            feeds["B"] = consts.pop("B")
+        attrs = {"transA": trans_a, "transB": trans_b, "alpha": alpha}
+        return node_model("QGemm", feeds, [("Y", otype)], consts=consts, inputs=names, attrs=attrs), feeds
+    return build
+
+
+CASES = [
+    Case("QLinearAdd_u8_same", _binary("QLinearAdd", (2, 3, 37), (2, 3, 37), np.uint8, 1)),
+    Case("QLinearAdd_i8_same", _binary("QLinearAdd", (2, 3, 37), (2, 3, 37), np.int8, 2)),
+    Case("QLinearAdd_u8_scalarB", _binary("QLinearAdd", (3, 41), (1,), np.uint8, 3)),
+    Case("QLinearAdd_i8_scalarA", _binary("QLinearAdd", (), (5, 19), np.int8, 4)),
+    Case("QLinearAdd_u8_perchannel", _binary("QLinearAdd", (2, 5, 7, 9), (5, 1, 1), np.uint8, 5)),
+    Case("QLinearAdd_i8_rowbcast", _binary("QLinearAdd", (4, 1, 13), (6, 1), np.int8, 6)),
+    Case("QLinearAdd_u8_bothbcast", _binary("QLinearAdd", (3, 1, 5), (1, 4, 1), np.uint8, 7)),
+    Case("QLinearAdd_u8_bigratio", _binary("QLinearAdd", (300,), (300,), np.uint8, 8, scales=(0.5, 0.001, 0.004))),
+    Case("QLinearMul_u8_same", _binary("QLinearMul", (2, 3, 37), (2, 3, 37), np.uint8, 11)),
+    Case("QLinearMul_i8_same", _binary("QLinearMul", (2, 3, 37), (2, 3, 37), np.int8, 12, scales=(0.05, 0.02, 0.5))),
+    Case("QLinearMul_u8_perchannel", _binary("QLinearMul", (2, 5, 7, 9), (5, 1, 1), np.uint8, 13,
+                                             scales=(0.05, 0.02, 0.3))),
+    Case("QLinearMul_i8_scalarB", _binary("QLinearMul", (3, 41), (), np.int8, 14, scales=(0.05, 0.02, 0.3))),
+    Case("QLinearGlobalAveragePool_u8_nchw", _gap((2, 5, 7, 7), np.uint8, 0, 21)),
+    Case("QLinearGlobalAveragePool_i8_nchw", _gap((1, 3, 13, 11), np.int8, 0, 22)),
+    Case("QLinearGlobalAveragePool_u8_nhwc", _gap((2, 6, 5, 9), np.uint8, 1, 23)),
+    Case("QLinearGlobalAveragePool_i8_3d", _gap((3, 4, 17), np.int8, 0, 24)),
+    Case("QGemm_u8s8_basic", _qgemm(5, 37, 11, np.uint8, np.int8, 31)),
+    Case("QGemm_u8u8_transB_bias", _qgemm(3, 19, 13, np.uint8, np.uint8, 32, trans_b=1, c_shape=(13,))),
+    Case("QGemm_s8s8_transA_perCol", _qgemm(4, 23, 9, np.int8, np.int8, 33, trans_a=1, per_col=True, c_shape=(4, 9))),
+    Case("QGemm_u8s8_alpha_float_out", _qgemm(6, 17, 10, np.uint8, np.int8, 34, alpha=0.5, out_dt=None,
+                                              c_shape=(1, 10)), rtol=1e-6, atol=1e-6),
+    Case("QGemm_u8s8_perCol_float_out", _qgemm(2, 40, 7, np.uint8, np.int8, 35, per_col=True, out_dt=None),
+         rtol=1e-6, atol=1e-6),
+    Case("QGemm_u8s8_nonconstB_colbias", _qgemm(7, 9, 5, np.uint8, np.int8, 36, c_shape=(7, 1), b_const=False)),
+]

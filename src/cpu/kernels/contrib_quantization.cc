@@ -1,0 +1,340 @@
+// ONNX Runtime's quantized contrib ops (com.microsoft), the ones its
+// quantizer emits in QOperator format: QLinearAdd, QLinearMul,
+// QLinearGlobalAveragePool, QGemm, QLinearConcat, QLinearSigmoid,
+// QLinearLeakyRelu, QLinearWhere.
+//
+// Requantization follows ORT's float order of operations (checked by
+// experiment against onnxruntime) so that results are bit-equal: a value is
+// scaled in float32 and rounded half to even, then saturated.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_provider.h"
+#include "cpu/gemm.h"
+#include "kernels/broadcast.h"
+#include "kernels/dispatch.h"
+
+namespace onyx {
+namespace {
+
+const char* kMicrosoft = "com.microsoft";
+
+// Round half to even, then clamp to Q's range (NaN -> 0).
+template <class Q>
+Q saturate(float v) {
+  float r = std::nearbyint(v);
+  constexpr float lo = static_cast<float>(std::numeric_limits<Q>::lowest());
+  constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
+  if (std::isnan(r)) return Q(0);
+  return static_cast<Q>(std::min(std::max(r, lo), hi));
+}
+
+// float32 fused multiply-add a * b + c with a single rounding, for a small
+// integer a: the product is exact in double, so only the sum rounds twice,
+// which (rarely) matters only at a float midpoint. ORT's AVX2 kernels use FMA.
+inline float fma_small_int(float a, float b, float c) {
+  return static_cast<float>(static_cast<double>(a) * static_cast<double>(b) + static_cast<double>(c));
+}
+
+template <class F>
+decltype(auto) dispatch_q8(DataType t, const std::string& what, F&& f) {
+  switch (t) {
+    case DataType::UInt8: return f(TypeTag<uint8_t>{});
+    case DataType::Int8: return f(TypeTag<int8_t>{});
+    default: kernel_fail(what + " must be uint8 or int8, got " + dtype_name(t));
+  }
+}
+
+// A per-tensor scale (float scalar) and zero point (scalar of the quantized
+// type, 0 when omitted).
+struct QParam {
+  float scale = 1.f;
+  int32_t zero = 0;
+};
+
+QParam read_qparam(const KernelContext& ctx, size_t scale_idx, size_t zp_idx, DataType qtype, const std::string& name) {
+  const Tensor& s = ctx.input(scale_idx);
+  if (s.dtype() != DataType::Float) kernel_fail(name + "_scale must be float, got " + dtype_name(s.dtype()));
+  if (s.numel() != 1) kernel_fail(name + "_scale must be a scalar, got shape " + shape_to_string(s.shape()));
+  QParam p;
+  p.scale = s.data<float>()[0];
+  if (ctx.has_input(zp_idx)) {
+    const Tensor& z = ctx.input(zp_idx);
+    if (z.numel() != 1) kernel_fail(name + "_zero_point must be a scalar, got shape " + shape_to_string(z.shape()));
+    if (z.dtype() != qtype)
+      kernel_fail(name + "_zero_point type " + dtype_name(z.dtype()) + " differs from the quantized type " + dtype_name(qtype));
+    p.zero = static_cast<int32_t>(z.int_at(0));
+  }
+  return p;
+}
+
+// ---- QLinearAdd / QLinearMul ----
+
+// How ORT combines one output element from integer a and b (already widened
+// to float, zero points not subtracted). Scalar operands within a run are
+// folded into a constant first, as ORT does, which changes float rounding.
+struct AddMath {
+  float ra, rb, fixed;  // a/c and b/c scale ratios; zc - (ra*za + rb*zb)
+  AddMath(QParam a, QParam b, QParam c) {
+    ra = a.scale / c.scale;
+    rb = b.scale / c.scale;
+    fixed = static_cast<float>(c.zero) - (ra * static_cast<float>(a.zero) + rb * static_cast<float>(b.zero));
+  }
+  float both(float a, float b) const { return fma_small_int(a, ra, fma_small_int(b, rb, fixed)); }
+  float fold_a(float a) const { return fixed + a * ra; }
+  float fold_b(float b) const { return fixed + b * rb; }
+  float with_folded_b(float a, float folded) const { return fma_small_int(a, ra, folded); }
+  float with_folded_a(float b, float folded) const { return fma_small_int(b, rb, folded); }
+};
+
+template <class Q>
+void qlinear_add_run(const Q* a, int64_t sa, const Q* b, int64_t sb, Q* y, int64_t n, const AddMath& m) {
+  if (sb == 0 && sa != 0) {
+    float folded = m.fold_b(static_cast<float>(b[0]));
+    for (int64_t i = 0; i < n; ++i) y[i] = saturate<Q>(m.with_folded_b(static_cast<float>(a[i]), folded));
+  } else if (sa == 0 && sb != 0) {
+    float folded = m.fold_a(static_cast<float>(a[0]));
+    for (int64_t i = 0; i < n; ++i) y[i] = saturate<Q>(m.with_folded_a(static_cast<float>(b[i]), folded));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = saturate<Q>(m.both(static_cast<float>(a[i * sa]), static_cast<float>(b[i * sb])));
+  }
+}
+
+template <class Q>
+void qlinear_mul_run(const Q* a, int64_t sa, const Q* b, int64_t sb, Q* y, int64_t n, QParam pa, QParam pb, QParam pc) {
+  float ratio = pa.scale * pb.scale / pc.scale;
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t prod = (static_cast<int32_t>(a[i * sa]) - pa.zero) * (static_cast<int32_t>(b[i * sb]) - pb.zero);
+    y[i] = saturate<Q>(static_cast<float>(prod) * ratio + static_cast<float>(pc.zero));  // ORT adds zc before rounding
+  }
+}
+
+// Calls run(offset_a, stride_a, offset_b, stride_b, offset_y, count) over
+// runs along the innermost non-unit output dimension.
+template <class F>
+void for_each_broadcast_run(const Shape& as, const Shape& bs, const Shape& ys, F&& run) {
+  int64_t n = shape_numel(ys);
+  if (n == 0) return;
+  Shape out = ys;
+  while (out.size() > 1 && out.back() == 1) out.pop_back();
+  Shape a = as, b = bs;
+  auto trim = [&](Shape& s) {
+    while (s.size() > out.size()) {
+      if (s.back() != 1) break;
+      s.pop_back();
+    }
+  };
+  trim(a);
+  trim(b);
+  if (out.empty()) {
+    run(0, 1, 0, 1, 0, 1);
+    return;
+  }
+  std::vector<int64_t> sa = broadcast_strides(a, out), sb = broadcast_strides(b, out);
+  int rank = static_cast<int>(out.size());
+  int64_t inner = out[rank - 1];
+  std::vector<int64_t> idx(rank, 0);
+  int64_t oa = 0, ob = 0;
+  for (int64_t i = 0; i < n; i += inner) {
+    run(oa, sa[rank - 1], ob, sb[rank - 1], i, inner);
+    for (int d = rank - 2; d >= 0; --d) {
+      ++idx[d];
+      oa += sa[d];
+      ob += sb[d];
+      if (idx[d] < out[d]) break;
+      oa -= sa[d] * out[d];
+      ob -= sb[d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <bool kMul>
+void run_qlinear_binary(KernelContext& ctx) {
+  const char* op = kMul ? "QLinearMul" : "QLinearAdd";
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(3);
+  if (B.dtype() != A.dtype())
+    kernel_fail(std::string(op) + ": B type " + dtype_name(B.dtype()) + " differs from A type " + dtype_name(A.dtype()));
+  dispatch_q8(A.dtype(), std::string(op) + " input A", [&](auto tag) {
+    using Q = typename decltype(tag)::type;
+    QParam pa = read_qparam(ctx, 1, 2, A.dtype(), "A");
+    QParam pb = read_qparam(ctx, 4, 5, A.dtype(), "B");
+    QParam pc = read_qparam(ctx, 6, 7, A.dtype(), "C");
+    Shape ys = broadcast_shapes({A.shape(), B.shape()});
+    Tensor& Y = ctx.allocate_output(0, A.dtype(), ys);
+    const Q* a = A.data<Q>();
+    const Q* b = B.data<Q>();
+    Q* y = Y.data<Q>();
+    AddMath m(pa, pb, pc);
+    for_each_broadcast_run(A.shape(), B.shape(), ys, [&](int64_t oa, int64_t sa, int64_t ob, int64_t sb, int64_t oy, int64_t n) {
+      if constexpr (kMul) {
+        qlinear_mul_run(a + oa, sa, b + ob, sb, y + oy, n, pa, pb, pc);
+      } else {
+        qlinear_add_run(a + oa, sa, b + ob, sb, y + oy, n, m);
+      }
+    });
+  });
+}
+
+// ---- QLinearGlobalAveragePool ----
+
+void run_qlinear_global_average_pool(KernelContext& ctx, bool channels_last) {
+  const Tensor& X = ctx.input(0);
+  if (X.rank() < 3) kernel_fail("QLinearGlobalAveragePool input must have rank >= 3, got " + shape_to_string(X.shape()));
+  dispatch_q8(X.dtype(), "QLinearGlobalAveragePool input X", [&](auto tag) {
+    using Q = typename decltype(tag)::type;
+    QParam px = read_qparam(ctx, 1, 2, X.dtype(), "x");
+    QParam py = read_qparam(ctx, 3, 4, X.dtype(), "y");
+    const Shape& xs = X.shape();
+    int64_t N = xs[0];
+    int64_t C = channels_last ? xs.back() : xs[1];
+    int64_t image = X.numel() / std::max<int64_t>(N * C, 1);
+    Shape ys(xs.size(), 1);
+    ys[0] = N;
+    ys[channels_last ? xs.size() - 1 : 1] = C;
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), ys);
+    if (Y.numel() == 0) return;
+    // ORT sums in int32, removes the zero point once, and scales by
+    // x_scale / (y_scale * image_size).
+    float scale = px.scale / (py.scale * static_cast<float>(image));
+    int32_t bias = -px.zero * static_cast<int32_t>(image);
+    const Q* x = X.data<Q>();
+    Q* y = Y.data<Q>();
+    std::vector<int32_t> acc(static_cast<size_t>(C));
+    for (int64_t n = 0; n < N; ++n) {
+      std::fill(acc.begin(), acc.end(), bias);
+      const Q* xn = x + n * C * image;
+      if (channels_last) {
+        for (int64_t p = 0; p < image; ++p)
+          for (int64_t c = 0; c < C; ++c) acc[c] += xn[p * C + c];
+      } else {
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t p = 0; p < image; ++p) acc[c] += xn[c * image + p];
+      }
+      for (int64_t c = 0; c < C; ++c)
+        y[n * C + c] = saturate<Q>(std::nearbyint(static_cast<float>(acc[c]) * scale) + static_cast<float>(py.zero));
+    }
+  });
+}
+
+// ---- QGemm ----
+
+struct QGemmAttrs {
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.f;
+};
+
+// op(X) as int32 with zero points removed; zp has one value or one per
+// column of op(X) (only for B).
+std::vector<int32_t> widen_minus_zero(const Tensor& x, const Tensor* zp, bool per_col_of_op, bool trans, int64_t cols) {
+  std::vector<int32_t> out(static_cast<size_t>(x.numel()));
+  int64_t nz = zp ? zp->numel() : 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t col = per_col_of_op && nz > 1 ? (trans ? i / x.dim(1) : i % x.dim(1)) : 0;
+    int32_t z = zp ? static_cast<int32_t>(zp->int_at(nz > 1 ? col : 0)) : 0;
+    out[i] = static_cast<int32_t>(x.int_at(i)) - z;
+  }
+  (void)cols;
+  return out;
+}
+
+void run_qgemm(KernelContext& ctx, const QGemmAttrs& at) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(3);
+  if (A.rank() != 2 || B.rank() != 2)
+    kernel_fail("QGemm A and B must be 2-D, got " + shape_to_string(A.shape()) + " and " + shape_to_string(B.shape()));
+  dispatch_q8(A.dtype(), "QGemm input A", [](auto) {});
+  dispatch_q8(B.dtype(), "QGemm input B", [](auto) {});
+  const int64_t M = at.trans_a ? A.dim(1) : A.dim(0), K = at.trans_a ? A.dim(0) : A.dim(1);
+  const int64_t KB = at.trans_b ? B.dim(1) : B.dim(0), N = at.trans_b ? B.dim(0) : B.dim(1);
+  if (K != KB)
+    kernel_fail("QGemm inner dimensions differ: op(A) " + std::to_string(M) + "x" + std::to_string(K) + ", op(B) " +
+                std::to_string(KB) + "x" + std::to_string(N));
+  QParam pa = read_qparam(ctx, 1, 2, A.dtype(), "a");
+  const Tensor& bs = ctx.input(4);
+  if (bs.dtype() != DataType::Float) kernel_fail("QGemm b_scale must be float, got " + dtype_name(bs.dtype()));
+  if (bs.numel() != 1 && bs.numel() != N)
+    kernel_fail("QGemm b_scale must have 1 or N=" + std::to_string(N) + " values, got " + shape_to_string(bs.shape()));
+  const Tensor* bz = ctx.has_input(5) ? &ctx.input(5) : nullptr;
+  if (bz && bz->dtype() != B.dtype())
+    kernel_fail("QGemm b_zero_point type " + dtype_name(bz->dtype()) + " differs from B type " + dtype_name(B.dtype()));
+  if (bz && bz->numel() != 1 && bz->numel() != N)
+    kernel_fail("QGemm b_zero_point must have 1 or N=" + std::to_string(N) + " values, got " + shape_to_string(bz->shape()));
+  const Tensor* C = ctx.has_input(6) ? &ctx.input(6) : nullptr;
+  if (C && C->dtype() != DataType::Int32) kernel_fail("QGemm C must be int32, got " + dtype_name(C->dtype()));
+  std::vector<int64_t> c_off;
+  if (C) {
+    if (C->rank() > 2) kernel_fail("QGemm C must have rank <= 2, got " + shape_to_string(C->shape()));
+    Shape cs = C->shape();
+    for (size_t i = 0; i < cs.size(); ++i) {
+      int64_t want = i + cs.size() == 2 ? M : N;  // aligned from the right
+      if (cs[i] != 1 && cs[i] != want)
+        kernel_fail("QGemm C shape " + shape_to_string(cs) + " does not broadcast to " + std::to_string(M) + "x" +
+                    std::to_string(N));
+    }
+    c_off = broadcast_offsets(cs, {M, N});
+  }
+  bool quant_out = ctx.has_input(7);
+  DataType out_type = DataType::Float;
+  QParam py;
+  if (quant_out) {
+    out_type = ctx.has_input(8) ? ctx.input(8).dtype() : A.dtype();
+    dispatch_q8(out_type, "QGemm y_zero_point", [](auto) {});
+    py = read_qparam(ctx, 7, 8, out_type, "y");
+  }
+  std::vector<int32_t> a = widen_minus_zero(A, ctx.has_input(2) ? &ctx.input(2) : nullptr, false, at.trans_a, K);
+  std::vector<int32_t> b = widen_minus_zero(B, bz, true, at.trans_b, N);
+  std::vector<int32_t> acc(static_cast<size_t>(M * N));
+  if (M * N > 0)
+    gemm_ref<int32_t, int32_t>(at.trans_a, at.trans_b, M, N, K, 1, a.data(), A.dim(1), b.data(), B.dim(1), 0, acc.data(), N);
+  if (C)
+    for (int64_t i = 0; i < M * N; ++i) acc[i] += C->data<int32_t>()[c_off[i]];
+  Tensor& Y = ctx.allocate_output(0, out_type, {M, N});
+  // ORT's per-column multiplier: alpha * a_scale * b_scale[n] (/ y_scale).
+  std::vector<float> mult(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) {
+    float m = at.alpha * pa.scale * bs.data<float>()[bs.numel() == 1 ? 0 : n];
+    mult[n] = quant_out ? m / py.scale : m;
+  }
+  if (!quant_out) {
+    float* y = Y.data<float>();
+    for (int64_t i = 0; i < M * N; ++i) y[i] = static_cast<float>(acc[i]) * mult[i % N];
+    return;
+  }
+  dispatch_q8(out_type, "QGemm output", [&](auto tag) {
+    using Q = typename decltype(tag)::type;
+    Q* y = Y.data<Q>();
+    for (int64_t i = 0; i < M * N; ++i)
+      y[i] = saturate<Q>(std::nearbyint(static_cast<float>(acc[i]) * mult[i % N]) + static_cast<float>(py.zero));
+  });
+}
+
+}  // namespace
+
+void register_contrib_quantization(KernelRegistry& r) {
+  r.add("QLinearAdd", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_binary<false>; }),
+        kMicrosoft);
+  r.add("QLinearMul", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_binary<true>; }),
+        kMicrosoft);
+  r.add("QLinearGlobalAveragePool", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          bool channels_last = ic.get_int("channels_last", 0) != 0;
+          return [=](KernelContext& ctx) { run_qlinear_global_average_pool(ctx, channels_last); };
+        }),
+        kMicrosoft);
+  r.add("QGemm", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          QGemmAttrs at;
+          at.trans_a = ic.get_int("transA", 0) != 0;
+          at.trans_b = ic.get_int("transB", 0) != 0;
+          at.alpha = ic.get_float("alpha", 1.f);
+          return [=](KernelContext& ctx) { run_qgemm(ctx, at); };
+        }),
+        kMicrosoft);
+}
+
+}  // namespace onyx

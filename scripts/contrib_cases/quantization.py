@@ -100,3 +100,57 @@ CASES = [
          rtol=1e-6, atol=1e-6),
     Case("QGemm_u8s8_nonconstB_colbias", _qgemm(7, 9, 5, np.uint8, np.int8, 36, c_shape=(7, 1), b_const=False)),
 ]
+
+
+def _lookup(op, shape, dt, seed, attrs=None, same=False):
+    def build():
+        x = _q(shape, seed, dt)
+        z = 128 if dt == np.uint8 else 0
+        consts = {"xs": _scalar(0.05, np.float32), "xz": _scalar(z + 9, dt),
+                  "ys": _scalar(0.05 if same else 1 / 256 if op == "QLinearSigmoid" else 0.031, np.float32),
+                  "yz": _scalar(z + 9 if same else (0 if dt == np.uint8 else -128) if op == "QLinearSigmoid" else z - 7,
+                                dt)}
+        return node_model(op, {"X": x}, [("Y", _TP[dt])], consts=consts, attrs=attrs or {}), {"X": x}
+    return build
+
+
+def _concat(shapes, axis, dt, seed, params):
+    def build():
+        feeds, consts, names = {}, {"ys": _scalar(params[0][0], np.float32), "yz": _scalar(params[0][1], dt)}, ["ys", "yz"]
+        for k, shp in enumerate(shapes):
+            feeds[f"X{k}"] = _q(shp, seed + k, dt)
+            consts[f"s{k}"] = _scalar(params[k + 1][0], np.float32)
+            consts[f"z{k}"] = _scalar(params[k + 1][1], dt)
+            names += [f"X{k}", f"s{k}", f"z{k}"]
+        return node_model("QLinearConcat", feeds, [("Y", _TP[dt])], consts=consts, inputs=names,
+                          attrs={"axis": axis}), feeds
+    return build
+
+
+def _where(c_shape, x_shape, y_shape, dt, seed, same_x=False):
+    def build():
+        z = 128 if dt == np.uint8 else 0
+        cond = rand(c_shape, seed, np.int32, 0, 1).astype(bool)
+        x, y = _q(x_shape, seed + 1, dt), _q(y_shape, seed + 2, dt)
+        consts = {"xs": _scalar(0.02 if same_x else 0.03, np.float32), "xz": _scalar(z + (2 if same_x else 5), dt),
+                  "ys": _scalar(0.017, np.float32), "yz": _scalar(z - 3, dt),
+                  "zs": _scalar(0.02, np.float32), "zz": _scalar(z + 2, dt)}
+        feeds = {"C": cond, "X": x, "Y": y}
+        names = ["C", "X", "xs", "xz", "Y", "ys", "yz", "zs", "zz"]
+        return node_model("QLinearWhere", feeds, [("Z", _TP[dt])], consts=consts, inputs=names), feeds
+    return build
+
+
+CASES += [
+    Case("QLinearSigmoid_u8", _lookup("QLinearSigmoid", (3, 129), np.uint8, 41)),
+    Case("QLinearSigmoid_i8", _lookup("QLinearSigmoid", (2, 5, 31), np.int8, 42)),
+    Case("QLinearLeakyRelu_u8", _lookup("QLinearLeakyRelu", (3, 129), np.uint8, 43, {"alpha": 0.1})),
+    Case("QLinearLeakyRelu_i8_default", _lookup("QLinearLeakyRelu", (2, 5, 31), np.int8, 44)),
+    Case("QLinearLeakyRelu_u8_sameq", _lookup("QLinearLeakyRelu", (77,), np.uint8, 45, {"alpha": 0.3}, same=True)),
+    Case("QLinearConcat_u8_axis1", _concat([(2, 3, 5), (2, 4, 5), (2, 1, 5)], 1, np.uint8, 51,
+                                           [(0.05, 128), (0.05, 128), (0.03, 120), (0.08, 140)])),
+    Case("QLinearConcat_i8_lastaxis", _concat([(3, 7), (3, 2)], -1, np.int8, 52, [(0.04, 1), (0.02, -3), (0.04, 1)])),
+    Case("QLinearConcat_u8_axis0", _concat([(1, 6), (2, 6)], 0, np.uint8, 53, [(0.1, 10), (0.3, 0), (0.01, 250)])),
+    Case("QLinearWhere_u8_bcast", _where((4, 1), (1, 9), (4, 9), np.uint8, 61)),
+    Case("QLinearWhere_i8_samex", _where((2, 3, 5), (2, 3, 5), (5,), np.int8, 62, same_x=True)),
+]

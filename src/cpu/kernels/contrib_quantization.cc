@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
+#include "cpu/gemm_vmath.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -315,6 +317,132 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at) {
   });
 }
 
+// ---- table ops: QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearWhere ----
+
+// For every 8-bit code x: quantize(fn(dequantize(x))) with ORT's float steps
+// (x_scale * (x - x_zp), then / y_scale, round half to even, + y_zp).
+using Table = std::array<uint8_t, 256>;
+
+template <class Q, class Fn>
+Table build_table(QParam x, QParam y, Fn&& fn) {
+  std::array<float, 256> in{}, out{};
+  for (int i = 0; i < 256; ++i) {
+    Q code = static_cast<Q>(static_cast<uint8_t>(i));
+    in[i] = x.scale * static_cast<float>(static_cast<int32_t>(code) - x.zero);
+  }
+  fn(in.data(), out.data());
+  Table t{};
+  for (int i = 0; i < 256; ++i) {
+    Q q = saturate<Q>(std::nearbyint(out[i] / y.scale) + static_cast<float>(y.zero));
+    t[i] = static_cast<uint8_t>(q);
+  }
+  return t;
+}
+
+Table build_table_for(DataType t, QParam x, QParam y, const std::function<void(const float*, float*)>& fn) {
+  return dispatch_q8(t, "input", [&](auto tag) { return build_table<typename decltype(tag)::type>(x, y, fn); });
+}
+
+void apply_table(const Table& t, const Tensor& X, Tensor& Y) {
+  const uint8_t* x = static_cast<const uint8_t*>(X.raw());
+  uint8_t* y = static_cast<uint8_t*>(Y.raw());
+  for (int64_t i = 0; i < X.numel(); ++i) y[i] = t[x[i]];
+}
+
+// Inputs X, X_scale, X_zero_point?, Y_scale, Y_zero_point?.
+void run_lookup_op(KernelContext& ctx, const char* op, const std::function<void(const float*, float*)>& fn) {
+  const Tensor& X = ctx.input(0);
+  dispatch_q8(X.dtype(), std::string(op) + " input X", [](auto) {});
+  QParam px = read_qparam(ctx, 1, 2, X.dtype(), "X");
+  QParam py = read_qparam(ctx, 3, 4, X.dtype(), "Y");
+  Table t = build_table_for(X.dtype(), px, py, fn);
+  apply_table(t, X, ctx.allocate_output(0, X.dtype(), X.shape()));
+}
+
+const auto kIdentity = [](const float* in, float* out) { std::copy(in, in + 256, out); };
+
+bool same_params(QParam a, QParam b) { return a.scale == b.scale && a.zero == b.zero; }
+
+// Inputs Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) per input.
+void run_qlinear_concat(KernelContext& ctx, int64_t axis_attr) {
+  size_t n_in = ctx.num_inputs();
+  if (n_in < 5 || (n_in - 2) % 3 != 0)
+    kernel_fail("QLinearConcat needs Y_scale, Y_zero_point and (X, X_scale, X_zero_point) triples, got " +
+                std::to_string(n_in) + " inputs");
+  const Tensor& yz = ctx.input(1);
+  DataType qt = yz.dtype();
+  dispatch_q8(qt, "QLinearConcat Y_zero_point", [](auto) {});
+  QParam py = read_qparam(ctx, 0, 1, qt, "Y");
+  size_t count = (n_in - 2) / 3;
+  const Tensor& first = ctx.input(2);
+  int64_t rank = first.rank();
+  int64_t axis = normalize_axis(axis_attr, std::max<int64_t>(rank, 1));
+  Shape ys = first.shape();
+  ys[axis] = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const Tensor& X = ctx.input(2 + 3 * k);
+    if (X.dtype() != qt)
+      kernel_fail("QLinearConcat input " + std::to_string(k) + " type " + dtype_name(X.dtype()) + " differs from Y type " +
+                  dtype_name(qt));
+    if (X.rank() != rank) kernel_fail("QLinearConcat inputs must have the same rank");
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && X.dim(d) != first.dim(d))
+        kernel_fail("QLinearConcat input " + std::to_string(k) + " shape " + shape_to_string(X.shape()) +
+                    " differs from " + shape_to_string(first.shape()) + " outside axis " + std::to_string(axis));
+    ys[axis] += X.dim(axis);
+  }
+  Tensor& Y = ctx.allocate_output(0, qt, ys);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= ys[d];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= ys[d];
+  uint8_t* y = static_cast<uint8_t*>(Y.raw());
+  int64_t y_row = ys[axis] * inner, at = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const Tensor& X = ctx.input(2 + 3 * k);
+    QParam px = read_qparam(ctx, 3 + 3 * k, 4 + 3 * k, qt, "X" + std::to_string(k));
+    bool copy = same_params(px, py);
+    Table t = copy ? Table{} : build_table_for(qt, px, py, kIdentity);
+    const uint8_t* x = static_cast<const uint8_t*>(X.raw());
+    int64_t row = X.dim(axis) * inner;
+    for (int64_t o = 0; o < outer; ++o) {
+      const uint8_t* src = x + o * row;
+      uint8_t* dst = y + o * y_row + at;
+      if (copy) std::copy(src, src + row, dst);
+      else
+        for (int64_t i = 0; i < row; ++i) dst[i] = t[src[i]];
+    }
+    at += row;
+  }
+}
+
+// Inputs condition, X, x_scale, x_zp, Y, y_scale, y_zp, z_scale, z_zp.
+void run_qlinear_where(KernelContext& ctx) {
+  const Tensor& C = ctx.input(0);
+  const Tensor& X = ctx.input(1);
+  const Tensor& Yin = ctx.input(4);
+  if (C.dtype() != DataType::Bool) kernel_fail("QLinearWhere condition must be bool, got " + dtype_name(C.dtype()));
+  DataType qt = X.dtype();
+  dispatch_q8(qt, "QLinearWhere input X", [](auto) {});
+  if (Yin.dtype() != qt) kernel_fail("QLinearWhere Y type " + dtype_name(Yin.dtype()) + " differs from X type " + dtype_name(qt));
+  QParam px = read_qparam(ctx, 2, 3, qt, "x");
+  QParam py = read_qparam(ctx, 5, 6, qt, "y");
+  QParam pz = read_qparam(ctx, 7, 8, qt, "z");
+  Table tx = build_table_for(qt, px, pz, kIdentity), ty = build_table_for(qt, py, pz, kIdentity);
+  bool copy_x = same_params(px, pz), copy_y = same_params(py, pz);
+  Shape zs = broadcast_shapes({C.shape(), X.shape(), Yin.shape()});
+  Tensor& Z = ctx.allocate_output(0, qt, zs);
+  std::vector<int64_t> oc = broadcast_offsets(C.shape(), zs), ox = broadcast_offsets(X.shape(), zs),
+                       oy = broadcast_offsets(Yin.shape(), zs);
+  const bool* c = C.data<bool>();
+  const uint8_t* x = static_cast<const uint8_t*>(X.raw());
+  const uint8_t* yv = static_cast<const uint8_t*>(Yin.raw());
+  uint8_t* z = static_cast<uint8_t*>(Z.raw());
+  for (int64_t i = 0; i < Z.numel(); ++i) {
+    if (c[oc[i]]) z[i] = copy_x ? x[ox[i]] : tx[x[ox[i]]];
+    else z[i] = copy_y ? yv[oy[i]] : ty[yv[oy[i]]];
+  }
+}
+
 }  // namespace
 
 void register_contrib_quantization(KernelRegistry& r) {
@@ -334,6 +462,28 @@ void register_contrib_quantization(KernelRegistry& r) {
           at.alpha = ic.get_float("alpha", 1.f);
           return [=](KernelContext& ctx) { run_qgemm(ctx, at); };
         }),
+        kMicrosoft);
+  r.add("QLinearSigmoid", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) {
+          return [](KernelContext& ctx) {
+            run_lookup_op(ctx, "QLinearSigmoid", [](const float* in, float* out) { vm::sigmoid(in, out, 256); });
+          };
+        }),
+        kMicrosoft);
+  r.add("QLinearLeakyRelu", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          float alpha = ic.get_float("alpha", 0.01f);
+          return [=](KernelContext& ctx) {
+            run_lookup_op(ctx, "QLinearLeakyRelu", [=](const float* in, float* out) {
+              for (int i = 0; i < 256; ++i) out[i] = in[i] >= 0.f ? in[i] : alpha * in[i];
+            });
+          };
+        }),
+        kMicrosoft);
+  r.add("QLinearConcat", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          int64_t axis = ic.get_int("axis");
+          return [=](KernelContext& ctx) { run_qlinear_concat(ctx, axis); };
+        }),
+        kMicrosoft);
+  r.add("QLinearWhere", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_where; }),
         kMicrosoft);
 }
 

@@ -2,9 +2,9 @@
 QLinearGlobalAveragePool, QGemm, QLinearConcat, QLinearSigmoid,
 QLinearLeakyRelu, QLinearWhere. Integer outputs must equal ORT's exactly."""
 import numpy as np
-from onnx import TensorProto
+from onnx import TensorProto, helper
 
-from . import Case, node_model, rand
+from . import MS, Case, node_model, rand
 
 _TP = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
 
@@ -153,4 +153,64 @@ CASES += [
     Case("QLinearConcat_u8_axis0", _concat([(1, 6), (2, 6)], 0, np.uint8, 53, [(0.1, 10), (0.3, 0), (0.01, 250)])),
     Case("QLinearWhere_u8_bcast", _where((4, 1), (1, 9), (4, 9), np.uint8, 61)),
     Case("QLinearWhere_i8_samex", _where((2, 3, 5), (2, 3, 5), (5,), np.int8, 62, same_x=True)),
+]
+
+
+def _qdq(op, shape, qdt, seed, per_axis=None, x_dt=np.float32, zp=True):
+    def build():
+        n = shape[per_axis] if per_axis is not None else None
+        scale = rand((n,), seed, np.float32, 0.01, 0.05) if n else _scalar(0.02, np.float32)
+        if qdt in ("int4", "uint4"):
+            lo, hi = (-8, 7) if qdt == "int4" else (0, 15)
+            tp = TensorProto.INT4 if qdt == "int4" else TensorProto.UINT4
+        else:
+            lo, hi = np.iinfo(qdt).min, np.iinfo(qdt).max
+            tp = helper.np_dtype_to_tensor_dtype(np.dtype(qdt))
+        zpv = rand((n,) if n else (), seed + 1, np.int32, lo // 4, hi // 4)
+        zp_t = helper.make_tensor("zp", tp, zpv.shape, zpv.reshape(-1).tolist())
+        attrs = {"axis": per_axis} if per_axis is not None else {}
+        if op == "QuantizeLinear":
+            x = rand(shape, seed + 2, np.float32, -3, 3).astype(x_dt)
+            scale_c = scale.astype(x_dt)
+            out_t = tp
+        else:
+            x = rand(shape, seed + 2, np.int32, lo, hi)
+            scale_c = scale
+            out_t = TensorProto.FLOAT
+        m = node_model(op, {}, [("Y", out_t)], consts={"s": scale_c}, inputs=["X", "s"] + (["zp"] if zp else []),
+                       attrs=attrs)
+        g = m.graph
+        if op == "QuantizeLinear":
+            g.input.append(helper.make_tensor_value_info("X", helper.np_dtype_to_tensor_dtype(x.dtype), x.shape))
+            feeds = {"X": x}
+        else:
+            g.initializer.append(helper.make_tensor("X", tp, x.shape, x.reshape(-1).tolist()))
+            feeds = {}
+        if zp:
+            g.initializer.append(zp_t)
+        if op == "QuantizeLinear" and isinstance(qdt, str):
+            # ORT cannot return int4 tensors: read them back through DequantizeLinear
+            g.node[0].output[0] = "Yq"
+            g.node.append(helper.make_node("DequantizeLinear", ["Yq", "s"] + (["zp"] if zp else []), ["Y"], domain=MS,
+                                           **attrs))
+            g.output[0].type.tensor_type.elem_type = TensorProto.FLOAT
+        return m, feeds
+    return build
+
+
+CASES += [
+    Case("ms_QuantizeLinear_u8", _qdq("QuantizeLinear", (3, 17), np.uint8, 71)),
+    Case("ms_QuantizeLinear_i8_axis1", _qdq("QuantizeLinear", (2, 5, 7), np.int8, 72, per_axis=1)),
+    Case("ms_QuantizeLinear_u16_axis0", _qdq("QuantizeLinear", (4, 9), np.uint16, 73, per_axis=0)),
+    Case("ms_QuantizeLinear_i16", _qdq("QuantizeLinear", (5, 11), np.int16, 74)),
+    Case("ms_QuantizeLinear_i4_axis1", _qdq("QuantizeLinear", (3, 6), "int4", 75, per_axis=1)),
+    Case("ms_QuantizeLinear_u4", _qdq("QuantizeLinear", (3, 7), "uint4", 76)),
+    Case("ms_QuantizeLinear_f16_in", _qdq("QuantizeLinear", (3, 17), np.int8, 77, x_dt=np.float16)),
+    Case("ms_QuantizeLinear_nozp", _qdq("QuantizeLinear", (3, 17), np.uint8, 78, zp=False)),
+    Case("ms_DequantizeLinear_u8", _qdq("DequantizeLinear", (3, 17), np.uint8, 81)),
+    Case("ms_DequantizeLinear_i8_axis1", _qdq("DequantizeLinear", (2, 5, 7), np.int8, 82, per_axis=1)),
+    Case("ms_DequantizeLinear_i16_axis0", _qdq("DequantizeLinear", (4, 9), np.int16, 83, per_axis=0)),
+    Case("ms_DequantizeLinear_u16", _qdq("DequantizeLinear", (4, 9), np.uint16, 84)),
+    Case("ms_DequantizeLinear_i4", _qdq("DequantizeLinear", (3, 7), "int4", 85)),
+    Case("ms_DequantizeLinear_u4_axis0", _qdq("DequantizeLinear", (3, 7), "uint4", 86, per_axis=0)),
 ]

@@ -136,12 +136,14 @@ bool is_quant_type(DataType t) {
          (dtype_is_small_float(t) && t != DataType::Float8E8M0);
 }
 
-KernelFactory quantize_factory() {
-  return lambda_factory([](const KernelInitContext& ic) {
+// default_precision: the float type x / y_scale is computed in when the
+// `precision` attribute is absent (0: the scale's type, as the spec says).
+KernelFactory quantize_factory(DataType default_precision = DataType::Undefined) {
+  return lambda_factory([=](const KernelInitContext& ic) {
     int64_t axis = ic.get_int("axis", 1);
     int64_t block = ic.get_int("block_size", 0);
     int64_t out_dtype = ic.get_int("output_dtype", 0);
-    int64_t precision = ic.get_int("precision", 0);
+    int64_t precision = ic.get_int("precision", static_cast<int64_t>(default_precision));
     bool saturate = ic.get_int("saturate", 1) != 0;
     return [=](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
@@ -397,6 +399,11 @@ void register_quantization(KernelRegistry& r) {
   // 25, float6 in 28; `precision` and `output_dtype` attributes).
   r.add("QuantizeLinear", 10, 28, quantize_factory());
   r.add("DequantizeLinear", 10, 28, dequantize_factory());
+  // ORT's com.microsoft versions (per-tensor or per-axis; int4 to int16): the
+  // same arithmetic as the standard ops, except that ORT divides float16 input
+  // in float32.
+  r.add("QuantizeLinear", 1, kMaxOpset, quantize_factory(DataType::Float), "com.microsoft");
+  r.add("DequantizeLinear", 1, kMaxOpset, dequantize_factory(), "com.microsoft");
   r.add("DynamicQuantizeLinear", 11, kMaxOpset, dynamic_quantize_factory());
   r.add("QLinearConv", 10, kMaxOpset, qlinear_conv_factory());
 }

@@ -214,3 +214,52 @@ CASES += [
     Case("ms_DequantizeLinear_i4", _qdq("DequantizeLinear", (3, 7), "int4", 85)),
     Case("ms_DequantizeLinear_u4_axis0", _qdq("DequantizeLinear", (3, 7), "uint4", 86, per_axis=0)),
 ]
+
+
+def _mmitf(a_shape, b_shape, adt, bdt, seed, per_col=False, bias=False, zps=True, dynamic=False):
+    def build():
+        N = b_shape[-1]
+        b = _q(b_shape, seed + 1, bdt)
+        bs = rand((N,), seed + 2, np.float32, 0.001, 0.01) if per_col else _scalar(0.004, np.float32)
+        bz = (rand((N,), seed + 3, bdt, 100, 150) if bdt == np.uint8 else rand((N,), seed + 3, bdt, -5, 5)) \
+            if per_col else _scalar(128 if bdt == np.uint8 else 1, bdt)
+        consts = {"B": b}
+        if dynamic:
+            a = rand(a_shape, seed, np.float32, -2, 3)
+            consts.update({"bs": bs})
+            names = ["A", "B", "bs"]
+            if zps:
+                consts["bz"] = bz
+                names.append("bz")
+            else:
+                names.append("")
+        else:
+            a = _q(a_shape, seed, adt)
+            consts.update({"as": _scalar(0.02, np.float32), "bs": bs})
+            names = ["A", "B", "as", "bs"]
+            if zps:
+                consts.update({"az": _scalar(120 if adt == np.uint8 else -3, adt), "bz": bz})
+                names += ["az", "bz"]
+            else:
+                names += ["", ""]
+        if bias:
+            consts["bias"] = rand((N,), seed + 4, np.float32, -1, 1)
+            names.append("bias")
+        op = "DynamicQuantizeMatMul" if dynamic else "MatMulIntegerToFloat"
+        return node_model(op, {"A": a}, [("Y", TensorProto.FLOAT)], consts=consts, inputs=names), {"A": a}
+    return build
+
+
+CASES += [
+    Case("MatMulIntegerToFloat_u8s8", _mmitf((5, 33), (33, 7), np.uint8, np.int8, 91), rtol=1e-6, atol=1e-6),
+    Case("MatMulIntegerToFloat_u8u8_3d_percol_bias", _mmitf((2, 3, 19), (19, 9), np.uint8, np.uint8, 92, per_col=True,
+                                                            bias=True), rtol=1e-6, atol=1e-6),
+    Case("MatMulIntegerToFloat_s8s8_nozp", _mmitf((4, 17), (17, 6), np.int8, np.int8, 93, zps=False, bias=True),
+         rtol=1e-6, atol=1e-6),
+    Case("DynamicQuantizeMatMul_s8", _mmitf((2, 5, 21), (21, 11), None, np.int8, 94, dynamic=True, bias=True),
+         rtol=1e-6, atol=1e-6),
+    Case("DynamicQuantizeMatMul_u8_percol", _mmitf((6, 13), (13, 5), None, np.uint8, 95, dynamic=True, per_col=True),
+         rtol=1e-6, atol=1e-6),
+    Case("DynamicQuantizeMatMul_s8_nozp", _mmitf((3, 40), (40, 8), None, np.int8, 96, dynamic=True, zps=False),
+         rtol=1e-6, atol=1e-6),
+]

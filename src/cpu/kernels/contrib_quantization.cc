@@ -17,6 +17,7 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/matmul_plan.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -443,6 +444,83 @@ void run_qlinear_where(KernelContext& ctx) {
   }
 }
 
+// ---- MatMulIntegerToFloat, DynamicQuantizeMatMul ----
+
+// y = float((A - a_zp) x (B - b_zp)) * (a_scale * b_scale[n]) + bias[n], the
+// float steps of ORT's scale-and-bias output stage.
+void integer_matmul_to_float(KernelContext& ctx, const Tensor& A, const std::vector<int32_t>& a, float a_scale,
+                             const Tensor& B, const Tensor& b_scale, const Tensor* b_zp, const Tensor* bias) {
+  MatMulPlan p = plan_matmul(A.shape(), B.shape());
+  if (b_scale.dtype() != DataType::Float) kernel_fail("b_scale must be float, got " + dtype_name(b_scale.dtype()));
+  if (b_scale.numel() != 1 && !(b_scale.rank() == 1 && b_scale.numel() == p.N))
+    kernel_fail("b_scale must be a scalar or have N=" + std::to_string(p.N) + " values, got shape " +
+                shape_to_string(b_scale.shape()));
+  if (b_zp && b_zp->numel() != 1 && !(b_zp->rank() == 1 && b_zp->numel() == p.N))
+    kernel_fail("b_zero_point must be a scalar or have N=" + std::to_string(p.N) + " values, got shape " +
+                shape_to_string(b_zp->shape()));
+  if (bias && (bias->dtype() != DataType::Float || bias->rank() != 1 || bias->numel() != p.N))
+    kernel_fail("bias must be a float vector of N=" + std::to_string(p.N) + " values, got " + dtype_name(bias->dtype()) +
+                " " + shape_to_string(bias->shape()));
+  std::vector<int32_t> b = subtract_zero_point(B, b_zp, false, "B");
+  std::vector<int32_t> acc(static_cast<size_t>(shape_numel(p.out_shape)));
+  if (!acc.empty()) int_matmul(p, a.data(), b.data(), acc.data());
+  std::vector<float> mult(static_cast<size_t>(p.N));
+  for (int64_t n = 0; n < p.N; ++n) mult[n] = a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : n];
+  Tensor& Y = ctx.allocate_output(0, DataType::Float, p.out_shape);
+  float* y = Y.data<float>();
+  const float* bv = bias ? bias->data<float>() : nullptr;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    int64_t n = static_cast<int64_t>(i) % p.N;
+    y[i] = static_cast<float>(acc[i]) * mult[n] + (bv ? bv[n] : 0.f);
+  }
+}
+
+// Inputs A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?.
+void run_matmul_integer_to_float(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  const Tensor& as = ctx.input(2);
+  if (as.dtype() != DataType::Float || as.numel() != 1)
+    kernel_fail("MatMulIntegerToFloat a_scale must be a float scalar, got " + dtype_name(as.dtype()) + " " +
+                shape_to_string(as.shape()));
+  const Tensor* az = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+  if (az && az->numel() != 1) kernel_fail("MatMulIntegerToFloat a_zero_point must be a scalar");
+  if (az && az->dtype() != A.dtype()) kernel_fail("MatMulIntegerToFloat a_zero_point type differs from A");
+  const Tensor* bz = ctx.has_input(5) ? &ctx.input(5) : nullptr;
+  if (bz && bz->dtype() != B.dtype()) kernel_fail("MatMulIntegerToFloat b_zero_point type differs from B");
+  std::vector<int32_t> a = subtract_zero_point(A, az, true, "A");
+  integer_matmul_to_float(ctx, A, a, as.data<float>()[0], B, ctx.input(3), bz, ctx.has_input(6) ? &ctx.input(6) : nullptr);
+}
+
+// A quantized to uint8 per tensor from its range extended to 0, as ORT's
+// dynamic quantization does (scale 1 for an all-zero A).
+std::vector<int32_t> dynamic_quantize_minus_zero(const Tensor& A, float& scale) {
+  const float* x = A.data<float>();
+  float lo = 0.f, hi = 0.f;
+  for (int64_t i = 0; i < A.numel(); ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  scale = hi == lo ? 1.f : (hi - lo) / 255.f;
+  float zp = std::nearbyint(std::min(255.f, std::max(0.f, 0.f - lo / scale)));
+  std::vector<int32_t> out(static_cast<size_t>(A.numel()));
+  for (int64_t i = 0; i < A.numel(); ++i)
+    out[i] = static_cast<int32_t>(saturate<uint8_t>(std::nearbyint(x[i] / scale) + zp)) - static_cast<int32_t>(zp);
+  return out;
+}
+
+// Inputs A (float), B, b_scale, b_zero_point?, bias?.
+void run_dynamic_quantize_matmul(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  if (A.dtype() != DataType::Float) kernel_fail("DynamicQuantizeMatMul A must be float, got " + dtype_name(A.dtype()));
+  const Tensor* bz = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  if (bz && bz->dtype() != B.dtype()) kernel_fail("DynamicQuantizeMatMul b_zero_point type differs from B");
+  float a_scale = 1.f;
+  std::vector<int32_t> a = dynamic_quantize_minus_zero(A, a_scale);
+  integer_matmul_to_float(ctx, A, a, a_scale, B, ctx.input(2), bz, ctx.has_input(4) ? &ctx.input(4) : nullptr);
+}
+
 }  // namespace
 
 void register_contrib_quantization(KernelRegistry& r) {
@@ -482,6 +560,10 @@ void register_contrib_quantization(KernelRegistry& r) {
           int64_t axis = ic.get_int("axis");
           return [=](KernelContext& ctx) { run_qlinear_concat(ctx, axis); };
         }),
+        kMicrosoft);
+  r.add("MatMulIntegerToFloat", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_matmul_integer_to_float; }),
+        kMicrosoft);
+  r.add("DynamicQuantizeMatMul", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_dynamic_quantize_matmul; }),
         kMicrosoft);
   r.add("QLinearWhere", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_where; }),
         kMicrosoft);

@@ -4,20 +4,11 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
+#include "cpu/matmul_plan.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
-namespace {
-
-// Numpy matmul shapes: A [..., M, K] (or [K]) times B [..., K, N] (or [K]).
-struct MatMulPlan {
-  Shape out_shape;
-  int64_t M = 0, N = 0, K = 0;
-  int64_t batches = 1;
-  std::vector<int64_t> a_off, b_off;  // element offsets of each batch's matrices
-};
-
 MatMulPlan plan_matmul(const Shape& as, const Shape& bs) {
   if (as.empty() || bs.empty())
     kernel_fail("MatMul operands must have rank >= 1, got " + shape_to_string(as) + " and " + shape_to_string(bs));
@@ -54,6 +45,41 @@ MatMulPlan plan_matmul(const Shape& as, const Shape& bs) {
   for (auto& o : p.b_off) o *= p.K * p.N;
   return p;
 }
+
+std::vector<int32_t> subtract_zero_point(const Tensor& x, const Tensor* zp, bool per_row, const char* name) {
+  std::vector<int32_t> out(static_cast<size_t>(x.numel()));
+  if (x.dtype() != DataType::UInt8 && x.dtype() != DataType::Int8)
+    kernel_fail(std::string(name) + " must be uint8 or int8, got " + dtype_name(x.dtype()));
+  if (!zp || zp->numel() == 1) {
+    int32_t z = zp ? static_cast<int32_t>(zp->int_at(0)) : 0;
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = static_cast<int32_t>(x.int_at(i)) - z;
+    return out;
+  }
+  if (zp->dtype() != x.dtype()) kernel_fail(std::string(name) + " zero point type differs from its input");
+  Shape xs = x.shape(), zs = zp->shape();
+  if (xs.size() == 1) xs.insert(per_row ? xs.begin() : xs.end(), 1);
+  if (per_row && zs.size() == 1) zs.push_back(1);  // [M] -> [M, 1]
+  // validate broadcastability into x
+  if (zs.size() > xs.size()) kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not fit");
+  for (size_t i = 0; i < zs.size(); ++i) {
+    int64_t zd = zs[zs.size() - 1 - i], xd = xs[xs.size() - 1 - i];
+    if (zd != 1 && zd != xd)
+      kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not match input " +
+                  shape_to_string(x.shape()));
+  }
+  std::vector<int64_t> off = broadcast_offsets(zs, xs);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    out[i] = static_cast<int32_t>(x.int_at(i)) - static_cast<int32_t>(zp->int_at(off[i]));
+  return out;
+}
+
+void int_matmul(const MatMulPlan& p, const int32_t* a, const int32_t* b, int32_t* y) {
+  for (int64_t i = 0; i < p.batches; ++i)
+    gemm_ref<int32_t, int32_t>(false, false, p.M, p.N, p.K, 1, a + p.a_off[i], p.K, b + p.b_off[i], p.N, 0,
+                               y + i * p.M * p.N, p.N);
+}
+
+namespace {
 
 template <class T>
 Tensor to_float(const Tensor& t) {
@@ -239,42 +265,6 @@ std::unique_ptr<Kernel> make_gemm(const KernelInitContext& ic) {
 }
 
 // ---- integer matmuls ----
-
-// A's values as int32 minus its zero point (scalar, per row [M] or
-// broadcastable with a trailing 1 such as [D1, D2, M, 1]).
-std::vector<int32_t> subtract_zero_point(const Tensor& x, const Tensor* zp, bool per_row, const char* name) {
-  std::vector<int32_t> out(static_cast<size_t>(x.numel()));
-  if (x.dtype() != DataType::UInt8 && x.dtype() != DataType::Int8)
-    kernel_fail(std::string(name) + " must be uint8 or int8, got " + dtype_name(x.dtype()));
-  if (!zp || zp->numel() == 1) {
-    int32_t z = zp ? static_cast<int32_t>(zp->int_at(0)) : 0;
-    for (int64_t i = 0; i < x.numel(); ++i) out[i] = static_cast<int32_t>(x.int_at(i)) - z;
-    return out;
-  }
-  if (zp->dtype() != x.dtype()) kernel_fail(std::string(name) + " zero point type differs from its input");
-  Shape xs = x.shape(), zs = zp->shape();
-  if (xs.size() == 1) xs.insert(per_row ? xs.begin() : xs.end(), 1);
-  if (per_row && zs.size() == 1) zs.push_back(1);  // [M] -> [M, 1]
-  // validate broadcastability into x
-  if (zs.size() > xs.size()) kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not fit");
-  for (size_t i = 0; i < zs.size(); ++i) {
-    int64_t zd = zs[zs.size() - 1 - i], xd = xs[xs.size() - 1 - i];
-    if (zd != 1 && zd != xd)
-      kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not match input " +
-                  shape_to_string(x.shape()));
-  }
-  std::vector<int64_t> off = broadcast_offsets(zs, xs);
-  for (int64_t i = 0; i < x.numel(); ++i)
-    out[i] = static_cast<int32_t>(x.int_at(i)) - static_cast<int32_t>(zp->int_at(off[i]));
-  return out;
-}
-
-// int32 batched matmul of prepared operands into y (out_shape of the plan).
-void int_matmul(const MatMulPlan& p, const int32_t* a, const int32_t* b, int32_t* y) {
-  for (int64_t i = 0; i < p.batches; ++i)
-    gemm_ref<int32_t, int32_t>(false, false, p.M, p.N, p.K, 1, a + p.a_off[i], p.K, b + p.b_off[i], p.N, 0,
-                               y + i * p.M * p.N, p.N);
-}
 
 void run_matmul_integer(KernelContext& ctx) {
   const Tensor& A = ctx.input(0);

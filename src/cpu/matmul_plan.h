@@ -1,0 +1,29 @@
+// Numpy-matmul shape planning and the int32 matmul shared by MatMul,
+// MatMulInteger, QLinearMatMul and ORT's quantized matmul contrib ops.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "onyx/tensor.h"
+
+namespace onyx {
+
+// Numpy matmul shapes: A [..., M, K] (or [K]) times B [..., K, N] (or [K]).
+struct MatMulPlan {
+  Shape out_shape;
+  int64_t M = 0, N = 0, K = 0;
+  int64_t batches = 1;
+  std::vector<int64_t> a_off, b_off;  // element offsets of each batch's matrices
+};
+
+MatMulPlan plan_matmul(const Shape& as, const Shape& bs);
+
+// x's values (uint8 or int8) as int32 minus its zero point: a scalar, one per
+// row [M] of A (per_row) or one per column [N] of B, or any shape
+// broadcastable into x such as [D1, D2, M, 1].
+std::vector<int32_t> subtract_zero_point(const Tensor& x, const Tensor* zp, bool per_row, const char* name);
+
+// int32 batched matmul of prepared operands into y (out_shape of the plan).
+void int_matmul(const MatMulPlan& p, const int32_t* a, const int32_t* b, int32_t* y);
+
+}  // namespace onyx

@@ -169,3 +169,26 @@ TEST(ContribQuantization, BadInputsFail) {
 
 }  // namespace
 }  // namespace onyx::test
+
+namespace onyx::test {
+namespace {
+
+// 300 products of 255 * -255 exceed float's exact-integer range, so this
+// channel must take the int32 path and still give the exact sum.
+TEST(ContribQuantization, QLinearConvLargeSumsStayExact) {
+  const int64_t C = 300;
+  Tensor x(DataType::UInt8, {1, C, 1, 1});
+  Tensor w(DataType::UInt8, {1, C, 1, 1});
+  for (int64_t i = 0; i < C; ++i) {
+    x.data<uint8_t>()[i] = 255;
+    w.data<uint8_t>()[i] = 0;
+  }
+  // acc = 300 * 255 * -255 = -19507500; / 195075 = -100
+  auto y = run_op(make_node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"y"}),
+                  {x, Tensor::scalar<float>(1.f), Tensor::scalar<uint8_t>(0), w, Tensor::scalar<float>(1.f),
+                   Tensor::scalar<uint8_t>(255), Tensor::scalar<float>(195075.f), Tensor::scalar<int8_t>(0)});
+  EXPECT_EQ(to_vector<int8_t>(y[0]), (std::vector<int8_t>{-100}));
+}
+
+}  // namespace
+}  // namespace onyx::test

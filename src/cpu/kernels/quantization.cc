@@ -9,6 +9,7 @@
 
 #include "cpu/conv_geometry.h"
 #include "cpu/cpu_provider.h"
+#include "cpu/gemm.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -354,8 +355,25 @@ KernelFactory qlinear_conv_factory() {
       }
       float xsv = static_cast<float>(xs.float_at(0)), ysv = static_cast<float>(ys.float_at(0));
       float yzv = static_cast<float>(yz.int_at(0));
-      // im2col per (image, group): cols[Cg * ksize][out_size], then an int32 GEMM
-      std::vector<int32_t> cols(static_cast<size_t>(wper * out_size));
+      // The products and their sums are integers, so a float GEMM gives the
+      // int32 accumulation exactly while every partial sum stays below 2^24:
+      // true for output channel m when max|x - x_zp| * sum_j |w_mj - w_zp|
+      // < 2^24 (typical 8-bit weights). Other channels take the int32 loop.
+      int64_t xmax = 0;
+      for (int32_t v : xi) xmax = std::max<int64_t>(xmax, std::abs(v));
+      std::vector<char> exact(static_cast<size_t>(M));
+      bool all_exact = true;
+      for (int64_t m = 0; m < M; ++m) {
+        int64_t wsum = 0;
+        for (int64_t j = 0; j < wper; ++j) wsum += std::abs(wi[m * wper + j]);
+        exact[m] = xmax * wsum < (int64_t{1} << 24);
+        all_exact = all_exact && exact[m];
+      }
+      std::vector<float> xf(xi.begin(), xi.end()), wf(wi.begin(), wi.end());
+      // im2col per (image, group): cols[Cg * ksize][out_size], then the GEMM
+      std::vector<float> colf(static_cast<size_t>(wper * out_size));
+      std::vector<float> accf(static_cast<size_t>(Mg * out_size));
+      std::vector<int32_t> cols(all_exact ? 0 : static_cast<size_t>(wper * out_size));
       std::vector<int32_t> acc(static_cast<size_t>(out_size));
       dispatch_quant(yz.dtype(), [&](auto tag) {
         using Q = typename decltype(tag)::type;
@@ -363,23 +381,33 @@ KernelFactory qlinear_conv_factory() {
         for (int64_t n = 0; n < N; ++n)
           for (int64_t gi = 0; gi < group; ++gi) {
             for (int64_t c = 0; c < Cg; ++c) {
-              const int32_t* xp = xi.data() + (n * C + gi * Cg + c) * in_size;
+              int64_t base = (n * C + gi * Cg + c) * in_size;
               for (int64_t k = 0; k < ksize; ++k) {
-                int32_t* col = cols.data() + (c * ksize + k) * out_size;
                 const int64_t* op = offs.data() + k * out_size;
-                for (int64_t o = 0; o < out_size; ++o) col[o] = op[o] >= 0 ? xp[op[o]] : 0;
+                float* colp = colf.data() + (c * ksize + k) * out_size;
+                for (int64_t o = 0; o < out_size; ++o) colp[o] = op[o] >= 0 ? xf[base + op[o]] : 0.f;
+                if (all_exact) continue;
+                int32_t* col = cols.data() + (c * ksize + k) * out_size;
+                for (int64_t o = 0; o < out_size; ++o) col[o] = op[o] >= 0 ? xi[base + op[o]] : 0;
               }
             }
+            gemm_f32(false, false, Mg, out_size, wper, 1.f, wf.data() + gi * Mg * wper, wper, colf.data(), out_size,
+                     0.f, accf.data(), out_size, ctx.thread_pool());
             for (int64_t m = gi * Mg; m < (gi + 1) * Mg; ++m) {
               int32_t b0 = bias ? bias->data<int32_t>()[m] : 0;
               int32_t* a = acc.data();
-              for (int64_t o = 0; o < out_size; ++o) a[o] = b0;
-              const int32_t* wp = wi.data() + m * wper;
-              for (int64_t j = 0; j < wper; ++j) {
-                int32_t wv = wp[j];
-                if (wv == 0) continue;
-                const int32_t* col = cols.data() + j * out_size;
-                for (int64_t o = 0; o < out_size; ++o) a[o] += wv * col[o];
+              if (exact[m]) {
+                const float* af = accf.data() + (m - gi * Mg) * out_size;
+                for (int64_t o = 0; o < out_size; ++o) a[o] = b0 + static_cast<int32_t>(af[o]);
+              } else {
+                for (int64_t o = 0; o < out_size; ++o) a[o] = b0;
+                const int32_t* wp = wi.data() + m * wper;
+                for (int64_t j = 0; j < wper; ++j) {
+                  int32_t wv = wp[j];
+                  if (wv == 0) continue;
+                  const int32_t* col = cols.data() + j * out_size;
+                  for (int64_t o = 0; o < out_size; ++o) a[o] += wv * col[o];
+                }
               }
               float mult = xsv * static_cast<float>(ws.float_at(ws.numel() == 1 ? 0 : m)) / ysv;
               Q* yp = out + (n * M + m) * out_size;

@@ -263,3 +263,42 @@ CASES += [
     Case("DynamicQuantizeMatMul_s8_nozp", _mmitf((3, 40), (40, 8), None, np.int8, 96, dynamic=True, zps=False),
          rtol=1e-6, atol=1e-6),
 ]
+
+
+def _avgpool(shape, dt, seed, channels_last=0, **attrs):
+    def build():
+        x = _q(shape, seed, dt)
+        z = 128 if dt == np.uint8 else 0
+        consts = {"xs": _scalar(0.037, np.float32), "xz": _scalar(z + 3, dt),
+                  "ys": _scalar(0.029, np.float32), "yz": _scalar(z - 6, dt)}
+        a = dict(attrs)
+        a["channels_last"] = channels_last
+        return node_model("QLinearAveragePool", {"X": x}, [("Y", _TP[dt])], consts=consts, attrs=a), {"X": x}
+    return build
+
+
+def _nhwc_maxpool(shape, dt, seed, **attrs):
+    def build():
+        x = _q(shape, seed, dt)
+        return node_model("NhwcMaxPool", {"x": x}, [("y", _TP[dt])], attrs=attrs), {"x": x}
+    return build
+
+
+CASES += [
+    Case("QLinearAveragePool_u8_3x3_pad", _avgpool((2, 3, 9, 11), np.uint8, 101, kernel_shape=[3, 3],
+                                                   pads=[1, 1, 1, 1], strides=[2, 2])),
+    Case("QLinearAveragePool_i8_include_pad", _avgpool((1, 4, 7, 7), np.int8, 102, kernel_shape=[3, 2],
+                                                       pads=[1, 0, 1, 1], count_include_pad=1)),
+    Case("QLinearAveragePool_u8_nhwc_ceil", _avgpool((2, 8, 8, 5), np.uint8, 103, channels_last=1,
+                                                     kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)),
+    Case("QLinearAveragePool_u8_1d_same", _avgpool((2, 3, 17), np.uint8, 104, kernel_shape=[4],
+                                                   auto_pad="SAME_UPPER")),
+    Case("QLinearAveragePool_i8_3d", _avgpool((1, 2, 5, 6, 7), np.int8, 105, kernel_shape=[2, 3, 2],
+                                              strides=[1, 2, 2])),
+    Case("NhwcMaxPool_u8_3x3_s2_pad", _nhwc_maxpool((2, 9, 11, 5), np.uint8, 111, kernel_shape=[3, 3],
+                                                    strides=[2, 2], pads=[1, 1, 1, 1])),
+    Case("NhwcMaxPool_i8_dilated", _nhwc_maxpool((1, 10, 10, 3), np.int8, 112, kernel_shape=[2, 2],
+                                                 dilations=[2, 2])),
+    Case("NhwcMaxPool_i8_ceil", _nhwc_maxpool((1, 8, 8, 4), np.int8, 113, kernel_shape=[3, 3], strides=[2, 2],
+                                              ceil_mode=1)),
+]

@@ -192,3 +192,35 @@ TEST(ContribQuantization, QLinearConvLargeSumsStayExact) {
 
 }  // namespace
 }  // namespace onyx::test
+
+namespace onyx::test {
+namespace {
+
+TEST(ContribQuantization, QLinearAveragePoolPaddingCounts) {
+  // x = {2, 4, 6} (scale 1, zp 0), kernel 2, pad 1 on both sides: windows
+  // {2}, {4, 6}; averages 2 and 5 without the pad, 1 and 5 with it
+  std::vector<Tensor> in = {Tensor::from_vector<uint8_t>({2, 4, 6}, {1, 1, 3}), Tensor::scalar<float>(1.f),
+                            Tensor::scalar<uint8_t>(0), Tensor::scalar<float>(1.f), Tensor::scalar<uint8_t>(0)};
+  auto attrs = std::map<std::string, Attribute>{{"kernel_shape", attr_ints({2})}, {"pads", attr_ints({1, 1})},
+                                                {"strides", attr_ints({2})}};
+  auto y = run_op(make_node("QLinearAveragePool", {"x", "xs", "xz", "ys", "yz"}, {"y"}, attrs, "com.microsoft"), in);
+  EXPECT_EQ(y[0].shape(), (Shape{1, 1, 2}));
+  EXPECT_EQ(to_vector<uint8_t>(y[0]), (std::vector<uint8_t>{2, 5}));
+  attrs["count_include_pad"] = attr_int(1);
+  auto z = run_op(make_node("QLinearAveragePool", {"x", "xs", "xz", "ys", "yz"}, {"y"}, attrs, "com.microsoft"), in);
+  EXPECT_EQ(to_vector<uint8_t>(z[0]), (std::vector<uint8_t>{1, 5}));
+}
+
+TEST(ContribQuantization, NhwcMaxPoolPerChannel) {
+  // [1, 2, 2, 2] NHWC, 2x2 window: the max of each channel
+  auto y = run_op(make_node("NhwcMaxPool", {"x"}, {"y"}, {{"kernel_shape", attr_ints({2, 2})}}, "com.microsoft"),
+                  {Tensor::from_vector<int8_t>({-5, 7, 3, -8, -1, 0, 2, -2}, {1, 2, 2, 2})});
+  EXPECT_EQ(y[0].shape(), (Shape{1, 1, 1, 2}));
+  EXPECT_EQ(to_vector<int8_t>(y[0]), (std::vector<int8_t>{3, 7}));
+  EXPECT_THROW(run_op(make_node("NhwcMaxPool", {"x"}, {"y"}, {}, "com.microsoft"),
+                      {Tensor::from_vector<int8_t>({1, 2}, {1, 1, 1, 2})}),
+               Error);  // no kernel_shape
+}
+
+}  // namespace
+}  // namespace onyx::test

@@ -1,7 +1,8 @@
 // ONNX Runtime's quantized contrib ops (com.microsoft), the ones its
-// quantizer emits in QOperator format: QLinearAdd, QLinearMul,
-// QLinearGlobalAveragePool, QGemm, QLinearConcat, QLinearSigmoid,
-// QLinearLeakyRelu, QLinearWhere.
+// quantizer emits in QOperator format and its dynamic-quantization fusions:
+// QLinearAdd, QLinearMul, QGemm, QLinearConcat, QLinearSigmoid,
+// QLinearLeakyRelu, QLinearWhere, MatMulIntegerToFloat, DynamicQuantizeMatMul.
+// The pooling ones are in contrib_quantization_pool.cc.
 //
 // Requantization follows ORT's float order of operations (checked by
 // experiment against onnxruntime) so that results are bit-equal: a value is
@@ -18,62 +19,14 @@
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
 #include "cpu/matmul_plan.h"
+#include "cpu/kernels/contrib_quantization.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
 namespace {
 
-const char* kMicrosoft = "com.microsoft";
-
-// Round half to even, then clamp to Q's range (NaN -> 0).
-template <class Q>
-Q saturate(float v) {
-  float r = std::nearbyint(v);
-  constexpr float lo = static_cast<float>(std::numeric_limits<Q>::lowest());
-  constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
-  if (std::isnan(r)) return Q(0);
-  return static_cast<Q>(std::min(std::max(r, lo), hi));
-}
-
-// float32 fused multiply-add a * b + c with a single rounding, for a small
-// integer a: the product is exact in double, so only the sum rounds twice,
-// which (rarely) matters only at a float midpoint. ORT's AVX2 kernels use FMA.
-inline float fma_small_int(float a, float b, float c) {
-  return static_cast<float>(static_cast<double>(a) * static_cast<double>(b) + static_cast<double>(c));
-}
-
-template <class F>
-decltype(auto) dispatch_q8(DataType t, const std::string& what, F&& f) {
-  switch (t) {
-    case DataType::UInt8: return f(TypeTag<uint8_t>{});
-    case DataType::Int8: return f(TypeTag<int8_t>{});
-    default: kernel_fail(what + " must be uint8 or int8, got " + dtype_name(t));
-  }
-}
-
-// A per-tensor scale (float scalar) and zero point (scalar of the quantized
-// type, 0 when omitted).
-struct QParam {
-  float scale = 1.f;
-  int32_t zero = 0;
-};
-
-QParam read_qparam(const KernelContext& ctx, size_t scale_idx, size_t zp_idx, DataType qtype, const std::string& name) {
-  const Tensor& s = ctx.input(scale_idx);
-  if (s.dtype() != DataType::Float) kernel_fail(name + "_scale must be float, got " + dtype_name(s.dtype()));
-  if (s.numel() != 1) kernel_fail(name + "_scale must be a scalar, got shape " + shape_to_string(s.shape()));
-  QParam p;
-  p.scale = s.data<float>()[0];
-  if (ctx.has_input(zp_idx)) {
-    const Tensor& z = ctx.input(zp_idx);
-    if (z.numel() != 1) kernel_fail(name + "_zero_point must be a scalar, got shape " + shape_to_string(z.shape()));
-    if (z.dtype() != qtype)
-      kernel_fail(name + "_zero_point type " + dtype_name(z.dtype()) + " differs from the quantized type " + dtype_name(qtype));
-    p.zero = static_cast<int32_t>(z.int_at(0));
-  }
-  return p;
-}
+using namespace contrib_q;
 
 // ---- QLinearAdd / QLinearMul ----
 
@@ -182,47 +135,6 @@ void run_qlinear_binary(KernelContext& ctx) {
         qlinear_add_run(a + oa, sa, b + ob, sb, y + oy, n, m);
       }
     });
-  });
-}
-
-// ---- QLinearGlobalAveragePool ----
-
-void run_qlinear_global_average_pool(KernelContext& ctx, bool channels_last) {
-  const Tensor& X = ctx.input(0);
-  if (X.rank() < 3) kernel_fail("QLinearGlobalAveragePool input must have rank >= 3, got " + shape_to_string(X.shape()));
-  dispatch_q8(X.dtype(), "QLinearGlobalAveragePool input X", [&](auto tag) {
-    using Q = typename decltype(tag)::type;
-    QParam px = read_qparam(ctx, 1, 2, X.dtype(), "x");
-    QParam py = read_qparam(ctx, 3, 4, X.dtype(), "y");
-    const Shape& xs = X.shape();
-    int64_t N = xs[0];
-    int64_t C = channels_last ? xs.back() : xs[1];
-    int64_t image = X.numel() / std::max<int64_t>(N * C, 1);
-    Shape ys(xs.size(), 1);
-    ys[0] = N;
-    ys[channels_last ? xs.size() - 1 : 1] = C;
-    Tensor& Y = ctx.allocate_output(0, X.dtype(), ys);
-    if (Y.numel() == 0) return;
-    // ORT sums in int32, removes the zero point once, and scales by
-    // x_scale / (y_scale * image_size).
-    float scale = px.scale / (py.scale * static_cast<float>(image));
-    int32_t bias = -px.zero * static_cast<int32_t>(image);
-    const Q* x = X.data<Q>();
-    Q* y = Y.data<Q>();
-    std::vector<int32_t> acc(static_cast<size_t>(C));
-    for (int64_t n = 0; n < N; ++n) {
-      std::fill(acc.begin(), acc.end(), bias);
-      const Q* xn = x + n * C * image;
-      if (channels_last) {
-        for (int64_t p = 0; p < image; ++p)
-          for (int64_t c = 0; c < C; ++c) acc[c] += xn[p * C + c];
-      } else {
-        for (int64_t c = 0; c < C; ++c)
-          for (int64_t p = 0; p < image; ++p) acc[c] += xn[c * image + p];
-      }
-      for (int64_t c = 0; c < C; ++c)
-        y[n * C + c] = saturate<Q>(std::nearbyint(static_cast<float>(acc[c]) * scale) + static_cast<float>(py.zero));
-    }
   });
 }
 
@@ -524,14 +436,10 @@ void run_dynamic_quantize_matmul(KernelContext& ctx) {
 }  // namespace
 
 void register_contrib_quantization(KernelRegistry& r) {
+  contrib_q::register_contrib_quantization_pool(r);
   r.add("QLinearAdd", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_binary<false>; }),
         kMicrosoft);
   r.add("QLinearMul", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_binary<true>; }),
-        kMicrosoft);
-  r.add("QLinearGlobalAveragePool", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
-          bool channels_last = ic.get_int("channels_last", 0) != 0;
-          return [=](KernelContext& ctx) { run_qlinear_global_average_pool(ctx, channels_last); };
-        }),
         kMicrosoft);
   r.add("QGemm", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
           QGemmAttrs at;

@@ -302,3 +302,24 @@ CASES += [
     Case("NhwcMaxPool_i8_ceil", _nhwc_maxpool((1, 8, 8, 4), np.int8, 113, kernel_shape=[3, 3], strides=[2, 2],
                                               ceil_mode=1)),
 ]
+
+
+def _softmax(shape, dt, seed, opset, axis=None, xs=0.1, ys=1 / 256):
+    def build():
+        x = _q(shape, seed, dt)
+        z = 0 if dt == np.uint8 else -128
+        consts = {"xs": _scalar(xs, np.float32), "xz": _scalar(z + 100 if dt == np.uint8 else 5, dt),
+                  "ys": _scalar(ys, np.float32), "yz": _scalar(z, dt)}
+        attrs = {"opset": opset}
+        if axis is not None:
+            attrs["axis"] = axis
+        return node_model("QLinearSoftmax", {"X": x}, [("Y", _TP[dt])], consts=consts, attrs=attrs), {"X": x}
+    return build
+
+
+CASES += [
+    Case("QLinearSoftmax_u8_opset13_last", _softmax((3, 37), np.uint8, 121, 13)),
+    Case("QLinearSoftmax_i8_opset13_axis1", _softmax((2, 9, 5), np.int8, 122, 13, axis=1)),
+    Case("QLinearSoftmax_u8_opset12_flatten", _softmax((2, 3, 7), np.uint8, 123, 12, axis=1, xs=0.02)),
+    Case("QLinearSoftmax_i8_opset13_small_scale", _softmax((4, 16), np.int8, 124, 13, xs=0.01, ys=1 / 255)),
+]

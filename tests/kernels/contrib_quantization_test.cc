@@ -224,3 +224,20 @@ TEST(ContribQuantization, NhwcMaxPoolPerChannel) {
 
 }  // namespace
 }  // namespace onyx::test
+
+namespace onyx::test {
+namespace {
+
+TEST(ContribQuantization, QLinearSoftmaxUniformRow) {
+  std::vector<Tensor> in = {Tensor::from_vector<uint8_t>({7, 7, 7, 7}, {1, 4}), Tensor::scalar<float>(0.1f),
+                            Tensor::scalar<uint8_t>(0), Tensor::scalar<float>(1.f / 256), Tensor::scalar<uint8_t>(0)};
+  auto y = run_op(make_node("QLinearSoftmax", {"x", "xs", "xz", "ys", "yz"}, {"y"}, {{"opset", attr_int(13)}},
+                            "com.microsoft"),
+                  in);
+  EXPECT_EQ(to_vector<uint8_t>(y[0]), (std::vector<uint8_t>{64, 64, 64, 64}));  // 0.25 * 256
+  EXPECT_THROW(run_op(make_node("QLinearSoftmax", {"x", "xs", "xz", "ys", "yz"}, {"y"}, {}, "com.microsoft"), in),
+               Error);  // the opset attribute is required
+}
+
+}  // namespace
+}  // namespace onyx::test

@@ -433,6 +433,53 @@ void run_dynamic_quantize_matmul(KernelContext& ctx) {
   integer_matmul_to_float(ctx, A, a, a_scale, B, ctx.input(2), bz, ctx.has_input(4) ? &ctx.input(4) : nullptr);
 }
 
+// ---- QLinearSoftmax ----
+
+// ORT's algorithm, whose rounding users see: exp(x - max) comes from a float
+// table scaled up by a power that keeps the row sum finite, y_scale is used
+// as floor(1 / y_scale), and x's zero point cancels out. For int8 ORT wraps
+// results above 127; Onyx saturates (differs only where p * floor(1/y_scale)
+// + y_zp > 127).
+void run_qlinear_softmax(KernelContext& ctx, int64_t axis_attr, int64_t opset) {
+  const Tensor& X = ctx.input(0);
+  dispatch_q8(X.dtype(), "QLinearSoftmax input X", [&](auto tag) {
+    using Q = typename decltype(tag)::type;
+    QParam px = read_qparam(ctx, 1, 2, X.dtype(), "X");
+    QParam py = read_qparam(ctx, 3, 4, X.dtype(), "Y");
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+    if (X.numel() == 0) return;
+    int64_t rank = std::max<int64_t>(X.rank(), 1);
+    int64_t axis = normalize_axis(axis_attr, rank);
+    int64_t before = 1, D = 1, after = 1;
+    for (int64_t d = 0; d < X.rank(); ++d) (d < axis ? before : d == axis ? D : after) *= X.dim(d);
+    if (opset < 13) {  // the old softmax flattens everything from axis on
+      D *= after;
+      after = 1;
+    }
+    double shift = std::log(static_cast<double>(std::numeric_limits<float>::max() / static_cast<float>(D)));
+    shift = std::max(0.0, shift - 5.0) / static_cast<double>(px.scale);
+    std::array<float, 256> e{};  // e[255 + x - max]
+    for (int i = 0; i < 256; ++i)
+      e[i] = static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(px.scale)));
+    const float y_mult = std::floor(1.0f / py.scale);
+    const Q* x = X.data<Q>();
+    Q* y = Y.data<Q>();
+    for (int64_t b = 0; b < before; ++b)
+      for (int64_t a = 0; a < after; ++a) {
+        const Q* xr = x + b * D * after + a;
+        Q* yr = y + b * D * after + a;
+        int32_t xmax = std::numeric_limits<Q>::lowest();
+        for (int64_t i = 0; i < D; ++i) xmax = std::max<int32_t>(xmax, xr[i * after]);
+        float sum = 0.f;
+        for (int64_t i = 0; i < D; ++i) sum += e[255 + xr[i * after] - xmax];
+        for (int64_t i = 0; i < D; ++i) {
+          float v = std::nearbyint(e[255 + xr[i * after] - xmax] * y_mult / sum);
+          yr[i * after] = saturate<Q>(v + static_cast<float>(py.zero));
+        }
+      }
+  });
+}
+
 }  // namespace
 
 void register_contrib_quantization(KernelRegistry& r) {
@@ -472,6 +519,12 @@ void register_contrib_quantization(KernelRegistry& r) {
   r.add("MatMulIntegerToFloat", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_matmul_integer_to_float; }),
         kMicrosoft);
   r.add("DynamicQuantizeMatMul", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_dynamic_quantize_matmul; }),
+        kMicrosoft);
+  r.add("QLinearSoftmax", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          int64_t opset = ic.get_int("opset");
+          int64_t axis = ic.get_int("axis", opset < 13 ? 1 : -1);
+          return [=](KernelContext& ctx) { run_qlinear_softmax(ctx, axis, opset); };
+        }),
         kMicrosoft);
   r.add("QLinearWhere", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_where; }),
         kMicrosoft);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/thread_pool.h"
 #include "onyx/tensor.h"
 
 namespace onyx {
@@ -24,6 +25,13 @@ MatMulPlan plan_matmul(const Shape& as, const Shape& bs);
 std::vector<int32_t> subtract_zero_point(const Tensor& x, const Tensor* zp, bool per_row, const char* name);
 
 // int32 batched matmul of prepared operands into y (out_shape of the plan).
-void int_matmul(const MatMulPlan& p, const int32_t* a, const int32_t* b, int32_t* y);
+void int_matmul(const MatMulPlan& p, const int32_t* a, const int32_t* b, int32_t* y, ThreadPool* pool = nullptr);
+
+// C[M,N] = op(A) op(B) for int32 operands holding 8-bit-range values (row
+// major; lda/ldb as stored). Exact: runs as a float GEMM when no partial sum
+// can reach 2^24 (max|A| * the largest column sum of |op(B)|), else as an
+// int32 loop.
+void gemm_int32_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const int32_t* A, int64_t lda,
+                      const int32_t* B, int64_t ldb, int32_t* C, ThreadPool* pool = nullptr);
 
 }  // namespace onyx

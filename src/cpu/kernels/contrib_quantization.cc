@@ -55,6 +55,8 @@ void qlinear_add_run(const Q* a, int64_t sa, const Q* b, int64_t sb, Q* y, int64
   } else if (sa == 0 && sb != 0) {
     float folded = m.fold_a(static_cast<float>(a[0]));
     for (int64_t i = 0; i < n; ++i) y[i] = saturate<Q>(m.with_folded_a(static_cast<float>(b[i]), folded));
+  } else if (sa == 1 && sb == 1) {  // the common case, kept stride-free so it vectorizes
+    for (int64_t i = 0; i < n; ++i) y[i] = saturate<Q>(m.both(static_cast<float>(a[i]), static_cast<float>(b[i])));
   } else {
     for (int64_t i = 0; i < n; ++i)
       y[i] = saturate<Q>(m.both(static_cast<float>(a[i * sa]), static_cast<float>(b[i * sb])));
@@ -76,6 +78,11 @@ template <class F>
 void for_each_broadcast_run(const Shape& as, const Shape& bs, const Shape& ys, F&& run) {
   int64_t n = shape_numel(ys);
   if (n == 0) return;
+  int64_t na = shape_numel(as), nb = shape_numel(bs);
+  if ((na == n || na == 1) && (nb == n || nb == 1)) {  // no real broadcast: one run
+    run(0, na == 1 ? 0 : 1, 0, nb == 1 ? 0 : 1, 0, n);
+    return;
+  }
   Shape out = ys;
   while (out.size() > 1 && out.back() == 1) out.pop_back();
   Shape a = as, b = bs;
@@ -145,17 +152,22 @@ struct QGemmAttrs {
   float alpha = 1.f;
 };
 
-// op(X) as int32 with zero points removed; zp has one value or one per
-// column of op(X) (only for B).
-std::vector<int32_t> widen_minus_zero(const Tensor& x, const Tensor* zp, bool per_col_of_op, bool trans, int64_t cols) {
+// X as int32 with zero points removed; zp has one value or, for B, one per
+// column of op(B).
+template <class Q>
+void widen_minus_zero_typed(const Tensor& x, const Tensor* zp, bool trans, int32_t* out) {
+  const Q* v = x.data<Q>();
+  int64_t rows = x.dim(0), cols = x.dim(1), nz = zp ? zp->numel() : 0;
+  std::vector<int32_t> z(static_cast<size_t>(std::max<int64_t>(nz, 1)), 0);
+  for (int64_t i = 0; i < nz; ++i) z[i] = static_cast<int32_t>(zp->int_at(i));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[r * cols + c] = static_cast<int32_t>(v[r * cols + c]) - z[nz > 1 ? (trans ? r : c) : 0];
+}
+
+std::vector<int32_t> widen_minus_zero(const Tensor& x, const Tensor* zp, bool trans) {
   std::vector<int32_t> out(static_cast<size_t>(x.numel()));
-  int64_t nz = zp ? zp->numel() : 0;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    int64_t col = per_col_of_op && nz > 1 ? (trans ? i / x.dim(1) : i % x.dim(1)) : 0;
-    int32_t z = zp ? static_cast<int32_t>(zp->int_at(nz > 1 ? col : 0)) : 0;
-    out[i] = static_cast<int32_t>(x.int_at(i)) - z;
-  }
-  (void)cols;
+  dispatch_q8(x.dtype(), "QGemm input", [&](auto tag) { widen_minus_zero_typed<typename decltype(tag)::type>(x, zp, trans, out.data()); });
   return out;
 }
 
@@ -203,11 +215,11 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at) {
     dispatch_q8(out_type, "QGemm y_zero_point", [](auto) {});
     py = read_qparam(ctx, 7, 8, out_type, "y");
   }
-  std::vector<int32_t> a = widen_minus_zero(A, ctx.has_input(2) ? &ctx.input(2) : nullptr, false, at.trans_a, K);
-  std::vector<int32_t> b = widen_minus_zero(B, bz, true, at.trans_b, N);
+  if (ctx.has_input(2) && ctx.input(2).numel() != 1) kernel_fail("QGemm a_zero_point must be a scalar");
+  std::vector<int32_t> a = widen_minus_zero(A, ctx.has_input(2) ? &ctx.input(2) : nullptr, false);
+  std::vector<int32_t> b = widen_minus_zero(B, bz, at.trans_b);
   std::vector<int32_t> acc(static_cast<size_t>(M * N));
-  if (M * N > 0)
-    gemm_ref<int32_t, int32_t>(at.trans_a, at.trans_b, M, N, K, 1, a.data(), A.dim(1), b.data(), B.dim(1), 0, acc.data(), N);
+  gemm_int32_exact(at.trans_a, at.trans_b, M, N, K, a.data(), A.dim(1), b.data(), B.dim(1), acc.data(), ctx.thread_pool());
   if (C)
     for (int64_t i = 0; i < M * N; ++i) acc[i] += C->data<int32_t>()[c_off[i]];
   Tensor& Y = ctx.allocate_output(0, out_type, {M, N});
@@ -226,7 +238,7 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at) {
     using Q = typename decltype(tag)::type;
     Q* y = Y.data<Q>();
     for (int64_t i = 0; i < M * N; ++i)
-      y[i] = saturate<Q>(std::nearbyint(static_cast<float>(acc[i]) * mult[i % N]) + static_cast<float>(py.zero));
+      y[i] = saturate<Q>(round_even(static_cast<float>(acc[i]) * mult[i % N]) + static_cast<float>(py.zero));
   });
 }
 
@@ -246,7 +258,7 @@ Table build_table(QParam x, QParam y, Fn&& fn) {
   fn(in.data(), out.data());
   Table t{};
   for (int i = 0; i < 256; ++i) {
-    Q q = saturate<Q>(std::nearbyint(out[i] / y.scale) + static_cast<float>(y.zero));
+    Q q = saturate<Q>(round_even(out[i] / y.scale) + static_cast<float>(y.zero));
     t[i] = static_cast<uint8_t>(q);
   }
   return t;
@@ -375,7 +387,7 @@ void integer_matmul_to_float(KernelContext& ctx, const Tensor& A, const std::vec
                 " " + shape_to_string(bias->shape()));
   std::vector<int32_t> b = subtract_zero_point(B, b_zp, false, "B");
   std::vector<int32_t> acc(static_cast<size_t>(shape_numel(p.out_shape)));
-  if (!acc.empty()) int_matmul(p, a.data(), b.data(), acc.data());
+  if (!acc.empty()) int_matmul(p, a.data(), b.data(), acc.data(), ctx.thread_pool());
   std::vector<float> mult(static_cast<size_t>(p.N));
   for (int64_t n = 0; n < p.N; ++n) mult[n] = a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : n];
   Tensor& Y = ctx.allocate_output(0, DataType::Float, p.out_shape);
@@ -414,10 +426,10 @@ std::vector<int32_t> dynamic_quantize_minus_zero(const Tensor& A, float& scale) 
     hi = std::max(hi, x[i]);
   }
   scale = hi == lo ? 1.f : (hi - lo) / 255.f;
-  float zp = std::nearbyint(std::min(255.f, std::max(0.f, 0.f - lo / scale)));
+  float zp = round_even(std::min(255.f, std::max(0.f, 0.f - lo / scale)));
   std::vector<int32_t> out(static_cast<size_t>(A.numel()));
   for (int64_t i = 0; i < A.numel(); ++i)
-    out[i] = static_cast<int32_t>(saturate<uint8_t>(std::nearbyint(x[i] / scale) + zp)) - static_cast<int32_t>(zp);
+    out[i] = static_cast<int32_t>(saturate<uint8_t>(round_even(x[i] / scale) + zp)) - static_cast<int32_t>(zp);
   return out;
 }
 
@@ -473,7 +485,7 @@ void run_qlinear_softmax(KernelContext& ctx, int64_t axis_attr, int64_t opset) {
         float sum = 0.f;
         for (int64_t i = 0; i < D; ++i) sum += e[255 + xr[i * after] - xmax];
         for (int64_t i = 0; i < D; ++i) {
-          float v = std::nearbyint(e[255 + xr[i * after] - xmax] * y_mult / sum);
+          float v = round_even(e[255 + xr[i * after] - xmax] * y_mult / sum);
           yr[i * after] = saturate<Q>(v + static_cast<float>(py.zero));
         }
       }

@@ -241,3 +241,25 @@ TEST(ContribQuantization, QLinearSoftmaxUniformRow) {
 
 }  // namespace
 }  // namespace onyx::test
+
+#include "cpu/quant_round.h"
+
+namespace onyx::test {
+namespace {
+
+TEST(ContribQuantization, RequantizeRoundsHalfToEvenAndSaturates) {
+  // 2.5 -> 2, 3.5 -> 4, -2.5 -> -2, 500 and -500 saturate, 1.5 -> 2 (the
+  // last two elements take the scalar tail)
+  const int32_t acc[6] = {5, 7, -5, 1000, -1000, 3};
+  int8_t s8[6];
+  requantize(acc, 6, 0.5f, 0.f, s8);
+  EXPECT_EQ(std::vector<int8_t>(s8, s8 + 6), (std::vector<int8_t>{2, 4, -2, 127, -128, 2}));
+  uint8_t u8[6];
+  requantize(acc, 6, 0.5f, 10.f, u8);
+  EXPECT_EQ(std::vector<uint8_t>(u8, u8 + 6), (std::vector<uint8_t>{12, 14, 8, 255, 0, 12}));
+  EXPECT_EQ(round_half_even(-0.5f), 0.f);
+  EXPECT_EQ(round_half_even(5.5f), 6.f);
+}
+
+}  // namespace
+}  // namespace onyx::test

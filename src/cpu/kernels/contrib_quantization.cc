@@ -238,7 +238,7 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at) {
     using Q = typename decltype(tag)::type;
     Q* y = Y.data<Q>();
     for (int64_t i = 0; i < M * N; ++i)
-      y[i] = saturate<Q>(round_even(static_cast<float>(acc[i]) * mult[i % N]) + static_cast<float>(py.zero));
+      y[i] = saturate<Q>(round_half_even(static_cast<float>(acc[i]) * mult[i % N]) + static_cast<float>(py.zero));
   });
 }
 
@@ -258,7 +258,7 @@ Table build_table(QParam x, QParam y, Fn&& fn) {
   fn(in.data(), out.data());
   Table t{};
   for (int i = 0; i < 256; ++i) {
-    Q q = saturate<Q>(round_even(out[i] / y.scale) + static_cast<float>(y.zero));
+    Q q = saturate<Q>(round_half_even(out[i] / y.scale) + static_cast<float>(y.zero));
     t[i] = static_cast<uint8_t>(q);
   }
   return t;
@@ -271,7 +271,7 @@ Table build_table_for(DataType t, QParam x, QParam y, const std::function<void(c
 void apply_table(const Table& t, const Tensor& X, Tensor& Y) {
   const uint8_t* x = static_cast<const uint8_t*>(X.raw());
   uint8_t* y = static_cast<uint8_t*>(Y.raw());
-  for (int64_t i = 0; i < X.numel(); ++i) y[i] = t[x[i]];
+  for (int64_t i = 0, n_ = X.numel(); i < n_; ++i) y[i] = t[x[i]];
 }
 
 // Inputs X, X_scale, X_zero_point?, Y_scale, Y_zero_point?.
@@ -362,7 +362,7 @@ void run_qlinear_where(KernelContext& ctx) {
   const uint8_t* x = static_cast<const uint8_t*>(X.raw());
   const uint8_t* yv = static_cast<const uint8_t*>(Yin.raw());
   uint8_t* z = static_cast<uint8_t*>(Z.raw());
-  for (int64_t i = 0; i < Z.numel(); ++i) {
+  for (int64_t i = 0, n_ = Z.numel(); i < n_; ++i) {
     if (c[oc[i]]) z[i] = copy_x ? x[ox[i]] : tx[x[ox[i]]];
     else z[i] = copy_y ? yv[oy[i]] : ty[yv[oy[i]]];
   }
@@ -421,15 +421,15 @@ void run_matmul_integer_to_float(KernelContext& ctx) {
 std::vector<int32_t> dynamic_quantize_minus_zero(const Tensor& A, float& scale) {
   const float* x = A.data<float>();
   float lo = 0.f, hi = 0.f;
-  for (int64_t i = 0; i < A.numel(); ++i) {
+  for (int64_t i = 0, n_ = A.numel(); i < n_; ++i) {
     lo = std::min(lo, x[i]);
     hi = std::max(hi, x[i]);
   }
   scale = hi == lo ? 1.f : (hi - lo) / 255.f;
-  float zp = round_even(std::min(255.f, std::max(0.f, 0.f - lo / scale)));
+  float zp = round_half_even(std::min(255.f, std::max(0.f, 0.f - lo / scale)));
   std::vector<int32_t> out(static_cast<size_t>(A.numel()));
-  for (int64_t i = 0; i < A.numel(); ++i)
-    out[i] = static_cast<int32_t>(saturate<uint8_t>(round_even(x[i] / scale) + zp)) - static_cast<int32_t>(zp);
+  for (int64_t i = 0, n_ = A.numel(); i < n_; ++i)
+    out[i] = static_cast<int32_t>(saturate<uint8_t>(round_half_even(x[i] / scale) + zp)) - static_cast<int32_t>(zp);
   return out;
 }
 
@@ -485,7 +485,7 @@ void run_qlinear_softmax(KernelContext& ctx, int64_t axis_attr, int64_t opset) {
         float sum = 0.f;
         for (int64_t i = 0; i < D; ++i) sum += e[255 + xr[i * after] - xmax];
         for (int64_t i = 0; i < D; ++i) {
-          float v = round_even(e[255 + xr[i * after] - xmax] * y_mult / sum);
+          float v = round_half_even(e[255 + xr[i * after] - xmax] * y_mult / sum);
           yr[i * after] = saturate<Q>(v + static_cast<float>(py.zero));
         }
       }

@@ -7,20 +7,12 @@
 #include <string>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/quant_round.h"
 #include "kernels/dispatch.h"
 
 namespace onyx::contrib_q {
 
 inline const char* kMicrosoft = "com.microsoft";
-
-// Round half to even in the default rounding mode, inline (std::nearbyint is
-// a library call on baseline x86-64): adding 2^23 leaves no fraction bits.
-inline float round_even(float v) {
-  constexpr float k = 8388608.f;
-  float a = std::fabs(v);
-  if (!(a < k)) return v;  // already integral, inf or NaN
-  return std::copysign((a + k) - k, v);
-}
 
 // Clamp to Q's range, then round half to even. NaN gives Q's lowest value,
 // as ORT's SIMD conversion does.
@@ -30,7 +22,7 @@ Q saturate(float v) {
   constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
   v = v > lo ? v : lo;
   v = v < hi ? v : hi;
-  return static_cast<Q>(round_even(v));
+  return static_cast<Q>(round_half_even(v));
 }
 
 // float32 fused multiply-add a * b + c with a single rounding, for a small

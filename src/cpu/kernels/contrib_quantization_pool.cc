@@ -45,7 +45,7 @@ void run_qlinear_global_average_pool(KernelContext& ctx, bool channels_last) {
           for (int64_t p = 0; p < image; ++p) acc[c] += xn[c * image + p];
       }
       for (int64_t c = 0; c < C; ++c)
-        y[n * C + c] = saturate<Q>(round_even(static_cast<float>(acc[c]) * scale) + static_cast<float>(py.zero));
+        y[n * C + c] = saturate<Q>(round_half_even(static_cast<float>(acc[c]) * scale) + static_cast<float>(py.zero));
     }
   });
 }

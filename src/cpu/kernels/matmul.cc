@@ -55,10 +55,10 @@ std::vector<int32_t> subtract_zero_point(const Tensor& x, const Tensor* zp, bool
     int32_t z = zp ? static_cast<int32_t>(zp->int_at(0)) : 0;
     if (x.dtype() == DataType::UInt8) {
       const uint8_t* v = x.data<uint8_t>();
-      for (int64_t i = 0; i < x.numel(); ++i) out[i] = static_cast<int32_t>(v[i]) - z;
+      for (int64_t i = 0, n_ = x.numel(); i < n_; ++i) out[i] = static_cast<int32_t>(v[i]) - z;
     } else {
       const int8_t* v = x.data<int8_t>();
-      for (int64_t i = 0; i < x.numel(); ++i) out[i] = static_cast<int32_t>(v[i]) - z;
+      for (int64_t i = 0, n_ = x.numel(); i < n_; ++i) out[i] = static_cast<int32_t>(v[i]) - z;
     }
     return out;
   }

@@ -10,6 +10,7 @@ static KernelRegistry build_cpu_registry() {
   register_constant(r);
   register_contrib_fused(r);
   register_contrib_llm(r);
+  register_contrib_quantization(r);
   register_control_flow(r);
   register_conv(r);
   register_data_movement(r);

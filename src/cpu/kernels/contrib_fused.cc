@@ -15,7 +15,7 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
-#include "cpu/kernels/matmul_plan.h"
+#include "cpu/matmul_plan.h"
 #include "cpu/shape_copy.h"
 #include "cpu/vm_parallel.h"
 #include "runtime/node_evaluator.h"

@@ -1,10 +1,11 @@
 // MatMul, Gemm, MatMulInteger, QLinearMatMul.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
-#include "cpu/kernels/matmul_plan.h"
+#include "cpu/matmul_plan.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -45,6 +46,68 @@ MatMulPlan plan_matmul(const Shape& as, const Shape& bs, bool fold_batches) {
   for (auto& o : p.a_off) o *= p.M * p.K;
   for (auto& o : p.b_off) o *= p.K * p.N;
   return p;
+}
+
+std::vector<int32_t> subtract_zero_point(const Tensor& x, const Tensor* zp, bool per_row, const char* name) {
+  std::vector<int32_t> out(static_cast<size_t>(x.numel()));
+  if (x.dtype() != DataType::UInt8 && x.dtype() != DataType::Int8)
+    kernel_fail(std::string(name) + " must be uint8 or int8, got " + dtype_name(x.dtype()));
+  if (!zp || zp->numel() == 1) {
+    int32_t z = zp ? static_cast<int32_t>(zp->int_at(0)) : 0;
+    if (x.dtype() == DataType::UInt8) {
+      const uint8_t* v = x.data<uint8_t>();
+      for (int64_t i = 0, n_ = x.numel(); i < n_; ++i) out[i] = static_cast<int32_t>(v[i]) - z;
+    } else {
+      const int8_t* v = x.data<int8_t>();
+      for (int64_t i = 0, n_ = x.numel(); i < n_; ++i) out[i] = static_cast<int32_t>(v[i]) - z;
+    }
+    return out;
+  }
+  if (zp->dtype() != x.dtype()) kernel_fail(std::string(name) + " zero point type differs from its input");
+  Shape xs = x.shape(), zs = zp->shape();
+  if (xs.size() == 1) xs.insert(per_row ? xs.begin() : xs.end(), 1);
+  if (per_row && zs.size() == 1) zs.push_back(1);  // [M] -> [M, 1]
+  // validate broadcastability into x
+  if (zs.size() > xs.size()) kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not fit");
+  for (size_t i = 0; i < zs.size(); ++i) {
+    int64_t zd = zs[zs.size() - 1 - i], xd = xs[xs.size() - 1 - i];
+    if (zd != 1 && zd != xd)
+      kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not match input " +
+                  shape_to_string(x.shape()));
+  }
+  std::vector<int64_t> off = broadcast_offsets(zs, xs);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    out[i] = static_cast<int32_t>(x.int_at(i)) - static_cast<int32_t>(zp->int_at(off[i]));
+  return out;
+}
+
+void gemm_int32_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const int32_t* A, int64_t lda,
+                      const int32_t* B, int64_t ldb, int32_t* C, ThreadPool* pool) {
+  if (M * N == 0) return;
+  int64_t a_rows = trans_a ? K : M, a_cols = trans_a ? M : K, b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
+  int64_t amax = 0;
+  for (int64_t i = 0; i < a_rows; ++i)
+    for (int64_t j = 0; j < a_cols; ++j) amax = std::max<int64_t>(amax, std::abs(A[i * lda + j]));
+  std::vector<int64_t> col_sum(static_cast<size_t>(N), 0);
+  for (int64_t i = 0; i < b_rows; ++i)
+    for (int64_t j = 0; j < b_cols; ++j) col_sum[trans_b ? i : j] += std::abs(B[i * ldb + j]);
+  int64_t bmax = *std::max_element(col_sum.begin(), col_sum.end());
+  if (amax * bmax >= (int64_t{1} << 24)) {
+    gemm_ref<int32_t, int32_t>(trans_a, trans_b, M, N, K, 1, A, lda, B, ldb, 0, C, N);
+    return;
+  }
+  // every product and partial sum is an integer below 2^24: float is exact
+  std::vector<float> af(static_cast<size_t>(a_rows * lda)), bf(static_cast<size_t>(b_rows * ldb));
+  std::copy(A, A + af.size(), af.begin());
+  std::copy(B, B + bf.size(), bf.begin());
+  std::vector<float> cf(static_cast<size_t>(M * N));
+  gemm_f32(trans_a, trans_b, M, N, K, 1.f, af.data(), lda, bf.data(), ldb, 0.f, cf.data(), N, pool);
+  for (size_t i = 0; i < cf.size(); ++i) C[i] = static_cast<int32_t>(cf[i]);
+}
+
+void int_matmul(const MatMulPlan& p, const int32_t* a, const int32_t* b, int32_t* y, ThreadPool* pool) {
+  for (int64_t i = 0; i < p.batches; ++i)
+    gemm_int32_exact(false, false, p.M, p.N, p.K, a + p.a_off[i], p.K, b + p.b_off[i], p.N, y + i * p.M * p.N, pool);
 }
 
 namespace {
@@ -234,42 +297,6 @@ std::unique_ptr<Kernel> make_gemm(const KernelInitContext& ic) {
 
 // ---- integer matmuls ----
 
-// A's values as int32 minus its zero point (scalar, per row [M] or
-// broadcastable with a trailing 1 such as [D1, D2, M, 1]).
-std::vector<int32_t> subtract_zero_point(const Tensor& x, const Tensor* zp, bool per_row, const char* name) {
-  std::vector<int32_t> out(static_cast<size_t>(x.numel()));
-  if (x.dtype() != DataType::UInt8 && x.dtype() != DataType::Int8)
-    kernel_fail(std::string(name) + " must be uint8 or int8, got " + dtype_name(x.dtype()));
-  if (!zp || zp->numel() == 1) {
-    int32_t z = zp ? static_cast<int32_t>(zp->int_at(0)) : 0;
-    for (int64_t i = 0; i < x.numel(); ++i) out[i] = static_cast<int32_t>(x.int_at(i)) - z;
-    return out;
-  }
-  if (zp->dtype() != x.dtype()) kernel_fail(std::string(name) + " zero point type differs from its input");
-  Shape xs = x.shape(), zs = zp->shape();
-  if (xs.size() == 1) xs.insert(per_row ? xs.begin() : xs.end(), 1);
-  if (per_row && zs.size() == 1) zs.push_back(1);  // [M] -> [M, 1]
-  // validate broadcastability into x
-  if (zs.size() > xs.size()) kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not fit");
-  for (size_t i = 0; i < zs.size(); ++i) {
-    int64_t zd = zs[zs.size() - 1 - i], xd = xs[xs.size() - 1 - i];
-    if (zd != 1 && zd != xd)
-      kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not match input " +
-                  shape_to_string(x.shape()));
-  }
-  std::vector<int64_t> off = broadcast_offsets(zs, xs);
-  for (int64_t i = 0; i < x.numel(); ++i)
-    out[i] = static_cast<int32_t>(x.int_at(i)) - static_cast<int32_t>(zp->int_at(off[i]));
-  return out;
-}
-
-// int32 batched matmul of prepared operands into y (out_shape of the plan).
-void int_matmul(const MatMulPlan& p, const int32_t* a, const int32_t* b, int32_t* y) {
-  for (int64_t i = 0; i < p.batches; ++i)
-    gemm_ref<int32_t, int32_t>(false, false, p.M, p.N, p.K, 1, a + p.a_off[i], p.K, b + p.b_off[i], p.N, 0,
-                               y + i * p.M * p.N, p.N);
-}
-
 void run_matmul_integer(KernelContext& ctx) {
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
@@ -278,7 +305,7 @@ void run_matmul_integer(KernelContext& ctx) {
   std::vector<int32_t> b = subtract_zero_point(B, ctx.has_input(3) ? &ctx.input(3) : nullptr, false, "B");
   Tensor& Y = ctx.allocate_output(0, DataType::Int32, p.out_shape);
   if (Y.numel() == 0) return;
-  int_matmul(p, a.data(), b.data(), Y.data<int32_t>());
+  int_matmul(p, a.data(), b.data(), Y.data<int32_t>(), ctx.thread_pool());
 }
 
 void run_qlinear_matmul(KernelContext& ctx) {
@@ -303,7 +330,7 @@ void run_qlinear_matmul(KernelContext& ctx) {
   if (bs.numel() != 1 && bs.numel() != cols)
     kernel_fail("QLinearMatMul b_scale must be a scalar or have one value per column of b");
   std::vector<int32_t> acc(static_cast<size_t>(shape_numel(p.out_shape)));
-  int_matmul(p, a.data(), b.data(), acc.data());
+  int_matmul(p, a.data(), b.data(), acc.data(), ctx.thread_pool());
   Tensor& Y = ctx.allocate_output(0, out_type, p.out_shape);
   double y_scale = ys.float_at(0);
   double zp = yz ? static_cast<double>(yz->int_at(0)) : 0.0;

@@ -9,6 +9,8 @@
 
 #include "cpu/conv_geometry.h"
 #include "cpu/cpu_provider.h"
+#include "cpu/gemm.h"
+#include "cpu/quant_round.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -18,7 +20,7 @@ namespace {
 // Round half to even (the ONNX rule), then clamp to Q's range.
 template <class Q>
 Q saturate_round(float v) {
-  float r = std::nearbyint(v);  // default rounding mode: to nearest, ties to even
+  float r = round_half_even(v);
   constexpr float lo = static_cast<float>(std::numeric_limits<Q>::lowest());
   constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
   if (std::isnan(r)) return Q(0);
@@ -136,12 +138,14 @@ bool is_quant_type(DataType t) {
          (dtype_is_small_float(t) && t != DataType::Float8E8M0);
 }
 
-KernelFactory quantize_factory() {
-  return lambda_factory([](const KernelInitContext& ic) {
+// default_precision: the float type x / y_scale is computed in when the
+// `precision` attribute is absent (0: the scale's type, as the spec says).
+KernelFactory quantize_factory(DataType default_precision = DataType::Undefined) {
+  return lambda_factory([=](const KernelInitContext& ic) {
     int64_t axis = ic.get_int("axis", 1);
     int64_t block = ic.get_int("block_size", 0);
     int64_t out_dtype = ic.get_int("output_dtype", 0);
-    int64_t precision = ic.get_int("precision", 0);
+    int64_t precision = ic.get_int("precision", static_cast<int64_t>(default_precision));
     bool saturate = ic.get_int("saturate", 1) != 0;
     return [=](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
@@ -177,7 +181,7 @@ KernelFactory quantize_factory() {
           m.for_runs(x.numel(), [&](int64_t b, int64_t e, int64_t s) {
             float sc = static_cast<float>(scale.float_at(s));
             float z = zp ? static_cast<float>(zp->int_at(s)) : 0.f;
-            for (int64_t i = b; i < e; ++i) out[i] = saturate_round<Q>(std::nearbyint(divide(xf[i], sc)) + z);
+            for (int64_t i = b; i < e; ++i) out[i] = saturate_round<Q>(round_half_even(divide(xf[i], sc)) + z);
           });
         });
         return;
@@ -190,7 +194,7 @@ KernelFactory quantize_factory() {
           if (dtype_is_small_float(qt)) {
             out[i] = float_to_small_float(qt, divide(xf[i], sc) + z, saturate);
           } else {
-            float r = std::nearbyint(divide(xf[i], sc)) + z;
+            float r = round_half_even(divide(xf[i], sc)) + z;
             float lo = static_cast<float>(small_int_min(qt)), hi = static_cast<float>(small_int_max(qt));
             r = std::isnan(r) ? 0.f : std::min(std::max(r, lo), hi);
             out[i] = static_cast<uint8_t>(static_cast<int8_t>(r));
@@ -266,7 +270,7 @@ KernelFactory dynamic_quantize_factory() {
       Tensor& y = ctx.allocate_output(0, DataType::UInt8, x.shape());
       uint8_t* out = y.data<uint8_t>();
       for (int64_t i = 0; i < n; ++i)
-        out[i] = scale == 0.f ? zp : saturate_round<uint8_t>(std::nearbyint(in[i] / scale) + static_cast<float>(zp));
+        out[i] = scale == 0.f ? zp : saturate_round<uint8_t>(round_half_even(in[i] / scale) + static_cast<float>(zp));
       if (ctx.wants_output(1)) ctx.allocate_output(1, DataType::Float, {}).data<float>()[0] = scale;
       if (ctx.wants_output(2)) ctx.allocate_output(2, DataType::UInt8, {}).data<uint8_t>()[0] = zp;
     };
@@ -316,12 +320,18 @@ KernelFactory qlinear_conv_factory() {
       // widen x and w (minus their zero points) to int32 once
       std::vector<int32_t> xi(static_cast<size_t>(x.numel())), wi(static_cast<size_t>(w.numel()));
       int32_t xzv = static_cast<int32_t>(xz.int_at(0));
-      for (int64_t i = 0; i < x.numel(); ++i) xi[i] = static_cast<int32_t>(x.int_at(i)) - xzv;
+      dispatch_quant(x.dtype(), [&](auto tag) {
+        const auto* xv = x.data<typename decltype(tag)::type>();
+        for (size_t i = 0; i < xi.size(); ++i) xi[i] = static_cast<int32_t>(xv[i]) - xzv;
+      });
       int64_t wper = Cg * ksize;
-      for (int64_t m = 0; m < M; ++m) {
-        int32_t z = static_cast<int32_t>(wz.int_at(wz.numel() == 1 ? 0 : m));
-        for (int64_t j = 0; j < wper; ++j) wi[m * wper + j] = static_cast<int32_t>(w.int_at(m * wper + j)) - z;
-      }
+      dispatch_quant(w.dtype(), [&](auto tag) {
+        const auto* wv = w.data<typename decltype(tag)::type>();
+        for (int64_t m = 0; m < M; ++m) {
+          int32_t z = static_cast<int32_t>(wz.int_at(wz.numel() == 1 ? 0 : m));
+          for (int64_t j = 0; j < wper; ++j) wi[m * wper + j] = static_cast<int32_t>(wv[m * wper + j]) - z;
+        }
+      });
       // per kernel offset and output position, the input offset (-1: padding)
       std::vector<int64_t> offs(static_cast<size_t>(ksize * out_size));
       std::vector<int64_t> oi(nd, 0), ki(nd, 0);
@@ -331,12 +341,13 @@ KernelFactory qlinear_conv_factory() {
           ki[d] = r2 % g.kernel[d];
           r2 /= g.kernel[d];
         }
+        std::fill(oi.begin(), oi.end(), 0);
         for (int64_t o = 0; o < out_size; ++o) {
-          int64_t rem = o;
-          for (int d = nd - 1; d >= 0; --d) {
-            oi[d] = rem % g.out[d];
-            rem /= g.out[d];
-          }
+          if (o > 0)  // step the output position like an odometer: no divisions
+            for (int d = nd - 1; d >= 0; --d) {
+              if (++oi[d] < g.out[d]) break;
+              oi[d] = 0;
+            }
           int64_t off = 0;
           bool inside = true;
           for (int d = 0; d < nd; ++d) {
@@ -352,37 +363,87 @@ KernelFactory qlinear_conv_factory() {
       }
       float xsv = static_cast<float>(xs.float_at(0)), ysv = static_cast<float>(ys.float_at(0));
       float yzv = static_cast<float>(yz.int_at(0));
-      // im2col per (image, group): cols[Cg * ksize][out_size], then an int32 GEMM
-      std::vector<int32_t> cols(static_cast<size_t>(wper * out_size));
+      // The products and their sums are integers, so a float GEMM gives the
+      // int32 accumulation exactly while every partial sum stays below 2^24:
+      // true for output channel m when max|x - x_zp| * sum_j |w_mj - w_zp|
+      // < 2^24 (typical 8-bit weights). Other channels take the int32 loop.
+      int64_t xmax = 0;
+      for (int32_t v : xi) xmax = std::max<int64_t>(xmax, std::abs(v));
+      std::vector<char> exact(static_cast<size_t>(M));
+      bool all_exact = true;
+      for (int64_t m = 0; m < M; ++m) {
+        int64_t wsum = 0;
+        for (int64_t j = 0; j < wper; ++j) wsum += std::abs(wi[m * wper + j]);
+        exact[m] = xmax * wsum < (int64_t{1} << 24);
+        all_exact = all_exact && exact[m];
+      }
+      // Depthwise-like groups (one output channel, a few taps) gather directly:
+      // a GEMM call per group would cost more than its arithmetic.
+      const bool direct = Mg == 1 && wper <= 64;
+      if (direct) std::fill(exact.begin(), exact.end(), 0);
+      all_exact = all_exact && !direct;
+      std::vector<float> xf(direct ? 0 : xi.size()), wf(direct ? 0 : wi.size());
+      std::copy(xi.begin(), xi.begin() + static_cast<int64_t>(xf.size()), xf.begin());
+      std::copy(wi.begin(), wi.begin() + static_cast<int64_t>(wf.size()), wf.begin());
+      // im2col per (image, group): cols[Cg * ksize][out_size], then the GEMM
+      std::vector<float> colf(direct ? 0 : static_cast<size_t>(wper * out_size));
+      std::vector<float> accf(direct ? 0 : static_cast<size_t>(Mg * out_size));
+      std::vector<int32_t> cols(all_exact || direct ? 0 : static_cast<size_t>(wper * out_size));
       std::vector<int32_t> acc(static_cast<size_t>(out_size));
       dispatch_quant(yz.dtype(), [&](auto tag) {
         using Q = typename decltype(tag)::type;
         Q* out = y.data<Q>();
         for (int64_t n = 0; n < N; ++n)
           for (int64_t gi = 0; gi < group; ++gi) {
+            if (direct) {
+              int32_t* a = acc.data();
+              std::fill(acc.begin(), acc.end(), bias ? bias->data<int32_t>()[gi] : 0);
+              const int32_t* wp = wi.data() + gi * wper;
+              for (int64_t c = 0; c < Cg; ++c) {
+                const int32_t* xp = xi.data() + (n * C + gi * Cg + c) * in_size;
+                for (int64_t k = 0; k < ksize; ++k) {
+                  int32_t wv = wp[c * ksize + k];
+                  const int64_t* op = offs.data() + k * out_size;
+                  for (int64_t o = 0; o < out_size; ++o) a[o] += op[o] >= 0 ? wv * xp[op[o]] : 0;
+                }
+              }
+              float mult = xsv * static_cast<float>(ws.float_at(ws.numel() == 1 ? 0 : gi)) / ysv;
+              Q* yp = out + (n * M + gi) * out_size;
+              requantize(a, out_size, mult, yzv, yp);
+              continue;
+            }
             for (int64_t c = 0; c < Cg; ++c) {
-              const int32_t* xp = xi.data() + (n * C + gi * Cg + c) * in_size;
+              int64_t base = (n * C + gi * Cg + c) * in_size;
               for (int64_t k = 0; k < ksize; ++k) {
-                int32_t* col = cols.data() + (c * ksize + k) * out_size;
                 const int64_t* op = offs.data() + k * out_size;
-                for (int64_t o = 0; o < out_size; ++o) col[o] = op[o] >= 0 ? xp[op[o]] : 0;
+                float* colp = colf.data() + (c * ksize + k) * out_size;
+                for (int64_t o = 0; o < out_size; ++o) colp[o] = op[o] >= 0 ? xf[base + op[o]] : 0.f;
+                if (all_exact) continue;
+                int32_t* col = cols.data() + (c * ksize + k) * out_size;
+                for (int64_t o = 0; o < out_size; ++o) col[o] = op[o] >= 0 ? xi[base + op[o]] : 0;
               }
             }
+            gemm_f32(false, false, Mg, out_size, wper, 1.f, wf.data() + gi * Mg * wper, wper, colf.data(), out_size,
+                     0.f, accf.data(), out_size, ctx.thread_pool());
             for (int64_t m = gi * Mg; m < (gi + 1) * Mg; ++m) {
               int32_t b0 = bias ? bias->data<int32_t>()[m] : 0;
               int32_t* a = acc.data();
-              for (int64_t o = 0; o < out_size; ++o) a[o] = b0;
-              const int32_t* wp = wi.data() + m * wper;
-              for (int64_t j = 0; j < wper; ++j) {
-                int32_t wv = wp[j];
-                if (wv == 0) continue;
-                const int32_t* col = cols.data() + j * out_size;
-                for (int64_t o = 0; o < out_size; ++o) a[o] += wv * col[o];
+              if (exact[m]) {
+                const float* af = accf.data() + (m - gi * Mg) * out_size;
+                for (int64_t o = 0; o < out_size; ++o) a[o] = b0 + static_cast<int32_t>(af[o]);
+              } else {
+                for (int64_t o = 0; o < out_size; ++o) a[o] = b0;
+                const int32_t* wp = wi.data() + m * wper;
+                for (int64_t j = 0; j < wper; ++j) {
+                  int32_t wv = wp[j];
+                  if (wv == 0) continue;
+                  const int32_t* col = cols.data() + j * out_size;
+                  for (int64_t o = 0; o < out_size; ++o) a[o] += wv * col[o];
+                }
               }
               float mult = xsv * static_cast<float>(ws.float_at(ws.numel() == 1 ? 0 : m)) / ysv;
               Q* yp = out + (n * M + m) * out_size;
-              for (int64_t o = 0; o < out_size; ++o)
-                yp[o] = saturate_round<Q>(std::nearbyint(static_cast<float>(a[o]) * mult) + yzv);
+              requantize(a, out_size, mult, yzv, yp);
             }
           }
       });
@@ -397,6 +458,11 @@ void register_quantization(KernelRegistry& r) {
   // 25, float6 in 28; `precision` and `output_dtype` attributes).
   r.add("QuantizeLinear", 10, 28, quantize_factory());
   r.add("DequantizeLinear", 10, 28, dequantize_factory());
+  // ORT's com.microsoft versions (per-tensor or per-axis; int4 to int16): the
+  // same arithmetic as the standard ops, except that ORT divides float16 input
+  // in float32.
+  r.add("QuantizeLinear", 1, kMaxOpset, quantize_factory(DataType::Float), "com.microsoft");
+  r.add("DequantizeLinear", 1, kMaxOpset, dequantize_factory(), "com.microsoft");
   r.add("DynamicQuantizeLinear", 11, kMaxOpset, dynamic_quantize_factory());
   r.add("QLinearConv", 10, kMaxOpset, qlinear_conv_factory());
 }

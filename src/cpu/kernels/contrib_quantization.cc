@@ -1,0 +1,545 @@
+// ONNX Runtime's quantized contrib ops (com.microsoft), the ones its
+// quantizer emits in QOperator format and its dynamic-quantization fusions:
+// QLinearAdd, QLinearMul, QGemm, QLinearConcat, QLinearSigmoid,
+// QLinearLeakyRelu, QLinearWhere, MatMulIntegerToFloat, DynamicQuantizeMatMul.
+// The pooling ones are in contrib_quantization_pool.cc.
+//
+// Requantization follows ORT's float order of operations (checked by
+// experiment against onnxruntime) so that results are bit-equal: a value is
+// scaled in float32 and rounded half to even, then saturated.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_provider.h"
+#include "cpu/gemm.h"
+#include "cpu/gemm_vmath.h"
+#include "cpu/matmul_plan.h"
+#include "cpu/kernels/contrib_quantization.h"
+#include "kernels/broadcast.h"
+#include "kernels/dispatch.h"
+
+namespace onyx {
+namespace {
+
+using namespace contrib_q;
+
+// ---- QLinearAdd / QLinearMul ----
+
+// How ORT combines one output element from integer a and b (already widened
+// to float, zero points not subtracted). Scalar operands within a run are
+// folded into a constant first, as ORT does, which changes float rounding.
+struct AddMath {
+  float ra, rb, fixed;  // a/c and b/c scale ratios; zc - (ra*za + rb*zb)
+  AddMath(QParam a, QParam b, QParam c) {
+    ra = a.scale / c.scale;
+    rb = b.scale / c.scale;
+    fixed = static_cast<float>(c.zero) - (ra * static_cast<float>(a.zero) + rb * static_cast<float>(b.zero));
+  }
+  float both(float a, float b) const { return fma_small_int(a, ra, fma_small_int(b, rb, fixed)); }
+  float fold_a(float a) const { return fixed + a * ra; }
+  float fold_b(float b) const { return fixed + b * rb; }
+  float with_folded_b(float a, float folded) const { return fma_small_int(a, ra, folded); }
+  float with_folded_a(float b, float folded) const { return fma_small_int(b, rb, folded); }
+};
+
+template <class Q>
+void qlinear_add_run(const Q* a, int64_t sa, const Q* b, int64_t sb, Q* y, int64_t n, const AddMath& m) {
+  if (sb == 0 && sa != 0) {
+    float folded = m.fold_b(static_cast<float>(b[0]));
+    for (int64_t i = 0; i < n; ++i) y[i] = saturate<Q>(m.with_folded_b(static_cast<float>(a[i]), folded));
+  } else if (sa == 0 && sb != 0) {
+    float folded = m.fold_a(static_cast<float>(a[0]));
+    for (int64_t i = 0; i < n; ++i) y[i] = saturate<Q>(m.with_folded_a(static_cast<float>(b[i]), folded));
+  } else if (sa == 1 && sb == 1) {  // the common case, kept stride-free so it vectorizes
+    for (int64_t i = 0; i < n; ++i) y[i] = saturate<Q>(m.both(static_cast<float>(a[i]), static_cast<float>(b[i])));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = saturate<Q>(m.both(static_cast<float>(a[i * sa]), static_cast<float>(b[i * sb])));
+  }
+}
+
+template <class Q>
+void qlinear_mul_run(const Q* a, int64_t sa, const Q* b, int64_t sb, Q* y, int64_t n, QParam pa, QParam pb, QParam pc) {
+  float ratio = pa.scale * pb.scale / pc.scale;
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t prod = (static_cast<int32_t>(a[i * sa]) - pa.zero) * (static_cast<int32_t>(b[i * sb]) - pb.zero);
+    y[i] = saturate<Q>(static_cast<float>(prod) * ratio + static_cast<float>(pc.zero));  // ORT adds zc before rounding
+  }
+}
+
+// Calls run(offset_a, stride_a, offset_b, stride_b, offset_y, count) over
+// runs along the innermost non-unit output dimension.
+template <class F>
+void for_each_broadcast_run(const Shape& as, const Shape& bs, const Shape& ys, F&& run) {
+  int64_t n = shape_numel(ys);
+  if (n == 0) return;
+  int64_t na = shape_numel(as), nb = shape_numel(bs);
+  if ((na == n || na == 1) && (nb == n || nb == 1)) {  // no real broadcast: one run
+    run(0, na == 1 ? 0 : 1, 0, nb == 1 ? 0 : 1, 0, n);
+    return;
+  }
+  Shape out = ys;
+  while (out.size() > 1 && out.back() == 1) out.pop_back();
+  Shape a = as, b = bs;
+  auto trim = [&](Shape& s) {
+    while (s.size() > out.size()) {
+      if (s.back() != 1) break;
+      s.pop_back();
+    }
+  };
+  trim(a);
+  trim(b);
+  if (out.empty()) {
+    run(0, 1, 0, 1, 0, 1);
+    return;
+  }
+  std::vector<int64_t> sa = broadcast_strides(a, out), sb = broadcast_strides(b, out);
+  int rank = static_cast<int>(out.size());
+  int64_t inner = out[rank - 1];
+  std::vector<int64_t> idx(rank, 0);
+  int64_t oa = 0, ob = 0;
+  for (int64_t i = 0; i < n; i += inner) {
+    run(oa, sa[rank - 1], ob, sb[rank - 1], i, inner);
+    for (int d = rank - 2; d >= 0; --d) {
+      ++idx[d];
+      oa += sa[d];
+      ob += sb[d];
+      if (idx[d] < out[d]) break;
+      oa -= sa[d] * out[d];
+      ob -= sb[d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <bool kMul>
+void run_qlinear_binary(KernelContext& ctx) {
+  const char* op = kMul ? "QLinearMul" : "QLinearAdd";
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(3);
+  if (B.dtype() != A.dtype())
+    kernel_fail(std::string(op) + ": B type " + dtype_name(B.dtype()) + " differs from A type " + dtype_name(A.dtype()));
+  dispatch_q8(A.dtype(), std::string(op) + " input A", [&](auto tag) {
+    using Q = typename decltype(tag)::type;
+    QParam pa = read_qparam(ctx, 1, 2, A.dtype(), "A");
+    QParam pb = read_qparam(ctx, 4, 5, A.dtype(), "B");
+    QParam pc = read_qparam(ctx, 6, 7, A.dtype(), "C");
+    Shape ys = broadcast_shapes({A.shape(), B.shape()});
+    Tensor& Y = ctx.allocate_output(0, A.dtype(), ys);
+    const Q* a = A.data<Q>();
+    const Q* b = B.data<Q>();
+    Q* y = Y.data<Q>();
+    AddMath m(pa, pb, pc);
+    for_each_broadcast_run(A.shape(), B.shape(), ys, [&](int64_t oa, int64_t sa, int64_t ob, int64_t sb, int64_t oy, int64_t n) {
+      if constexpr (kMul) {
+        qlinear_mul_run(a + oa, sa, b + ob, sb, y + oy, n, pa, pb, pc);
+      } else {
+        qlinear_add_run(a + oa, sa, b + ob, sb, y + oy, n, m);
+      }
+    });
+  });
+}
+
+// ---- QGemm ----
+
+struct QGemmAttrs {
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.f;
+};
+
+// X as int32 with zero points removed; zp has one value or, for B, one per
+// column of op(B).
+template <class Q>
+void widen_minus_zero_typed(const Tensor& x, const Tensor* zp, bool trans, int32_t* out) {
+  const Q* v = x.data<Q>();
+  int64_t rows = x.dim(0), cols = x.dim(1), nz = zp ? zp->numel() : 0;
+  std::vector<int32_t> z(static_cast<size_t>(std::max<int64_t>(nz, 1)), 0);
+  for (int64_t i = 0; i < nz; ++i) z[i] = static_cast<int32_t>(zp->int_at(i));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[r * cols + c] = static_cast<int32_t>(v[r * cols + c]) - z[nz > 1 ? (trans ? r : c) : 0];
+}
+
+std::vector<int32_t> widen_minus_zero(const Tensor& x, const Tensor* zp, bool trans) {
+  std::vector<int32_t> out(static_cast<size_t>(x.numel()));
+  dispatch_q8(x.dtype(), "QGemm input", [&](auto tag) { widen_minus_zero_typed<typename decltype(tag)::type>(x, zp, trans, out.data()); });
+  return out;
+}
+
+void run_qgemm(KernelContext& ctx, const QGemmAttrs& at) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(3);
+  if (A.rank() != 2 || B.rank() != 2)
+    kernel_fail("QGemm A and B must be 2-D, got " + shape_to_string(A.shape()) + " and " + shape_to_string(B.shape()));
+  dispatch_q8(A.dtype(), "QGemm input A", [](auto) {});
+  dispatch_q8(B.dtype(), "QGemm input B", [](auto) {});
+  const int64_t M = at.trans_a ? A.dim(1) : A.dim(0), K = at.trans_a ? A.dim(0) : A.dim(1);
+  const int64_t KB = at.trans_b ? B.dim(1) : B.dim(0), N = at.trans_b ? B.dim(0) : B.dim(1);
+  if (K != KB)
+    kernel_fail("QGemm inner dimensions differ: op(A) " + std::to_string(M) + "x" + std::to_string(K) + ", op(B) " +
+                std::to_string(KB) + "x" + std::to_string(N));
+  QParam pa = read_qparam(ctx, 1, 2, A.dtype(), "a");
+  const Tensor& bs = ctx.input(4);
+  if (bs.dtype() != DataType::Float) kernel_fail("QGemm b_scale must be float, got " + dtype_name(bs.dtype()));
+  if (bs.numel() != 1 && bs.numel() != N)
+    kernel_fail("QGemm b_scale must have 1 or N=" + std::to_string(N) + " values, got " + shape_to_string(bs.shape()));
+  const Tensor* bz = ctx.has_input(5) ? &ctx.input(5) : nullptr;
+  if (bz && bz->dtype() != B.dtype())
+    kernel_fail("QGemm b_zero_point type " + dtype_name(bz->dtype()) + " differs from B type " + dtype_name(B.dtype()));
+  if (bz && bz->numel() != 1 && bz->numel() != N)
+    kernel_fail("QGemm b_zero_point must have 1 or N=" + std::to_string(N) + " values, got " + shape_to_string(bz->shape()));
+  const Tensor* C = ctx.has_input(6) ? &ctx.input(6) : nullptr;
+  if (C && C->dtype() != DataType::Int32) kernel_fail("QGemm C must be int32, got " + dtype_name(C->dtype()));
+  std::vector<int64_t> c_off;
+  if (C) {
+    if (C->rank() > 2) kernel_fail("QGemm C must have rank <= 2, got " + shape_to_string(C->shape()));
+    Shape cs = C->shape();
+    for (size_t i = 0; i < cs.size(); ++i) {
+      int64_t want = i + cs.size() == 2 ? M : N;  // aligned from the right
+      if (cs[i] != 1 && cs[i] != want)
+        kernel_fail("QGemm C shape " + shape_to_string(cs) + " does not broadcast to " + std::to_string(M) + "x" +
+                    std::to_string(N));
+    }
+    c_off = broadcast_offsets(cs, {M, N});
+  }
+  bool quant_out = ctx.has_input(7);
+  DataType out_type = DataType::Float;
+  QParam py;
+  if (quant_out) {
+    out_type = ctx.has_input(8) ? ctx.input(8).dtype() : A.dtype();
+    dispatch_q8(out_type, "QGemm y_zero_point", [](auto) {});
+    py = read_qparam(ctx, 7, 8, out_type, "y");
+  }
+  if (ctx.has_input(2) && ctx.input(2).numel() != 1) kernel_fail("QGemm a_zero_point must be a scalar");
+  std::vector<int32_t> a = widen_minus_zero(A, ctx.has_input(2) ? &ctx.input(2) : nullptr, false);
+  std::vector<int32_t> b = widen_minus_zero(B, bz, at.trans_b);
+  std::vector<int32_t> acc(static_cast<size_t>(M * N));
+  gemm_int32_exact(at.trans_a, at.trans_b, M, N, K, a.data(), A.dim(1), b.data(), B.dim(1), acc.data(), ctx.thread_pool());
+  if (C)
+    for (int64_t i = 0; i < M * N; ++i) acc[i] += C->data<int32_t>()[c_off[i]];
+  Tensor& Y = ctx.allocate_output(0, out_type, {M, N});
+  // ORT's per-column multiplier: alpha * a_scale * b_scale[n] (/ y_scale).
+  std::vector<float> mult(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) {
+    float m = at.alpha * pa.scale * bs.data<float>()[bs.numel() == 1 ? 0 : n];
+    mult[n] = quant_out ? m / py.scale : m;
+  }
+  if (!quant_out) {
+    float* y = Y.data<float>();
+    for (int64_t i = 0; i < M * N; ++i) y[i] = static_cast<float>(acc[i]) * mult[i % N];
+    return;
+  }
+  dispatch_q8(out_type, "QGemm output", [&](auto tag) {
+    using Q = typename decltype(tag)::type;
+    Q* y = Y.data<Q>();
+    for (int64_t i = 0; i < M * N; ++i)
+      y[i] = saturate<Q>(round_half_even(static_cast<float>(acc[i]) * mult[i % N]) + static_cast<float>(py.zero));
+  });
+}
+
+// ---- table ops: QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearWhere ----
+
+// For every 8-bit code x: quantize(fn(dequantize(x))) with ORT's float steps
+// (x_scale * (x - x_zp), then / y_scale, round half to even, + y_zp).
+using Table = std::array<uint8_t, 256>;
+
+template <class Q, class Fn>
+Table build_table(QParam x, QParam y, Fn&& fn) {
+  std::array<float, 256> in{}, out{};
+  for (int i = 0; i < 256; ++i) {
+    Q code = static_cast<Q>(static_cast<uint8_t>(i));
+    in[i] = x.scale * static_cast<float>(static_cast<int32_t>(code) - x.zero);
+  }
+  fn(in.data(), out.data());
+  Table t{};
+  for (int i = 0; i < 256; ++i) {
+    Q q = saturate<Q>(round_half_even(out[i] / y.scale) + static_cast<float>(y.zero));
+    t[i] = static_cast<uint8_t>(q);
+  }
+  return t;
+}
+
+Table build_table_for(DataType t, QParam x, QParam y, const std::function<void(const float*, float*)>& fn) {
+  return dispatch_q8(t, "input", [&](auto tag) { return build_table<typename decltype(tag)::type>(x, y, fn); });
+}
+
+void apply_table(const Table& t, const Tensor& X, Tensor& Y) {
+  const uint8_t* x = static_cast<const uint8_t*>(X.raw());
+  uint8_t* y = static_cast<uint8_t*>(Y.raw());
+  for (int64_t i = 0, n_ = X.numel(); i < n_; ++i) y[i] = t[x[i]];
+}
+
+// Inputs X, X_scale, X_zero_point?, Y_scale, Y_zero_point?.
+void run_lookup_op(KernelContext& ctx, const char* op, const std::function<void(const float*, float*)>& fn) {
+  const Tensor& X = ctx.input(0);
+  dispatch_q8(X.dtype(), std::string(op) + " input X", [](auto) {});
+  QParam px = read_qparam(ctx, 1, 2, X.dtype(), "X");
+  QParam py = read_qparam(ctx, 3, 4, X.dtype(), "Y");
+  Table t = build_table_for(X.dtype(), px, py, fn);
+  apply_table(t, X, ctx.allocate_output(0, X.dtype(), X.shape()));
+}
+
+const auto kIdentity = [](const float* in, float* out) { std::copy(in, in + 256, out); };
+
+bool same_params(QParam a, QParam b) { return a.scale == b.scale && a.zero == b.zero; }
+
+// Inputs Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) per input.
+void run_qlinear_concat(KernelContext& ctx, int64_t axis_attr) {
+  size_t n_in = ctx.num_inputs();
+  if (n_in < 5 || (n_in - 2) % 3 != 0)
+    kernel_fail("QLinearConcat needs Y_scale, Y_zero_point and (X, X_scale, X_zero_point) triples, got " +
+                std::to_string(n_in) + " inputs");
+  const Tensor& yz = ctx.input(1);
+  DataType qt = yz.dtype();
+  dispatch_q8(qt, "QLinearConcat Y_zero_point", [](auto) {});
+  QParam py = read_qparam(ctx, 0, 1, qt, "Y");
+  size_t count = (n_in - 2) / 3;
+  const Tensor& first = ctx.input(2);
+  int64_t rank = first.rank();
+  int64_t axis = normalize_axis(axis_attr, std::max<int64_t>(rank, 1));
+  Shape ys = first.shape();
+  ys[axis] = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const Tensor& X = ctx.input(2 + 3 * k);
+    if (X.dtype() != qt)
+      kernel_fail("QLinearConcat input " + std::to_string(k) + " type " + dtype_name(X.dtype()) + " differs from Y type " +
+                  dtype_name(qt));
+    if (X.rank() != rank) kernel_fail("QLinearConcat inputs must have the same rank");
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && X.dim(d) != first.dim(d))
+        kernel_fail("QLinearConcat input " + std::to_string(k) + " shape " + shape_to_string(X.shape()) +
+                    " differs from " + shape_to_string(first.shape()) + " outside axis " + std::to_string(axis));
+    ys[axis] += X.dim(axis);
+  }
+  Tensor& Y = ctx.allocate_output(0, qt, ys);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= ys[d];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= ys[d];
+  uint8_t* y = static_cast<uint8_t*>(Y.raw());
+  int64_t y_row = ys[axis] * inner, at = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const Tensor& X = ctx.input(2 + 3 * k);
+    QParam px = read_qparam(ctx, 3 + 3 * k, 4 + 3 * k, qt, "X" + std::to_string(k));
+    bool copy = same_params(px, py);
+    Table t = copy ? Table{} : build_table_for(qt, px, py, kIdentity);
+    const uint8_t* x = static_cast<const uint8_t*>(X.raw());
+    int64_t row = X.dim(axis) * inner;
+    for (int64_t o = 0; o < outer; ++o) {
+      const uint8_t* src = x + o * row;
+      uint8_t* dst = y + o * y_row + at;
+      if (copy) std::copy(src, src + row, dst);
+      else
+        for (int64_t i = 0; i < row; ++i) dst[i] = t[src[i]];
+    }
+    at += row;
+  }
+}
+
+// Inputs condition, X, x_scale, x_zp, Y, y_scale, y_zp, z_scale, z_zp.
+void run_qlinear_where(KernelContext& ctx) {
+  const Tensor& C = ctx.input(0);
+  const Tensor& X = ctx.input(1);
+  const Tensor& Yin = ctx.input(4);
+  if (C.dtype() != DataType::Bool) kernel_fail("QLinearWhere condition must be bool, got " + dtype_name(C.dtype()));
+  DataType qt = X.dtype();
+  dispatch_q8(qt, "QLinearWhere input X", [](auto) {});
+  if (Yin.dtype() != qt) kernel_fail("QLinearWhere Y type " + dtype_name(Yin.dtype()) + " differs from X type " + dtype_name(qt));
+  QParam px = read_qparam(ctx, 2, 3, qt, "x");
+  QParam py = read_qparam(ctx, 5, 6, qt, "y");
+  QParam pz = read_qparam(ctx, 7, 8, qt, "z");
+  Table tx = build_table_for(qt, px, pz, kIdentity), ty = build_table_for(qt, py, pz, kIdentity);
+  bool copy_x = same_params(px, pz), copy_y = same_params(py, pz);
+  Shape zs = broadcast_shapes({C.shape(), X.shape(), Yin.shape()});
+  Tensor& Z = ctx.allocate_output(0, qt, zs);
+  std::vector<int64_t> oc = broadcast_offsets(C.shape(), zs), ox = broadcast_offsets(X.shape(), zs),
+                       oy = broadcast_offsets(Yin.shape(), zs);
+  const bool* c = C.data<bool>();
+  const uint8_t* x = static_cast<const uint8_t*>(X.raw());
+  const uint8_t* yv = static_cast<const uint8_t*>(Yin.raw());
+  uint8_t* z = static_cast<uint8_t*>(Z.raw());
+  for (int64_t i = 0, n_ = Z.numel(); i < n_; ++i) {
+    if (c[oc[i]]) z[i] = copy_x ? x[ox[i]] : tx[x[ox[i]]];
+    else z[i] = copy_y ? yv[oy[i]] : ty[yv[oy[i]]];
+  }
+}
+
+// ---- MatMulIntegerToFloat, DynamicQuantizeMatMul ----
+
+// y = float((A - a_zp) x (B - b_zp)) * (a_scale * b_scale[n]) + bias[n], the
+// float steps of ORT's scale-and-bias output stage.
+void integer_matmul_to_float(KernelContext& ctx, const Tensor& A, const std::vector<int32_t>& a, float a_scale,
+                             const Tensor& B, const Tensor& b_scale, const Tensor* b_zp, const Tensor* bias) {
+  MatMulPlan p = plan_matmul(A.shape(), B.shape());
+  if (b_scale.dtype() != DataType::Float) kernel_fail("b_scale must be float, got " + dtype_name(b_scale.dtype()));
+  if (b_scale.numel() != 1 && !(b_scale.rank() == 1 && b_scale.numel() == p.N))
+    kernel_fail("b_scale must be a scalar or have N=" + std::to_string(p.N) + " values, got shape " +
+                shape_to_string(b_scale.shape()));
+  if (b_zp && b_zp->numel() != 1 && !(b_zp->rank() == 1 && b_zp->numel() == p.N))
+    kernel_fail("b_zero_point must be a scalar or have N=" + std::to_string(p.N) + " values, got shape " +
+                shape_to_string(b_zp->shape()));
+  if (bias && (bias->dtype() != DataType::Float || bias->rank() != 1 || bias->numel() != p.N))
+    kernel_fail("bias must be a float vector of N=" + std::to_string(p.N) + " values, got " + dtype_name(bias->dtype()) +
+                " " + shape_to_string(bias->shape()));
+  std::vector<int32_t> b = subtract_zero_point(B, b_zp, false, "B");
+  std::vector<int32_t> acc(static_cast<size_t>(shape_numel(p.out_shape)));
+  if (!acc.empty()) int_matmul(p, a.data(), b.data(), acc.data(), ctx.thread_pool());
+  std::vector<float> mult(static_cast<size_t>(p.N));
+  for (int64_t n = 0; n < p.N; ++n) mult[n] = a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : n];
+  Tensor& Y = ctx.allocate_output(0, DataType::Float, p.out_shape);
+  float* y = Y.data<float>();
+  const float* bv = bias ? bias->data<float>() : nullptr;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    int64_t n = static_cast<int64_t>(i) % p.N;
+    y[i] = static_cast<float>(acc[i]) * mult[n] + (bv ? bv[n] : 0.f);
+  }
+}
+
+// Inputs A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?.
+void run_matmul_integer_to_float(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  const Tensor& as = ctx.input(2);
+  if (as.dtype() != DataType::Float || as.numel() != 1)
+    kernel_fail("MatMulIntegerToFloat a_scale must be a float scalar, got " + dtype_name(as.dtype()) + " " +
+                shape_to_string(as.shape()));
+  const Tensor* az = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+  if (az && az->numel() != 1) kernel_fail("MatMulIntegerToFloat a_zero_point must be a scalar");
+  if (az && az->dtype() != A.dtype()) kernel_fail("MatMulIntegerToFloat a_zero_point type differs from A");
+  const Tensor* bz = ctx.has_input(5) ? &ctx.input(5) : nullptr;
+  if (bz && bz->dtype() != B.dtype()) kernel_fail("MatMulIntegerToFloat b_zero_point type differs from B");
+  std::vector<int32_t> a = subtract_zero_point(A, az, true, "A");
+  integer_matmul_to_float(ctx, A, a, as.data<float>()[0], B, ctx.input(3), bz, ctx.has_input(6) ? &ctx.input(6) : nullptr);
+}
+
+// A quantized to uint8 per tensor from its range extended to 0, as ORT's
+// dynamic quantization does (scale 1 for an all-zero A).
+std::vector<int32_t> dynamic_quantize_minus_zero(const Tensor& A, float& scale) {
+  const float* x = A.data<float>();
+  float lo = 0.f, hi = 0.f;
+  for (int64_t i = 0, n_ = A.numel(); i < n_; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  scale = hi == lo ? 1.f : (hi - lo) / 255.f;
+  float zp = round_half_even(std::min(255.f, std::max(0.f, 0.f - lo / scale)));
+  std::vector<int32_t> out(static_cast<size_t>(A.numel()));
+  for (int64_t i = 0, n_ = A.numel(); i < n_; ++i)
+    out[i] = static_cast<int32_t>(saturate<uint8_t>(round_half_even(x[i] / scale) + zp)) - static_cast<int32_t>(zp);
+  return out;
+}
+
+// Inputs A (float), B, b_scale, b_zero_point?, bias?.
+void run_dynamic_quantize_matmul(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  if (A.dtype() != DataType::Float) kernel_fail("DynamicQuantizeMatMul A must be float, got " + dtype_name(A.dtype()));
+  const Tensor* bz = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  if (bz && bz->dtype() != B.dtype()) kernel_fail("DynamicQuantizeMatMul b_zero_point type differs from B");
+  float a_scale = 1.f;
+  std::vector<int32_t> a = dynamic_quantize_minus_zero(A, a_scale);
+  integer_matmul_to_float(ctx, A, a, a_scale, B, ctx.input(2), bz, ctx.has_input(4) ? &ctx.input(4) : nullptr);
+}
+
+// ---- QLinearSoftmax ----
+
+// ORT's algorithm, whose rounding users see: exp(x - max) comes from a float
+// table scaled up by a power that keeps the row sum finite, y_scale is used
+// as floor(1 / y_scale), and x's zero point cancels out. For int8 ORT wraps
+// results above 127; Onyx saturates (differs only where p * floor(1/y_scale)
+// + y_zp > 127).
+void run_qlinear_softmax(KernelContext& ctx, int64_t axis_attr, int64_t opset) {
+  const Tensor& X = ctx.input(0);
+  dispatch_q8(X.dtype(), "QLinearSoftmax input X", [&](auto tag) {
+    using Q = typename decltype(tag)::type;
+    QParam px = read_qparam(ctx, 1, 2, X.dtype(), "X");
+    QParam py = read_qparam(ctx, 3, 4, X.dtype(), "Y");
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+    if (X.numel() == 0) return;
+    int64_t rank = std::max<int64_t>(X.rank(), 1);
+    int64_t axis = normalize_axis(axis_attr, rank);
+    int64_t before = 1, D = 1, after = 1;
+    for (int64_t d = 0; d < X.rank(); ++d) (d < axis ? before : d == axis ? D : after) *= X.dim(d);
+    if (opset < 13) {  // the old softmax flattens everything from axis on
+      D *= after;
+      after = 1;
+    }
+    double shift = std::log(static_cast<double>(std::numeric_limits<float>::max() / static_cast<float>(D)));
+    shift = std::max(0.0, shift - 5.0) / static_cast<double>(px.scale);
+    std::array<float, 256> e{};  // e[255 + x - max]
+    for (int i = 0; i < 256; ++i)
+      e[i] = static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(px.scale)));
+    const float y_mult = std::floor(1.0f / py.scale);
+    const Q* x = X.data<Q>();
+    Q* y = Y.data<Q>();
+    for (int64_t b = 0; b < before; ++b)
+      for (int64_t a = 0; a < after; ++a) {
+        const Q* xr = x + b * D * after + a;
+        Q* yr = y + b * D * after + a;
+        int32_t xmax = std::numeric_limits<Q>::lowest();
+        for (int64_t i = 0; i < D; ++i) xmax = std::max<int32_t>(xmax, xr[i * after]);
+        float sum = 0.f;
+        for (int64_t i = 0; i < D; ++i) sum += e[255 + xr[i * after] - xmax];
+        for (int64_t i = 0; i < D; ++i) {
+          float v = round_half_even(e[255 + xr[i * after] - xmax] * y_mult / sum);
+          yr[i * after] = saturate<Q>(v + static_cast<float>(py.zero));
+        }
+      }
+  });
+}
+
+}  // namespace
+
+void register_contrib_quantization(KernelRegistry& r) {
+  contrib_q::register_contrib_quantization_pool(r);
+  r.add("QLinearAdd", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_binary<false>; }),
+        kMicrosoft);
+  r.add("QLinearMul", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_binary<true>; }),
+        kMicrosoft);
+  r.add("QGemm", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          QGemmAttrs at;
+          at.trans_a = ic.get_int("transA", 0) != 0;
+          at.trans_b = ic.get_int("transB", 0) != 0;
+          at.alpha = ic.get_float("alpha", 1.f);
+          return [=](KernelContext& ctx) { run_qgemm(ctx, at); };
+        }),
+        kMicrosoft);
+  r.add("QLinearSigmoid", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) {
+          return [](KernelContext& ctx) {
+            run_lookup_op(ctx, "QLinearSigmoid", [](const float* in, float* out) { vm::sigmoid(in, out, 256); });
+          };
+        }),
+        kMicrosoft);
+  r.add("QLinearLeakyRelu", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          float alpha = ic.get_float("alpha", 0.01f);
+          return [=](KernelContext& ctx) {
+            run_lookup_op(ctx, "QLinearLeakyRelu", [=](const float* in, float* out) {
+              for (int i = 0; i < 256; ++i) out[i] = in[i] >= 0.f ? in[i] : alpha * in[i];
+            });
+          };
+        }),
+        kMicrosoft);
+  r.add("QLinearConcat", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          int64_t axis = ic.get_int("axis");
+          return [=](KernelContext& ctx) { run_qlinear_concat(ctx, axis); };
+        }),
+        kMicrosoft);
+  r.add("MatMulIntegerToFloat", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_matmul_integer_to_float; }),
+        kMicrosoft);
+  r.add("DynamicQuantizeMatMul", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_dynamic_quantize_matmul; }),
+        kMicrosoft);
+  r.add("QLinearSoftmax", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          int64_t opset = ic.get_int("opset");
+          int64_t axis = ic.get_int("axis", opset < 13 ? 1 : -1);
+          return [=](KernelContext& ctx) { run_qlinear_softmax(ctx, axis, opset); };
+        }),
+        kMicrosoft);
+  r.add("QLinearWhere", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_where; }),
+        kMicrosoft);
+}
+
+}  // namespace onyx

@@ -1,0 +1,214 @@
+// ORT's quantized pooling contrib ops (com.microsoft): QLinearGlobalAveragePool,
+// QLinearAveragePool and NhwcMaxPool, with ORT's float order of operations.
+#include <algorithm>
+#include <vector>
+
+#include "cpu/conv_geometry.h"
+#include "cpu/kernels/contrib_quantization.h"
+
+namespace onyx::contrib_q {
+namespace {
+
+// ---- QLinearGlobalAveragePool ----
+
+void run_qlinear_global_average_pool(KernelContext& ctx, bool channels_last) {
+  const Tensor& X = ctx.input(0);
+  if (X.rank() < 3) kernel_fail("QLinearGlobalAveragePool input must have rank >= 3, got " + shape_to_string(X.shape()));
+  dispatch_q8(X.dtype(), "QLinearGlobalAveragePool input X", [&](auto tag) {
+    using Q = typename decltype(tag)::type;
+    QParam px = read_qparam(ctx, 1, 2, X.dtype(), "x");
+    QParam py = read_qparam(ctx, 3, 4, X.dtype(), "y");
+    const Shape& xs = X.shape();
+    int64_t N = xs[0];
+    int64_t C = channels_last ? xs.back() : xs[1];
+    int64_t image = X.numel() / std::max<int64_t>(N * C, 1);
+    Shape ys(xs.size(), 1);
+    ys[0] = N;
+    ys[channels_last ? xs.size() - 1 : 1] = C;
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), ys);
+    if (Y.numel() == 0) return;
+    // ORT sums in int32, removes the zero point once, and scales by
+    // x_scale / (y_scale * image_size).
+    float scale = px.scale / (py.scale * static_cast<float>(image));
+    int32_t bias = -px.zero * static_cast<int32_t>(image);
+    const Q* x = X.data<Q>();
+    Q* y = Y.data<Q>();
+    std::vector<int32_t> acc(static_cast<size_t>(C));
+    for (int64_t n = 0; n < N; ++n) {
+      std::fill(acc.begin(), acc.end(), bias);
+      const Q* xn = x + n * C * image;
+      if (channels_last) {
+        for (int64_t p = 0; p < image; ++p)
+          for (int64_t c = 0; c < C; ++c) acc[c] += xn[p * C + c];
+      } else {
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t p = 0; p < image; ++p) acc[c] += xn[c * image + p];
+      }
+      for (int64_t c = 0; c < C; ++c)
+        y[n * C + c] = saturate<Q>(round_half_even(static_cast<float>(acc[c]) * scale) + static_cast<float>(py.zero));
+    }
+  });
+}
+
+// ---- QLinearAveragePool, NhwcMaxPool ----
+
+// A pooling input viewed as [N, C, spatial...] whatever its layout: the
+// geometry padded to 3 spatial dims, and the strides of a channel and of a
+// spatial position.
+struct PoolLayout {
+  SpatialGeometry g;
+  int64_t N = 0, C = 0, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+  Shape out_shape;
+
+  PoolLayout(const Shape& xs, const SpatialAttrs& a, bool channels_last, const char* op) {
+    if (xs.size() < 3 || xs.size() > 5)
+      kernel_fail(std::string(op) + " input must have rank 3 to 5, got " + shape_to_string(xs));
+    N = xs[0];
+    C = channels_last ? xs.back() : xs[1];
+    std::vector<int64_t> sp(channels_last ? xs.begin() + 1 : xs.begin() + 2, channels_last ? xs.end() - 1 : xs.end());
+    if (a.kernel.empty()) kernel_fail(std::string(op) + " needs the kernel_shape attribute");
+    g = compute_geometry(sp, a, a.kernel);
+    int off = 3 - g.nd;
+    for (int i = 0; i < g.nd; ++i) {
+      k[off + i] = g.kernel[i];
+      s[off + i] = g.strides[i];
+      d[off + i] = g.dilations[i];
+      pb[off + i] = g.pad_begin[i];
+      in[off + i] = g.in[i];
+      out[off + i] = g.out[i];
+    }
+    out_shape = {N};
+    if (!channels_last) out_shape.push_back(C);
+    for (auto o : g.out) out_shape.push_back(o);
+    if (channels_last) out_shape.push_back(C);
+  }
+};
+
+// A pooling window as per-dim [begin, end), clipped to the input.
+struct Window {
+  int64_t b[3], e[3];
+  int64_t clipped_count() const { return (e[0] - b[0]) * (e[1] - b[1]) * (e[2] - b[2]); }
+};
+
+// Calls fn(out_index, window) for every output position of one plane.
+template <class F>
+void for_each_window(const PoolLayout& L, F&& fn) {
+  int64_t o = 0;
+  for (int64_t p0 = 0; p0 < L.out[0]; ++p0)
+    for (int64_t p1 = 0; p1 < L.out[1]; ++p1)
+      for (int64_t p2 = 0; p2 < L.out[2]; ++p2, ++o) {
+        Window w;
+        int64_t p[3] = {p0, p1, p2};
+        for (int i = 0; i < 3; ++i) {
+          int64_t start = p[i] * L.s[i] - L.pb[i];
+          w.b[i] = std::max<int64_t>(start, 0);
+          w.e[i] = std::min(start + L.k[i], L.in[i]);
+        }
+        fn(o, w);
+      }
+}
+
+// ORT dequantizes each element (x_scale * (x - x_zp)), sums the clipped window
+// in float in row-major order, divides by the count (the whole kernel with
+// count_include_pad) and quantizes with the zero point added before rounding.
+void run_qlinear_average_pool(KernelContext& ctx, const SpatialAttrs& attrs, bool count_include_pad, bool channels_last) {
+  const Tensor& X = ctx.input(0);
+  for (int64_t dil : attrs.dilations)
+    if (dil != 1) kernel_fail("QLinearAveragePool does not support dilations");
+  dispatch_q8(X.dtype(), "QLinearAveragePool input X", [&](auto tag) {
+    using Q = typename decltype(tag)::type;
+    QParam px = read_qparam(ctx, 1, 2, X.dtype(), "x");
+    QParam py = read_qparam(ctx, 3, 4, X.dtype(), "y");
+    PoolLayout L(X.shape(), attrs, channels_last, "QLinearAveragePool");
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), L.out_shape);
+    const int64_t in_size = L.in[0] * L.in[1] * L.in[2], out_size = L.out[0] * L.out[1] * L.out[2];
+    const int64_t pos_stride = channels_last ? L.C : 1, chan_stride = channels_last ? 1 : in_size;
+    const int64_t out_pos_stride = channels_last ? L.C : 1, out_chan_stride = channels_last ? 1 : out_size;
+    const float kernel_count = static_cast<float>(L.k[0] * L.k[1] * L.k[2]);
+    const Q* x = X.data<Q>();
+    Q* y = Y.data<Q>();
+    for (int64_t n = 0; n < L.N; ++n)
+      for (int64_t c = 0; c < L.C; ++c) {
+        const Q* xp = x + n * L.C * in_size + c * chan_stride;
+        Q* yp = y + n * L.C * out_size + c * out_chan_stride;
+        for_each_window(L, [&](int64_t o, const Window& w) {
+          float sum = 0.f;
+          for (int64_t i0 = w.b[0]; i0 < w.e[0]; ++i0)
+            for (int64_t i1 = w.b[1]; i1 < w.e[1]; ++i1)
+              for (int64_t i2 = w.b[2]; i2 < w.e[2]; ++i2) {
+                int32_t q = static_cast<int32_t>(xp[((i0 * L.in[1] + i1) * L.in[2] + i2) * pos_stride]);
+                sum += px.scale * static_cast<float>(q - px.zero);
+              }
+          float count = count_include_pad ? kernel_count : static_cast<float>(w.clipped_count());
+          float avg = sum / count;
+          yp[o * out_pos_stride] = saturate<Q>(avg / py.scale + static_cast<float>(py.zero));
+        });
+      }
+  });
+}
+
+// Max pooling of an NHWC uint8/int8 tensor (dilations allowed; padding never wins).
+void run_nhwc_max_pool(KernelContext& ctx, const SpatialAttrs& attrs) {
+  const Tensor& X = ctx.input(0);
+  dispatch_q8(X.dtype(), "NhwcMaxPool input x", [&](auto tag) {
+    using Q = typename decltype(tag)::type;
+    PoolLayout L(X.shape(), attrs, true, "NhwcMaxPool");
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), L.out_shape);
+    const int64_t in_size = L.in[0] * L.in[1] * L.in[2], out_size = L.out[0] * L.out[1] * L.out[2];
+    const Q* x = X.data<Q>();
+    Q* y = Y.data<Q>();
+    std::vector<Q> best(static_cast<size_t>(L.C));
+    for (int64_t n = 0; n < L.N; ++n) {
+      const Q* xn = x + n * in_size * L.C;
+      int64_t o = 0;
+      for (int64_t p0 = 0; p0 < L.out[0]; ++p0)
+        for (int64_t p1 = 0; p1 < L.out[1]; ++p1)
+          for (int64_t p2 = 0; p2 < L.out[2]; ++p2, ++o) {
+            std::fill(best.begin(), best.end(), std::numeric_limits<Q>::lowest());
+            int64_t p[3] = {p0, p1, p2};
+            int64_t start[3];
+            for (int i = 0; i < 3; ++i) start[i] = p[i] * L.s[i] - L.pb[i];
+            for (int64_t k0 = 0; k0 < L.k[0]; ++k0) {
+              int64_t i0 = start[0] + k0 * L.d[0];
+              if (i0 < 0 || i0 >= L.in[0]) continue;
+              for (int64_t k1 = 0; k1 < L.k[1]; ++k1) {
+                int64_t i1 = start[1] + k1 * L.d[1];
+                if (i1 < 0 || i1 >= L.in[1]) continue;
+                for (int64_t k2 = 0; k2 < L.k[2]; ++k2) {
+                  int64_t i2 = start[2] + k2 * L.d[2];
+                  if (i2 < 0 || i2 >= L.in[2]) continue;
+                  const Q* px = xn + ((i0 * L.in[1] + i1) * L.in[2] + i2) * L.C;
+                  for (int64_t c = 0; c < L.C; ++c) best[c] = std::max(best[c], px[c]);
+                }
+              }
+            }
+            std::copy(best.begin(), best.end(), y + (n * out_size + o) * L.C);
+          }
+    }
+  });
+}
+
+}  // namespace
+
+void register_contrib_quantization_pool(KernelRegistry& r) {
+  r.add("QLinearGlobalAveragePool", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          bool channels_last = ic.get_int("channels_last", 0) != 0;
+          return [=](KernelContext& ctx) { run_qlinear_global_average_pool(ctx, channels_last); };
+        }),
+        kMicrosoft);
+  r.add("QLinearAveragePool", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          SpatialAttrs attrs = SpatialAttrs::read(ic);
+          bool include_pad = ic.get_int("count_include_pad", 0) != 0;
+          bool channels_last = ic.get_int("channels_last", 0) != 0;
+          return [=](KernelContext& ctx) { run_qlinear_average_pool(ctx, attrs, include_pad, channels_last); };
+        }),
+        kMicrosoft);
+  r.add("NhwcMaxPool", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          SpatialAttrs attrs = SpatialAttrs::read(ic);
+          return [=](KernelContext& ctx) { run_nhwc_max_pool(ctx, attrs); };
+        }),
+        kMicrosoft);
+}
+
+}  // namespace onyx::contrib_q

@@ -19,6 +19,7 @@
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
 #include "cpu/matmul_plan.h"
+#include "cpu/quantize_8bit.h"
 #include "cpu/kernels/contrib_quantization.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
@@ -399,16 +400,13 @@ void run_matmul_integer_to_float(KernelContext& ctx, const PackedInt8B* packed_b
 Tensor dynamic_quantize_u8(const Tensor& A, float& scale, Tensor& zp) {
   const float* x = A.data<float>();
   float lo = 0.f, hi = 0.f;
-  for (int64_t i = 0; i < A.numel(); ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
-  }
+  min_max_with_zero(x, A.numel(), lo, hi);
   scale = hi == lo ? 1.f : (hi - lo) / 255.f;
   float z = std::nearbyint(std::min(255.f, std::max(0.f, 0.f - lo / scale)));
   zp.data<uint8_t>()[0] = static_cast<uint8_t>(z);
   Tensor q(DataType::UInt8, A.shape());
   uint8_t* out = q.data<uint8_t>();
-  for (int64_t i = 0; i < A.numel(); ++i) out[i] = saturate<uint8_t>(std::nearbyint(x[i] / scale) + z);
+  quantize_8bit(x, A.numel(), scale, z, false, out);
   return q;
 }
 

@@ -180,29 +180,69 @@ Kernels kernels_for(Int8Isa isa) {
   return {1, pick_scalar};
 }
 
-// A as uint8 (int8 shifted up by 128), rows padded to whole groups of 4.
+// Sum of row[k] ^ flip over K bytes, copied to dst when given.
+int32_t flip_sum_scalar(const uint8_t* row, int64_t K, uint8_t flip, uint8_t* dst) {
+  int32_t sum = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    uint8_t v = row[k] ^ flip;
+    if (dst) dst[k] = v;
+    sum += v;
+  }
+  return sum;
+}
+
+#ifdef ONYX_INT8_X86
+ONYX_TARGET_AVX2 int32_t flip_sum_avx2(const uint8_t* row, int64_t K, uint8_t flip, uint8_t* dst) {
+  const __m256i f = _mm256_set1_epi8(static_cast<char>(flip)), zero = _mm256_setzero_si256();
+  __m256i acc = zero;
+  int64_t k = 0;
+  for (; k + 32 <= K; k += 32) {
+    __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + k)), f);
+    if (dst) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k), v);
+    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
+  }
+  alignas(32) int64_t part[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(part), acc);
+  int64_t sum = part[0] + part[1] + part[2] + part[3];
+  return static_cast<int32_t>(sum + flip_sum_scalar(row + k, K - k, flip, dst ? dst + k : nullptr));
+}
+#endif
+
+// A as uint8 (int8 shifted up by 128) in rows of whole groups of 4, and its
+// row sums. Unsigned row-major A with K a multiple of 4 is used in place.
 struct PackedA {
-  std::vector<uint8_t> data;
+  std::vector<uint8_t> copy;
+  const uint8_t* data = nullptr;
   std::vector<int32_t> row_sum;
   int64_t ld = 0;
 };
 
-PackedA pack_a(int64_t M, int64_t K, const Int8A& a) {
+PackedA pack_a(int64_t M, int64_t K, const Int8A& a, Int8Isa isa) {
   PackedA p;
-  p.ld = (K + 3) / 4 * 4;
-  p.data.assign(static_cast<size_t>(M * p.ld), 0);
-  p.row_sum.assign(static_cast<size_t>(M), 0);
   const uint8_t* src = static_cast<const uint8_t*>(a.data);
   const uint8_t flip = a.is_signed ? 0x80 : 0;  // int8 x + 128 as a byte
+  auto flip_sum = flip_sum_scalar;
+#ifdef ONYX_INT8_X86
+  if (isa != Int8Isa::Scalar) flip_sum = flip_sum_avx2;
+#endif
+  p.row_sum.assign(static_cast<size_t>(M), 0);
+  if (!a.trans && !a.is_signed && K % 4 == 0) {
+    p.data = src;
+    p.ld = a.lda;
+    for (int64_t m = 0; m < M; ++m) p.row_sum[m] = flip_sum(src + m * a.lda, K, 0, nullptr);
+    return p;
+  }
+  p.ld = (K + 3) / 4 * 4;
+  p.copy.assign(static_cast<size_t>(M * p.ld), 0);
+  p.data = p.copy.data();
   for (int64_t m = 0; m < M; ++m) {
-    uint8_t* row = p.data.data() + m * p.ld;
-    int32_t sum = 0;
-    for (int64_t k = 0; k < K; ++k) {
-      uint8_t v = static_cast<uint8_t>((a.trans ? src[k * a.lda + m] : src[m * a.lda + k]) ^ flip);
-      row[k] = v;
-      sum += v;
+    uint8_t* row = p.copy.data() + m * p.ld;
+    if (!a.trans) {
+      p.row_sum[m] = flip_sum(src + m * a.lda, K, flip, row);
+      continue;
     }
-    p.row_sum[m] = sum;
+    for (int64_t k = 0; k < K; ++k) row[k] = static_cast<uint8_t>(src[k * a.lda + m] ^ flip);
+    p.row_sum[m] = flip_sum(row, K, 0, nullptr);
   }
   return p;
 }
@@ -261,7 +301,7 @@ void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, cons
                const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool, Int8Isa isa) {
   const int64_t K = b.K(), N = b.N(), np = b.padded_n();
   if (M <= 0 || N <= 0) return;
-  PackedA pa = pack_a(M, K, a);
+  PackedA pa = pack_a(M, K, a, isa);
   // A = a_u8 - 128 (int8) or a_u8; B = b_s8 + shift.
   const int32_t a_shift = a.is_signed ? -128 : 0;
   std::vector<int32_t> row_shift(static_cast<size_t>(M)), col_shift(static_cast<size_t>(np), 0),
@@ -284,7 +324,7 @@ void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, cons
       for (int64_t m = (t % row_blocks) * kRowBlock; m < m_end; m += kern.max_rows) {
         const int rows = static_cast<int>(std::min<int64_t>(kern.max_rows, m_end - m));
         Epilogue e{pa.row_sum.data() + m, row_shift.data() + m, col_shift.data() + n0, col_term.data() + n0};
-        kern.pick(rows, width)(b.k_groups(), pa.data.data() + m * pa.ld, pa.ld, rows, bp, width, cols, y + m * ldy + n0,
+        kern.pick(rows, width)(b.k_groups(), pa.data + m * pa.ld, pa.ld, rows, bp, width, cols, y + m * ldy + n0,
                                ldy, e);
       }
     }

@@ -2,9 +2,11 @@
 // MatMulInteger, QLinearMatMul and ORT's quantized matmul contrib ops.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "cpu/int8_gemm.h"
 #include "onyx/tensor.h"
 
 namespace onyx {
@@ -36,5 +38,14 @@ void int_matmul(const MatMulPlan& p, const int32_t* a, const int32_t* b, int32_t
 // int32 loop.
 void gemm_int32_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const int32_t* A, int64_t lda,
                       const int32_t* B, int64_t ldb, int32_t* C, ThreadPool* pool = nullptr);
+
+// Y = (A - a_zp) x (B - b_zp) for uint8/int8 A and B into y (out_shape of
+// the plan), through the 8-bit GEMM; zero points as subtract_zero_point
+// takes them. packed_b: B already packed (a constant 2-D B), else null.
+void int8_matmul(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const Tensor& B, const Tensor* b_zp,
+                 const PackedInt8B* packed_b, int32_t* y, ThreadPool* pool, const char* a_name, const char* b_name);
+
+// B packed for int8_matmul when it is a constant 2-D uint8/int8 matrix.
+std::shared_ptr<const PackedInt8B> pack_constant_int8_b(const Tensor* b);
 
 }  // namespace onyx

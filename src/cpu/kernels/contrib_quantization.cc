@@ -19,6 +19,7 @@
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
 #include "cpu/matmul_plan.h"
+#include "cpu/quantize_8bit.h"
 #include "cpu/kernels/contrib_quantization.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
@@ -152,26 +153,7 @@ struct QGemmAttrs {
   float alpha = 1.f;
 };
 
-// X as int32 with zero points removed; zp has one value or, for B, one per
-// column of op(B).
-template <class Q>
-void widen_minus_zero_typed(const Tensor& x, const Tensor* zp, bool trans, int32_t* out) {
-  const Q* v = x.data<Q>();
-  int64_t rows = x.dim(0), cols = x.dim(1), nz = zp ? zp->numel() : 0;
-  std::vector<int32_t> z(static_cast<size_t>(std::max<int64_t>(nz, 1)), 0);
-  for (int64_t i = 0; i < nz; ++i) z[i] = static_cast<int32_t>(zp->int_at(i));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      out[r * cols + c] = static_cast<int32_t>(v[r * cols + c]) - z[nz > 1 ? (trans ? r : c) : 0];
-}
-
-std::vector<int32_t> widen_minus_zero(const Tensor& x, const Tensor* zp, bool trans) {
-  std::vector<int32_t> out(static_cast<size_t>(x.numel()));
-  dispatch_q8(x.dtype(), "QGemm input", [&](auto tag) { widen_minus_zero_typed<typename decltype(tag)::type>(x, zp, trans, out.data()); });
-  return out;
-}
-
-void run_qgemm(KernelContext& ctx, const QGemmAttrs& at) {
+void run_qgemm(KernelContext& ctx, const QGemmAttrs& at, const PackedInt8B* packed_b) {
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(3);
   if (A.rank() != 2 || B.rank() != 2)
@@ -215,11 +197,15 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at) {
     dispatch_q8(out_type, "QGemm y_zero_point", [](auto) {});
     py = read_qparam(ctx, 7, 8, out_type, "y");
   }
-  if (ctx.has_input(2) && ctx.input(2).numel() != 1) kernel_fail("QGemm a_zero_point must be a scalar");
-  std::vector<int32_t> a = widen_minus_zero(A, ctx.has_input(2) ? &ctx.input(2) : nullptr, false);
-  std::vector<int32_t> b = widen_minus_zero(B, bz, at.trans_b);
   std::vector<int32_t> acc(static_cast<size_t>(M * N));
-  gemm_int32_exact(at.trans_a, at.trans_b, M, N, K, a.data(), A.dim(1), b.data(), B.dim(1), acc.data(), ctx.thread_pool());
+  if (M * N > 0) {
+    std::vector<int32_t> zb;
+    for (int64_t n = 0; bz && n < bz->numel(); ++n) zb.push_back(static_cast<int32_t>(bz->int_at(n)));
+    PackedInt8B local;
+    if (!packed_b) local = PackedInt8B(B.raw(), B.dtype() == DataType::Int8, K, N, B.dim(1), at.trans_b);
+    int8_gemm(M, Int8A{A.raw(), A.dtype() == DataType::Int8, A.dim(1), at.trans_a}, {pa.zero},
+              packed_b ? *packed_b : local, zb, acc.data(), N, ctx.thread_pool());
+  }
   if (C)
     for (int64_t i = 0; i < M * N; ++i) acc[i] += C->data<int32_t>()[c_off[i]];
   Tensor& Y = ctx.allocate_output(0, out_type, {M, N});
@@ -372,8 +358,8 @@ void run_qlinear_where(KernelContext& ctx) {
 
 // y = float((A - a_zp) x (B - b_zp)) * (a_scale * b_scale[n]) + bias[n], the
 // float steps of ORT's scale-and-bias output stage.
-void integer_matmul_to_float(KernelContext& ctx, const Tensor& A, const std::vector<int32_t>& a, float a_scale,
-                             const Tensor& B, const Tensor& b_scale, const Tensor* b_zp, const Tensor* bias) {
+void integer_matmul_to_float(KernelContext& ctx, const Tensor& A, const Tensor* a_zp, float a_scale, const Tensor& B,
+                             const PackedInt8B* packed_b, const Tensor& b_scale, const Tensor* b_zp, const Tensor* bias) {
   MatMulPlan p = plan_matmul(A.shape(), B.shape());
   if (b_scale.dtype() != DataType::Float) kernel_fail("b_scale must be float, got " + dtype_name(b_scale.dtype()));
   if (b_scale.numel() != 1 && !(b_scale.rank() == 1 && b_scale.numel() == p.N))
@@ -385,9 +371,8 @@ void integer_matmul_to_float(KernelContext& ctx, const Tensor& A, const std::vec
   if (bias && (bias->dtype() != DataType::Float || bias->rank() != 1 || bias->numel() != p.N))
     kernel_fail("bias must be a float vector of N=" + std::to_string(p.N) + " values, got " + dtype_name(bias->dtype()) +
                 " " + shape_to_string(bias->shape()));
-  std::vector<int32_t> b = subtract_zero_point(B, b_zp, false, "B");
   std::vector<int32_t> acc(static_cast<size_t>(shape_numel(p.out_shape)));
-  if (!acc.empty()) int_matmul(p, a.data(), b.data(), acc.data(), ctx.thread_pool());
+  int8_matmul(p, A, a_zp, B, b_zp, packed_b, acc.data(), ctx.thread_pool(), "A", "B");
   std::vector<float> mult(static_cast<size_t>(p.N));
   for (int64_t n = 0; n < p.N; ++n) mult[n] = a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : n];
   Tensor& Y = ctx.allocate_output(0, DataType::Float, p.out_shape);
@@ -400,7 +385,7 @@ void integer_matmul_to_float(KernelContext& ctx, const Tensor& A, const std::vec
 }
 
 // Inputs A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?.
-void run_matmul_integer_to_float(KernelContext& ctx) {
+void run_matmul_integer_to_float(KernelContext& ctx, const PackedInt8B* packed_b) {
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
   const Tensor& as = ctx.input(2);
@@ -412,37 +397,37 @@ void run_matmul_integer_to_float(KernelContext& ctx) {
   if (az && az->dtype() != A.dtype()) kernel_fail("MatMulIntegerToFloat a_zero_point type differs from A");
   const Tensor* bz = ctx.has_input(5) ? &ctx.input(5) : nullptr;
   if (bz && bz->dtype() != B.dtype()) kernel_fail("MatMulIntegerToFloat b_zero_point type differs from B");
-  std::vector<int32_t> a = subtract_zero_point(A, az, true, "A");
-  integer_matmul_to_float(ctx, A, a, as.data<float>()[0], B, ctx.input(3), bz, ctx.has_input(6) ? &ctx.input(6) : nullptr);
+  integer_matmul_to_float(ctx, A, az, as.data<float>()[0], B, packed_b, ctx.input(3), bz,
+                          ctx.has_input(6) ? &ctx.input(6) : nullptr);
 }
 
 // A quantized to uint8 per tensor from its range extended to 0, as ORT's
-// dynamic quantization does (scale 1 for an all-zero A).
-std::vector<int32_t> dynamic_quantize_minus_zero(const Tensor& A, float& scale) {
+// dynamic quantization does (scale 1 for an all-zero A); its zero point goes
+// into zp (a scalar).
+Tensor dynamic_quantize_u8(const Tensor& A, float& scale, Tensor& zp) {
   const float* x = A.data<float>();
   float lo = 0.f, hi = 0.f;
-  for (int64_t i = 0, n_ = A.numel(); i < n_; ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
-  }
+  min_max_with_zero(x, A.numel(), lo, hi);
   scale = hi == lo ? 1.f : (hi - lo) / 255.f;
-  float zp = round_half_even(std::min(255.f, std::max(0.f, 0.f - lo / scale)));
-  std::vector<int32_t> out(static_cast<size_t>(A.numel()));
-  for (int64_t i = 0, n_ = A.numel(); i < n_; ++i)
-    out[i] = static_cast<int32_t>(saturate<uint8_t>(round_half_even(x[i] / scale) + zp)) - static_cast<int32_t>(zp);
-  return out;
+  float z = std::nearbyint(std::min(255.f, std::max(0.f, 0.f - lo / scale)));
+  zp.data<uint8_t>()[0] = static_cast<uint8_t>(z);
+  Tensor q(DataType::UInt8, A.shape());
+  uint8_t* out = q.data<uint8_t>();
+  quantize_8bit(x, A.numel(), scale, z, false, out);
+  return q;
 }
 
 // Inputs A (float), B, b_scale, b_zero_point?, bias?.
-void run_dynamic_quantize_matmul(KernelContext& ctx) {
+void run_dynamic_quantize_matmul(KernelContext& ctx, const PackedInt8B* packed_b) {
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
   if (A.dtype() != DataType::Float) kernel_fail("DynamicQuantizeMatMul A must be float, got " + dtype_name(A.dtype()));
   const Tensor* bz = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   if (bz && bz->dtype() != B.dtype()) kernel_fail("DynamicQuantizeMatMul b_zero_point type differs from B");
   float a_scale = 1.f;
-  std::vector<int32_t> a = dynamic_quantize_minus_zero(A, a_scale);
-  integer_matmul_to_float(ctx, A, a, a_scale, B, ctx.input(2), bz, ctx.has_input(4) ? &ctx.input(4) : nullptr);
+  Tensor a_zp(DataType::UInt8, Shape{});
+  Tensor a = dynamic_quantize_u8(A, a_scale, a_zp);
+  integer_matmul_to_float(ctx, a, &a_zp, a_scale, B, packed_b, ctx.input(2), bz, ctx.has_input(4) ? &ctx.input(4) : nullptr);
 }
 
 // ---- QLinearSoftmax ----
@@ -494,20 +479,34 @@ void run_qlinear_softmax(KernelContext& ctx, int64_t axis_attr, int64_t opset) {
 
 }  // namespace
 
+std::unique_ptr<Kernel> make_qgemm(const KernelInitContext& ic) {
+  QGemmAttrs at;
+  at.trans_a = ic.get_int("transA", 0) != 0;
+  at.trans_b = ic.get_int("transB", 0) != 0;
+  at.alpha = ic.get_float("alpha", 1.f);
+  std::shared_ptr<const PackedInt8B> packed;
+  const Tensor* b = ic.constant_input(3);
+  if (b && b->rank() == 2 && b->numel() > 0 && (b->dtype() == DataType::UInt8 || b->dtype() == DataType::Int8))
+    packed = std::make_shared<const PackedInt8B>(b->raw(), b->dtype() == DataType::Int8, at.trans_b ? b->dim(1) : b->dim(0),
+                                                 at.trans_b ? b->dim(0) : b->dim(1), b->dim(1), at.trans_b);
+  return std::make_unique<LambdaKernel>([at, packed](KernelContext& ctx) { run_qgemm(ctx, at, packed.get()); });
+}
+
+// A MatMulIntegerToFloat / DynamicQuantizeMatMul kernel whose constant 2-D B
+// (input 1) is packed once.
+template <void (*Run)(KernelContext&, const PackedInt8B*)>
+std::unique_ptr<Kernel> make_int8_to_float(const KernelInitContext& ic) {
+  std::shared_ptr<const PackedInt8B> packed = pack_constant_int8_b(ic.constant_input(1));
+  return std::make_unique<LambdaKernel>([packed](KernelContext& ctx) { Run(ctx, packed.get()); });
+}
+
 void register_contrib_quantization(KernelRegistry& r) {
   contrib_q::register_contrib_quantization_pool(r);
   r.add("QLinearAdd", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_binary<false>; }),
         kMicrosoft);
   r.add("QLinearMul", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_binary<true>; }),
         kMicrosoft);
-  r.add("QGemm", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
-          QGemmAttrs at;
-          at.trans_a = ic.get_int("transA", 0) != 0;
-          at.trans_b = ic.get_int("transB", 0) != 0;
-          at.alpha = ic.get_float("alpha", 1.f);
-          return [=](KernelContext& ctx) { run_qgemm(ctx, at); };
-        }),
-        kMicrosoft);
+  r.add("QGemm", 1, kMaxOpset, make_qgemm, kMicrosoft);
   r.add("QLinearSigmoid", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) {
           return [](KernelContext& ctx) {
             run_lookup_op(ctx, "QLinearSigmoid", [](const float* in, float* out) { vm::sigmoid(in, out, 256); });
@@ -528,9 +527,9 @@ void register_contrib_quantization(KernelRegistry& r) {
           return [=](KernelContext& ctx) { run_qlinear_concat(ctx, axis); };
         }),
         kMicrosoft);
-  r.add("MatMulIntegerToFloat", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_matmul_integer_to_float; }),
+  r.add("MatMulIntegerToFloat", 1, kMaxOpset, make_int8_to_float<run_matmul_integer_to_float>,
         kMicrosoft);
-  r.add("DynamicQuantizeMatMul", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_dynamic_quantize_matmul; }),
+  r.add("DynamicQuantizeMatMul", 1, kMaxOpset, make_int8_to_float<run_dynamic_quantize_matmul>,
         kMicrosoft);
   r.add("QLinearSoftmax", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
           int64_t opset = ic.get_int("opset");

@@ -112,6 +112,76 @@ void int_matmul(const MatMulPlan& p, const int32_t* a, const int32_t* b, int32_t
 
 namespace {
 
+bool is_int8_type(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
+
+// zp's values when it is one value, or `count` values along dimension `dim`
+// (-2: rows of A, -1: columns of B) with every other dimension 1; false for
+// the shapes only the general path handles.
+bool simple_zero_point(const Tensor* zp, const Tensor& x, int64_t count, int dim, std::vector<int32_t>& out,
+                       const char* name) {
+  out.clear();
+  if (!zp) return true;
+  if (zp->numel() == 1) {
+    out.push_back(static_cast<int32_t>(zp->int_at(0)));
+    return true;
+  }
+  if (zp->dtype() != x.dtype()) kernel_fail(std::string(name) + " zero point type differs from its input");
+  if (zp->numel() != count) return false;
+  const Shape& zs = zp->shape();
+  for (int64_t d = 0; d < zp->rank(); ++d) {
+    bool along = zp->rank() == 1 || d == zp->rank() + dim;
+    if (!along && zs[d] != 1) return false;
+  }
+  for (int64_t i = 0; i < count; ++i) out.push_back(static_cast<int32_t>(zp->int_at(i)));
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<const PackedInt8B> pack_constant_int8_b(const Tensor* b) {
+  if (!b || b->rank() != 2 || b->numel() == 0 || !is_int8_type(b->dtype())) return nullptr;
+  return std::make_shared<const PackedInt8B>(b->raw(), b->dtype() == DataType::Int8, b->dim(0), b->dim(1), b->dim(1),
+                                             false);
+}
+
+void int8_matmul(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const Tensor& B, const Tensor* b_zp,
+                 const PackedInt8B* packed_b, int32_t* y, ThreadPool* pool, const char* a_name, const char* b_name) {
+  if (!is_int8_type(A.dtype())) kernel_fail(std::string(a_name) + " must be uint8 or int8, got " + dtype_name(A.dtype()));
+  if (!is_int8_type(B.dtype())) kernel_fail(std::string(b_name) + " must be uint8 or int8, got " + dtype_name(B.dtype()));
+  const int64_t rows = A.rank() == 1 ? 1 : A.dim(-2), cols = B.rank() == 1 ? 1 : B.dim(-1);
+  std::vector<int32_t> za, zb;
+  if (!simple_zero_point(a_zp, A, rows, -2, za, a_name) || !simple_zero_point(b_zp, B, cols, -1, zb, b_name)) {
+    std::vector<int32_t> a = subtract_zero_point(A, a_zp, true, a_name);
+    std::vector<int32_t> b = subtract_zero_point(B, b_zp, false, b_name);
+    if (shape_numel(p.out_shape) > 0) int_matmul(p, a.data(), b.data(), y);
+    return;
+  }
+  if (shape_numel(p.out_shape) == 0) return;
+  if (za.size() > 1 && p.M != rows) {  // A's batches folded into M
+    std::vector<int32_t> per_row(static_cast<size_t>(p.M));
+    for (int64_t m = 0; m < p.M; ++m) per_row[m] = za[m % rows];
+    za.swap(per_row);
+  }
+  const auto* a = static_cast<const uint8_t*>(A.raw());
+  const auto* b = static_cast<const uint8_t*>(B.raw());
+  std::unique_ptr<PackedInt8B> own;
+  int64_t own_off = -1;
+  for (int64_t i = 0; i < p.batches; ++i) {
+    const PackedInt8B* pb = packed_b;
+    if (!pb) {
+      if (!own || own_off != p.b_off[i]) {
+        own = std::make_unique<PackedInt8B>(b + p.b_off[i], B.dtype() == DataType::Int8, p.K, p.N, p.N, false);
+        own_off = p.b_off[i];
+      }
+      pb = own.get();
+    }
+    Int8A op{a + p.a_off[i], A.dtype() == DataType::Int8, p.K, false};
+    int8_gemm(p.M, op, za, *pb, zb, y + i * p.M * p.N, p.N, pool);
+  }
+}
+
+namespace {
+
 template <class T>
 Tensor to_float(const Tensor& t) {
   Tensor f(DataType::Float, t.shape());
@@ -297,18 +367,16 @@ std::unique_ptr<Kernel> make_gemm(const KernelInitContext& ic) {
 
 // ---- integer matmuls ----
 
-void run_matmul_integer(KernelContext& ctx) {
+void run_matmul_integer(KernelContext& ctx, const PackedInt8B* packed_b) {
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
   MatMulPlan p = plan_matmul(A.shape(), B.shape());
-  std::vector<int32_t> a = subtract_zero_point(A, ctx.has_input(2) ? &ctx.input(2) : nullptr, true, "A");
-  std::vector<int32_t> b = subtract_zero_point(B, ctx.has_input(3) ? &ctx.input(3) : nullptr, false, "B");
   Tensor& Y = ctx.allocate_output(0, DataType::Int32, p.out_shape);
-  if (Y.numel() == 0) return;
-  int_matmul(p, a.data(), b.data(), Y.data<int32_t>(), ctx.thread_pool());
+  int8_matmul(p, A, ctx.has_input(2) ? &ctx.input(2) : nullptr, B, ctx.has_input(3) ? &ctx.input(3) : nullptr, packed_b,
+              Y.data<int32_t>(), ctx.thread_pool(), "A", "B");
 }
 
-void run_qlinear_matmul(KernelContext& ctx) {
+void run_qlinear_matmul(KernelContext& ctx, const PackedInt8B* packed_b) {
   const Tensor& A = ctx.input(0);
   const Tensor& as = ctx.input(1);
   const Tensor& B = ctx.input(3);
@@ -316,8 +384,6 @@ void run_qlinear_matmul(KernelContext& ctx) {
   const Tensor& ys = ctx.input(6);
   const Tensor* yz = ctx.has_input(7) ? &ctx.input(7) : nullptr;
   MatMulPlan p = plan_matmul(A.shape(), B.shape());
-  std::vector<int32_t> a = subtract_zero_point(A, ctx.has_input(2) ? &ctx.input(2) : nullptr, true, "a");
-  std::vector<int32_t> b = subtract_zero_point(B, ctx.has_input(5) ? &ctx.input(5) : nullptr, false, "b");
   DataType out_type = yz ? yz->dtype() : A.dtype();
   if (out_type != DataType::UInt8 && out_type != DataType::Int8)
     kernel_fail("QLinearMatMul output must be uint8 or int8, got " + dtype_name(out_type));
@@ -330,20 +396,25 @@ void run_qlinear_matmul(KernelContext& ctx) {
   if (bs.numel() != 1 && bs.numel() != cols)
     kernel_fail("QLinearMatMul b_scale must be a scalar or have one value per column of b");
   std::vector<int32_t> acc(static_cast<size_t>(shape_numel(p.out_shape)));
-  int_matmul(p, a.data(), b.data(), acc.data(), ctx.thread_pool());
+  int8_matmul(p, A, ctx.has_input(2) ? &ctx.input(2) : nullptr, B, ctx.has_input(5) ? &ctx.input(5) : nullptr, packed_b,
+              acc.data(), ctx.thread_pool(), "a", "b");
   Tensor& Y = ctx.allocate_output(0, out_type, p.out_shape);
   double y_scale = ys.float_at(0);
   double zp = yz ? static_cast<double>(yz->int_at(0)) : 0.0;
   double lo = out_type == DataType::UInt8 ? 0 : -128, hi = out_type == DataType::UInt8 ? 255 : 127;
-  int64_t n = static_cast<int64_t>(acc.size());
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t col = i % cols, row = (i / cols) % rows;
-    double scale = static_cast<float>(as.float_at(as.numel() == 1 ? 0 : row)) *
-                   static_cast<float>(bs.float_at(bs.numel() == 1 ? 0 : col));
-    double v = std::nearbyint(static_cast<double>(acc[i]) * scale / y_scale) + zp;
-    v = std::min(hi, std::max(lo, v));
-    if (out_type == DataType::UInt8) Y.data<uint8_t>()[i] = static_cast<uint8_t>(v);
-    else Y.data<int8_t>()[i] = static_cast<int8_t>(v);
+  std::vector<float> a_scale(static_cast<size_t>(rows)), b_scale(static_cast<size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r) a_scale[r] = static_cast<float>(as.float_at(as.numel() == 1 ? 0 : r));
+  for (int64_t c = 0; c < cols; ++c) b_scale[c] = static_cast<float>(bs.float_at(bs.numel() == 1 ? 0 : c));
+  auto* y8 = static_cast<uint8_t*>(Y.raw());
+  const bool is_u8 = out_type == DataType::UInt8;
+  for (int64_t i = 0, n = static_cast<int64_t>(acc.size()); i < n; i += cols) {
+    const float ar = a_scale[(i / cols) % rows];
+    for (int64_t c = 0; c < cols; ++c) {
+      double scale = ar * b_scale[c];  // the float product, as before
+      double v = std::nearbyint(static_cast<double>(acc[i + c]) * scale / y_scale) + zp;
+      v = std::min(hi, std::max(lo, v));
+      y8[i + c] = is_u8 ? static_cast<uint8_t>(v) : static_cast<uint8_t>(static_cast<int8_t>(v));
+    }
   }
 }
 
@@ -376,13 +447,20 @@ std::unique_ptr<Kernel> make_matmul(const KernelInitContext& ic) {
   return std::make_unique<LambdaKernel>(run_matmul);
 }
 
+// An integer matmul whose constant 2-D B (input kB) is packed once.
+template <void (*Run)(KernelContext&, const PackedInt8B*), size_t kB>
+std::unique_ptr<Kernel> make_int8_matmul(const KernelInitContext& ic) {
+  std::shared_ptr<const PackedInt8B> packed = pack_constant_int8_b(ic.constant_input(kB));
+  return std::make_unique<LambdaKernel>([packed](KernelContext& ctx) { Run(ctx, packed.get()); });
+}
+
 }  // namespace
 
 void register_matmul(KernelRegistry& r) {
   r.add("MatMul", 1, kMaxOpset, make_matmul);
   r.add("Gemm", 1, kMaxOpset, make_gemm);
-  r.add("MatMulInteger", 10, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_matmul_integer; }));
-  r.add("QLinearMatMul", 10, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_matmul; }));
+  r.add("MatMulInteger", 10, kMaxOpset, make_int8_matmul<run_matmul_integer, 1>);
+  r.add("QLinearMatMul", 10, kMaxOpset, make_int8_matmul<run_qlinear_matmul, 3>);
 }
 
 }  // namespace onyx

@@ -11,6 +11,7 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
 #include "cpu/quant_round.h"
+#include "cpu/quantize_8bit.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -163,14 +164,15 @@ KernelFactory quantize_factory(DataType default_precision = DataType::Undefined)
       if (!dtype_is_float(prec)) kernel_fail("precision must be a float type, got " + std::to_string(precision));
       ScaleMap m = ScaleMap::make(x.shape(), scale.shape(), axis, block);
       Tensor& y = ctx.allocate_output(0, qt, x.shape());
-      std::vector<float> xf(static_cast<size_t>(x.numel()));
-      if (x.dtype() == DataType::Float) {
-        std::copy(x.data<float>(), x.data<float>() + x.numel(), xf.begin());
-      } else if (x.dtype() == DataType::Int32 || dtype_is_float(x.dtype())) {
+      std::vector<float> converted;  // x as float when it is not float already
+      const float* xf = x.dtype() == DataType::Float ? x.data<float>() : nullptr;
+      if (!xf) {
+        if (x.dtype() != DataType::Int32 && !dtype_is_float(x.dtype()))
+          kernel_fail("QuantizeLinear input must be float, float16, bfloat16 or int32, got " + dtype_name(x.dtype()));
+        converted.resize(static_cast<size_t>(x.numel()));
         for (int64_t i = 0; i < x.numel(); ++i)
-          xf[i] = x.dtype() == DataType::Int32 ? static_cast<float>(x.data<int32_t>()[i]) : static_cast<float>(x.float_at(i));
-      } else {
-        kernel_fail("QuantizeLinear input must be float, float16, bfloat16 or int32, got " + dtype_name(x.dtype()));
+          converted[i] = x.dtype() == DataType::Int32 ? static_cast<float>(x.data<int32_t>()[i]) : static_cast<float>(x.float_at(i));
+        xf = converted.data();
       }
       bool round_div = prec != DataType::Float && prec != DataType::Double;
       auto divide = [&](float v, float sc) { return round_div ? round_to_precision(prec, v / sc) : v / sc; };
@@ -181,7 +183,11 @@ KernelFactory quantize_factory(DataType default_precision = DataType::Undefined)
           m.for_runs(x.numel(), [&](int64_t b, int64_t e, int64_t s) {
             float sc = static_cast<float>(scale.float_at(s));
             float z = zp ? static_cast<float>(zp->int_at(s)) : 0.f;
-            for (int64_t i = b; i < e; ++i) out[i] = saturate_round<Q>(round_half_even(divide(xf[i], sc)) + z);
+            if constexpr (sizeof(Q) == 1) {
+              if (!round_div)
+                return quantize_8bit(xf + b, e - b, sc, z, std::is_signed_v<Q>, reinterpret_cast<uint8_t*>(out + b));
+            }
+            for (int64_t i = b; i < e; ++i) out[i] = saturate_round<Q>(std::nearbyint(divide(xf[i], sc)) + z);
           });
         });
         return;
@@ -238,6 +244,8 @@ KernelFactory dequantize_factory() {
             m.for_runs(x.numel(), [&](int64_t b, int64_t e, int64_t s) {
               float sc = static_cast<float>(scale.float_at(s));
               float z = zp ? static_cast<float>(zp->int_at(s)) : 0.f;
+              if constexpr (sizeof(Q) == 1 && std::is_same_v<F, float>)
+                return dequantize_8bit(reinterpret_cast<const uint8_t*>(in + b), e - b, std::is_signed_v<Q>, z, sc, out + b);
               for (int64_t i = b; i < e; ++i) out[i] = static_cast<F>((static_cast<float>(in[i]) - z) * sc);
             });
           });
@@ -261,16 +269,13 @@ KernelFactory dynamic_quantize_factory() {
       const float* in = x.data<float>();
       int64_t n = x.numel();
       float mn = 0.f, mx = 0.f;
-      for (int64_t i = 0; i < n; ++i) {
-        mn = std::min(mn, in[i]);
-        mx = std::max(mx, in[i]);
-      }
+      min_max_with_zero(in, n, mn, mx);
       float scale = (mx - mn) / 255.f;
       uint8_t zp = scale == 0.f ? 0 : saturate_round<uint8_t>(0.f - mn / scale);
       Tensor& y = ctx.allocate_output(0, DataType::UInt8, x.shape());
       uint8_t* out = y.data<uint8_t>();
-      for (int64_t i = 0; i < n; ++i)
-        out[i] = scale == 0.f ? zp : saturate_round<uint8_t>(round_half_even(in[i] / scale) + static_cast<float>(zp));
+      if (scale == 0.f) std::fill(out, out + n, zp);
+      else quantize_8bit(in, n, scale, static_cast<float>(zp), false, out);
       if (ctx.wants_output(1)) ctx.allocate_output(1, DataType::Float, {}).data<float>()[0] = scale;
       if (ctx.wants_output(2)) ctx.allocate_output(2, DataType::UInt8, {}).data<uint8_t>()[0] = zp;
     };

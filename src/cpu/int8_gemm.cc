@@ -1,0 +1,334 @@
+#include "cpu/int8_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ONYX_INT8_X86 1
+#define ONYX_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define ONYX_TARGET_AVX2 __attribute__((target("avx2")))
+#endif
+
+namespace onyx {
+
+namespace {
+
+constexpr int64_t kPanel = 64;   // columns per B panel
+constexpr int64_t kRowBlock = 96;  // rows of A per parallel task
+
+int64_t panel_width(const PackedInt8B& b, int64_t n0) { return std::min(kPanel, b.padded_n() - n0); }
+
+// Per-row and per-column terms that turn the u8 x s8 dot product into the
+// exact sum: y = dot + row_sum[m] * col_shift[n] + row_shift[m] * col_term[n].
+struct Epilogue {
+  const int32_t* row_sum;
+  const int32_t* row_shift;
+  const int32_t* col_shift;
+  const int32_t* col_term;
+};
+
+// One tile: rows x (panel width) outputs, of which `cols` are stored.
+using TileFn = void (*)(int64_t k_groups, const uint8_t* a, int64_t lda, int rows, const int8_t* b, int width,
+                        int cols, int32_t* y, int64_t ldy, const Epilogue& e);
+
+int32_t wrap_mul_add(int32_t acc, int32_t x, int32_t y) {
+  return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(x) * static_cast<uint32_t>(y));
+}
+
+void tile_scalar(int64_t k_groups, const uint8_t* a, int64_t lda, int rows, const int8_t* b, int width, int cols,
+                 int32_t* y, int64_t ldy, const Epilogue& e) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      int32_t acc = 0;
+      for (int64_t g = 0; g < k_groups; ++g)
+        for (int j = 0; j < 4; ++j) acc = wrap_mul_add(acc, a[r * lda + 4 * g + j], b[(g * width + c) * 4 + j]);
+      acc = wrap_mul_add(acc, e.row_sum[r], e.col_shift[c]);
+      y[r * ldy + c] = wrap_mul_add(acc, e.row_shift[r], e.col_term[c]);
+    }
+}
+
+#ifdef ONYX_INT8_X86
+
+int32_t load_group(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+template <int MR, int NB>
+ONYX_TARGET_VNNI void tile_vnni(int64_t k_groups, const uint8_t* a, int64_t lda, int, const int8_t* b, int width,
+                                int cols, int32_t* y, int64_t ldy, const Epilogue& e) {
+  __m512i acc[MR][NB];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < MR; ++r)
+    _Pragma("GCC unroll 8")
+    for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_setzero_si512();
+  for (int64_t g = 0; g < k_groups; ++g) {
+    const int8_t* bg = b + g * width * 4;
+    __m512i bv[NB];
+    _Pragma("GCC unroll 8")
+    for (int j = 0; j < NB; ++j) bv[j] = _mm512_loadu_si512(bg + 64 * j);
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < MR; ++r) {
+      __m512i av = _mm512_set1_epi32(load_group(a + r * lda + 4 * g));
+      _Pragma("GCC unroll 8")
+      for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, bv[j]);
+    }
+  }
+  _Pragma("GCC unroll 8")
+  for (int j = 0; j < NB; ++j) {
+    int left = cols - 16 * j;
+    if (left <= 0) break;
+    __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    __m512i cs = _mm512_loadu_si512(e.col_shift + 16 * j), ct = _mm512_loadu_si512(e.col_term + 16 * j);
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < MR; ++r) {
+      __m512i v = _mm512_add_epi32(acc[r][j], _mm512_mullo_epi32(_mm512_set1_epi32(e.row_sum[r]), cs));
+      v = _mm512_add_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(e.row_shift[r]), ct));
+      _mm512_mask_storeu_epi32(y + r * ldy + 16 * j, mask, v);
+    }
+  }
+}
+
+template <int MR, int NB>
+constexpr TileFn vnni_entry() {
+  return tile_vnni<MR, NB>;
+}
+
+// u8 x s8 groups of 4 without vpdpbusd: even and odd bytes widened to 16 bits,
+// whose vpmaddwd pair sums are exact.
+ONYX_TARGET_AVX2 inline __m256i dot4_avx2(__m256i acc, __m256i a_even, __m256i a_odd, __m256i b_even, __m256i b_odd) {
+  return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(a_even, b_even), _mm256_madd_epi16(a_odd, b_odd)));
+}
+
+// MR rows x 16 columns starting at column c0 of the panel.
+template <int MR>
+ONYX_TARGET_AVX2 void slice_avx2(int64_t k_groups, const uint8_t* a, int64_t lda, const int8_t* b, int width, int c0,
+                                 int cols, int32_t* y, int64_t ldy, const Epilogue& e) {
+  __m256i acc[MR][2];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  const __m256i low = _mm256_set1_epi16(0x00FF);
+  for (int64_t g = 0; g < k_groups; ++g) {
+    const int8_t* bg = b + (g * width + c0) * 4;
+    __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg));
+    __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg + 32));
+    __m256i b0e = _mm256_srai_epi16(_mm256_slli_epi16(b0, 8), 8), b0o = _mm256_srai_epi16(b0, 8);
+    __m256i b1e = _mm256_srai_epi16(_mm256_slli_epi16(b1, 8), 8), b1o = _mm256_srai_epi16(b1, 8);
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < MR; ++r) {
+      __m256i av = _mm256_set1_epi32(load_group(a + r * lda + 4 * g));
+      __m256i ae = _mm256_and_si256(av, low), ao = _mm256_srli_epi16(av, 8);
+      acc[r][0] = dot4_avx2(acc[r][0], ae, ao, b0e, b0o);
+      acc[r][1] = dot4_avx2(acc[r][1], ae, ao, b1e, b1o);
+    }
+  }
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < MR; ++r) {
+    alignas(32) int32_t out[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out), acc[r][0]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), acc[r][1]);
+    for (int c = 0; c < std::min(16, cols - c0); ++c) {
+      int32_t v = wrap_mul_add(out[c], e.row_sum[r], e.col_shift[c0 + c]);
+      y[r * ldy + c0 + c] = wrap_mul_add(v, e.row_shift[r], e.col_term[c0 + c]);
+    }
+  }
+}
+
+template <int MR>
+ONYX_TARGET_AVX2 void tile_avx2(int64_t k_groups, const uint8_t* a, int64_t lda, int, const int8_t* b, int width,
+                                int cols, int32_t* y, int64_t ldy, const Epilogue& e) {
+  for (int c0 = 0; c0 < cols; c0 += 16) slice_avx2<MR>(k_groups, a, lda, b, width, c0, cols, y, ldy, e);
+}
+
+#endif
+
+// The tile for `rows` (1..max_rows) rows and a panel of `width` columns.
+struct Kernels {
+  int max_rows = 1;
+  TileFn (*pick)(int rows, int width) = nullptr;
+};
+
+TileFn pick_scalar(int, int) { return tile_scalar; }
+
+#ifdef ONYX_INT8_X86
+TileFn pick_vnni(int rows, int width) {
+  static constexpr TileFn table[6][4] = {
+      {vnni_entry<1, 1>(), vnni_entry<1, 2>(), vnni_entry<1, 3>(), vnni_entry<1, 4>()},
+      {vnni_entry<2, 1>(), vnni_entry<2, 2>(), vnni_entry<2, 3>(), vnni_entry<2, 4>()},
+      {vnni_entry<3, 1>(), vnni_entry<3, 2>(), vnni_entry<3, 3>(), vnni_entry<3, 4>()},
+      {vnni_entry<4, 1>(), vnni_entry<4, 2>(), vnni_entry<4, 3>(), vnni_entry<4, 4>()},
+      {vnni_entry<5, 1>(), vnni_entry<5, 2>(), vnni_entry<5, 3>(), vnni_entry<5, 4>()},
+      {vnni_entry<6, 1>(), vnni_entry<6, 2>(), vnni_entry<6, 3>(), vnni_entry<6, 4>()},
+  };
+  return table[rows - 1][width / 16 - 1];
+}
+
+TileFn pick_avx2(int rows, int) {
+  static constexpr TileFn table[4] = {tile_avx2<1>, tile_avx2<2>, tile_avx2<3>, tile_avx2<4>};
+  return table[rows - 1];
+}
+#endif
+
+Kernels kernels_for(Int8Isa isa) {
+#ifdef ONYX_INT8_X86
+  if (isa == Int8Isa::Avx512Vnni) return {6, pick_vnni};
+  if (isa == Int8Isa::Avx2) return {4, pick_avx2};
+#endif
+  (void)isa;
+  return {1, pick_scalar};
+}
+
+// Sum of row[k] ^ flip over K bytes, copied to dst when given.
+int32_t flip_sum_scalar(const uint8_t* row, int64_t K, uint8_t flip, uint8_t* dst) {
+  int32_t sum = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    uint8_t v = row[k] ^ flip;
+    if (dst) dst[k] = v;
+    sum += v;
+  }
+  return sum;
+}
+
+#ifdef ONYX_INT8_X86
+ONYX_TARGET_AVX2 int32_t flip_sum_avx2(const uint8_t* row, int64_t K, uint8_t flip, uint8_t* dst) {
+  const __m256i f = _mm256_set1_epi8(static_cast<char>(flip)), zero = _mm256_setzero_si256();
+  __m256i acc = zero;
+  int64_t k = 0;
+  for (; k + 32 <= K; k += 32) {
+    __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + k)), f);
+    if (dst) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k), v);
+    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
+  }
+  alignas(32) int64_t part[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(part), acc);
+  int64_t sum = part[0] + part[1] + part[2] + part[3];
+  return static_cast<int32_t>(sum + flip_sum_scalar(row + k, K - k, flip, dst ? dst + k : nullptr));
+}
+#endif
+
+// A as uint8 (int8 shifted up by 128) in rows of whole groups of 4, and its
+// row sums. Unsigned row-major A with K a multiple of 4 is used in place.
+struct PackedA {
+  std::vector<uint8_t> copy;
+  const uint8_t* data = nullptr;
+  std::vector<int32_t> row_sum;
+  int64_t ld = 0;
+};
+
+PackedA pack_a(int64_t M, int64_t K, const Int8A& a, Int8Isa isa) {
+  PackedA p;
+  const uint8_t* src = static_cast<const uint8_t*>(a.data);
+  const uint8_t flip = a.is_signed ? 0x80 : 0;  // int8 x + 128 as a byte
+  auto flip_sum = flip_sum_scalar;
+#ifdef ONYX_INT8_X86
+  if (isa != Int8Isa::Scalar) flip_sum = flip_sum_avx2;
+#endif
+  p.row_sum.assign(static_cast<size_t>(M), 0);
+  if (!a.trans && !a.is_signed && K % 4 == 0) {
+    p.data = src;
+    p.ld = a.lda;
+    for (int64_t m = 0; m < M; ++m) p.row_sum[m] = flip_sum(src + m * a.lda, K, 0, nullptr);
+    return p;
+  }
+  p.ld = (K + 3) / 4 * 4;
+  p.copy.assign(static_cast<size_t>(M * p.ld), 0);
+  p.data = p.copy.data();
+  for (int64_t m = 0; m < M; ++m) {
+    uint8_t* row = p.copy.data() + m * p.ld;
+    if (!a.trans) {
+      p.row_sum[m] = flip_sum(src + m * a.lda, K, flip, row);
+      continue;
+    }
+    for (int64_t k = 0; k < K; ++k) row[k] = static_cast<uint8_t>(src[k * a.lda + m] ^ flip);
+    p.row_sum[m] = flip_sum(row, K, 0, nullptr);
+  }
+  return p;
+}
+
+int32_t zero_point_at(const std::vector<int32_t>& zp, int64_t i) {
+  return zp.empty() ? 0 : zp[zp.size() == 1 ? 0 : static_cast<size_t>(i)];
+}
+
+}  // namespace
+
+Int8Isa int8_gemm_best_isa() {
+#ifdef ONYX_INT8_X86
+  static const Int8Isa best = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vnni"))
+      return Int8Isa::Avx512Vnni;
+    if (__builtin_cpu_supports("avx2")) return Int8Isa::Avx2;
+    return Int8Isa::Scalar;
+  }();
+  return best;
+#else
+  return Int8Isa::Scalar;
+#endif
+}
+
+PackedInt8B::PackedInt8B(const void* b, bool is_signed, int64_t K, int64_t N, int64_t ldb, bool trans)
+    : K_(K), N_(N), shift_(is_signed ? 0 : 128) {
+  const int64_t groups = k_groups(), np = padded_n();
+  data_.assign(static_cast<size_t>(np * groups * 4), 0);
+  col_sum_.assign(static_cast<size_t>(np), 0);
+  const uint8_t* src = static_cast<const uint8_t*>(b);
+  const uint8_t flip = is_signed ? 0 : 0x80;  // uint8 x - 128 as a byte
+  for (int64_t n0 = 0; n0 < np; n0 += kPanel) {
+    const int64_t width = panel_width(*this, n0);
+    int8_t* panel = data_.data() + n0 * groups * 4;
+    for (int64_t c = 0; c < width && n0 + c < N; ++c) {
+      const int64_t n = n0 + c;
+      int32_t sum = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        auto v = static_cast<int8_t>((trans ? src[n * ldb + k] : src[k * ldb + n]) ^ flip);
+        panel[((k / 4) * width + c) * 4 + k % 4] = v;
+        sum += v;
+      }
+      col_sum_[n] = sum;
+    }
+  }
+}
+
+void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
+               const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool) {
+  int8_gemm(M, a, a_zp, b, b_zp, y, ldy, pool, int8_gemm_best_isa());
+}
+
+void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
+               const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool, Int8Isa isa) {
+  const int64_t K = b.K(), N = b.N(), np = b.padded_n();
+  if (M <= 0 || N <= 0) return;
+  PackedA pa = pack_a(M, K, a, isa);
+  // A = a_u8 - 128 (int8) or a_u8; B = b_s8 + shift.
+  const int32_t a_shift = a.is_signed ? -128 : 0;
+  std::vector<int32_t> row_shift(static_cast<size_t>(M)), col_shift(static_cast<size_t>(np), 0),
+      col_term(static_cast<size_t>(np), 0);
+  for (int64_t m = 0; m < M; ++m) row_shift[m] = a_shift - zero_point_at(a_zp, m);
+  for (int64_t n = 0; n < N; ++n) {
+    col_shift[n] = b.shift() - zero_point_at(b_zp, n);
+    col_term[n] = static_cast<int32_t>(static_cast<uint32_t>(b.col_sums()[n]) +
+                                       static_cast<uint32_t>(K) * static_cast<uint32_t>(col_shift[n]));
+  }
+  const Kernels kern = kernels_for(isa);
+  const int64_t panels = (np + kPanel - 1) / kPanel, row_blocks = (M + kRowBlock - 1) / kRowBlock;
+  const bool big = M * N * std::max<int64_t>(K, 1) >= (int64_t{1} << 18);
+  parallel_for(big ? pool : nullptr, panels * row_blocks, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n0 = (t / row_blocks) * kPanel, m_end = std::min(M, (t % row_blocks + 1) * kRowBlock);
+      const int width = static_cast<int>(panel_width(b, n0));
+      const int cols = static_cast<int>(std::min<int64_t>(width, N - n0));
+      const int8_t* bp = b.data() + n0 * b.k_groups() * 4;
+      for (int64_t m = (t % row_blocks) * kRowBlock; m < m_end; m += kern.max_rows) {
+        const int rows = static_cast<int>(std::min<int64_t>(kern.max_rows, m_end - m));
+        Epilogue e{pa.row_sum.data() + m, row_shift.data() + m, col_shift.data() + n0, col_term.data() + n0};
+        kern.pick(rows, width)(b.k_groups(), pa.data + m * pa.ld, pa.ld, rows, bp, width, cols, y + m * ldy + n0,
+                               ldy, e);
+      }
+    }
+  });
+}
+
+}  // namespace onyx

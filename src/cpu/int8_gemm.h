@@ -1,0 +1,60 @@
+// Exact 8-bit integer GEMM: int32 results of sum_k (A - a_zp)(B - b_zp) for
+// uint8/int8 operands, equal to the plain loop on every CPU. The kernels
+// multiply unsigned by signed bytes in groups of 4 (AVX-512 VNNI vpdpbusd, an
+// exact AVX2 emulation through 16-bit products, or plain C++); the shift of
+// int8 A / uint8 B into that form and the zero points are added back through
+// row and column sums.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "base/thread_pool.h"
+
+namespace onyx {
+
+enum class Int8Isa { Scalar, Avx2, Avx512Vnni };
+
+// The fastest kernel this CPU runs.
+Int8Isa int8_gemm_best_isa();
+
+// B (K x N) as int8 (uint8 shifted down by 128) in panels of up to 64
+// columns, each column's 4 consecutive k together, zero padded to whole
+// groups; plus its column sums. Pack once when B is a constant.
+class PackedInt8B {
+ public:
+  PackedInt8B() = default;
+  // b[k * ldb + n], or b[n * ldb + k] when trans.
+  PackedInt8B(const void* b, bool is_signed, int64_t K, int64_t N, int64_t ldb, bool trans);
+
+  int64_t K() const { return K_; }
+  int64_t N() const { return N_; }
+  int64_t k_groups() const { return (K_ + 3) / 4; }
+  int64_t padded_n() const { return (N_ + 15) / 16 * 16; }
+  const int8_t* data() const { return data_.data(); }
+  const int32_t* col_sums() const { return col_sum_.data(); }
+  int32_t shift() const { return shift_; }  // B = packed value + shift
+
+ private:
+  int64_t K_ = 0, N_ = 0;
+  int32_t shift_ = 0;
+  std::vector<int8_t> data_;
+  std::vector<int32_t> col_sum_;
+};
+
+// The A operand: a[m * lda + k], or a[k * lda + m] when trans.
+struct Int8A {
+  const void* data = nullptr;
+  bool is_signed = false;
+  int64_t lda = 0;
+  bool trans = false;
+};
+
+// y[m * ldy + n] = sum_k (A[m,k] - a_zp[m]) * (B[k,n] - b_zp[n]) with int32
+// wrap-around. a_zp holds 1 or M values, b_zp 1 or N values (empty: zero).
+void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
+               const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool);
+// The same with a chosen kernel (tests compare all the CPU runs).
+void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
+               const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool, Int8Isa isa);
+
+}  // namespace onyx

@@ -1,0 +1,120 @@
+#include "cpu/quantize_8bit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ONYX_Q8_X86 1
+#define ONYX_TARGET_AVX2 __attribute__((target("avx2")))
+#endif
+
+namespace onyx {
+
+namespace {
+
+uint8_t quantize_one(float x, float scale, float zp, float lo, float hi) {
+  float r = std::nearbyint(std::nearbyint(x / scale) + zp);
+  if (std::isnan(r)) return 0;
+  return static_cast<uint8_t>(static_cast<int32_t>(std::min(std::max(r, lo), hi)));
+}
+
+bool has_avx2() {
+#ifdef ONYX_Q8_X86
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return yes;
+#else
+  return false;
+#endif
+}
+
+#ifdef ONYX_Q8_X86
+ONYX_TARGET_AVX2 int64_t quantize_avx2(const float* x, int64_t n, float scale, float zp, bool is_signed, uint8_t* y) {
+  const __m256 vs = _mm256_set1_ps(scale), vz = _mm256_set1_ps(zp);
+  const __m256 lo = _mm256_set1_ps(is_signed ? -128.f : 0.f), hi = _mm256_set1_ps(is_signed ? 127.f : 255.f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), vs), _MM_FROUND_CUR_DIRECTION);
+    v = _mm256_add_ps(v, vz);  // an integer plus a small integer: exact below 2^24, far out of range above
+    v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    __m256i q = _mm256_cvtps_epi32(v);
+    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));  // in range: no clipping
+    __m128i b = is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), b);
+  }
+  return i;
+}
+
+ONYX_TARGET_AVX2 int64_t dequantize_avx2(const uint8_t* q, int64_t n, bool is_signed, float zp, float scale, float* y) {
+  const __m256 vs = _mm256_set1_ps(scale), vz = _mm256_set1_ps(zp);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + i));
+    __m256i w = is_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+    __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(w), vz), vs);  // no FMA: the scalar rounds twice
+    _mm256_storeu_ps(y + i, v);
+  }
+  return i;
+}
+
+// Lanes start at 0 and take x only when it compares below / above, so NaN and
+// -0 never enter, as with std::min(lo, x) from 0.
+ONYX_TARGET_AVX2 int64_t min_max_avx2(const float* x, int64_t n, float& lo, float& hi) {
+  __m256 vlo = _mm256_setzero_ps(), vhi = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(x + i);
+    vlo = _mm256_min_ps(v, vlo);  // the second operand wins on NaN and on equal zeros
+    vhi = _mm256_max_ps(v, vhi);
+  }
+  alignas(32) float l[8], h[8];
+  _mm256_store_ps(l, vlo);
+  _mm256_store_ps(h, vhi);
+  for (int j = 0; j < 8; ++j) {
+    lo = std::min(lo, l[j]);
+    hi = std::max(hi, h[j]);
+  }
+  return i;
+}
+#endif
+
+}  // namespace
+
+void quantize_8bit(const float* x, int64_t n, float scale, float zp, bool is_signed, uint8_t* y) {
+  int64_t i = 0;
+#ifdef ONYX_Q8_X86
+  if (has_avx2()) i = quantize_avx2(x, n, scale, zp, is_signed, y);
+#endif
+  const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+  for (; i < n; ++i) y[i] = quantize_one(x[i], scale, zp, lo, hi);
+}
+
+void dequantize_8bit(const uint8_t* q, int64_t n, bool is_signed, float zp, float scale, float* y) {
+  int64_t i = 0;
+#ifdef ONYX_Q8_X86
+  if (has_avx2()) i = dequantize_avx2(q, n, is_signed, zp, scale, y);
+#endif
+  for (; i < n; ++i) {
+    float v = is_signed ? static_cast<float>(static_cast<int8_t>(q[i])) : static_cast<float>(q[i]);
+    y[i] = (v - zp) * scale;
+  }
+}
+
+void min_max_with_zero(const float* x, int64_t n, float& lo, float& hi) {
+  lo = 0.f;
+  hi = 0.f;
+  int64_t i = 0;
+#ifdef ONYX_Q8_X86
+  if (has_avx2()) i = min_max_avx2(x, n, lo, hi);
+#endif
+  for (; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+}
+
+}  // namespace onyx

@@ -1,0 +1,18 @@
+// Vectorized float <-> 8-bit linear quantization loops, bit-identical to the
+// scalar definitions (std::nearbyint in the current rounding mode, ties to
+// even by default; NaN -> 0; saturation to the 8-bit range).
+#pragma once
+#include <cstdint>
+
+namespace onyx {
+
+// y[i] = clamp(nearbyint(nearbyint(x[i] / scale) + zp)), int8 when is_signed.
+void quantize_8bit(const float* x, int64_t n, float scale, float zp, bool is_signed, uint8_t* y);
+
+// y[i] = (float(q[i]) - zp) * scale, q int8 when is_signed.
+void dequantize_8bit(const uint8_t* q, int64_t n, bool is_signed, float zp, float scale, float* y);
+
+// lo = min(0, x...), hi = max(0, x...), NaN ignored, as std::min/std::max folds from 0.
+void min_max_with_zero(const float* x, int64_t n, float& lo, float& hi);
+
+}  // namespace onyx

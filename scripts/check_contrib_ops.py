@@ -19,6 +19,7 @@ Needs numpy, onnx, onnxruntime.
 """
 import argparse
 import importlib
+import logging
 import os
 import pkgutil
 import sys
@@ -79,6 +80,7 @@ def main():
         print("no case matches", args.names)
         return 1
     ort.set_default_logger_severity(3)
+    logging.getLogger("onnxruntime").setLevel(logging.WARNING)  # its quantizers log each step at INFO
     failed = 0
     for case in cases:
         try:

@@ -23,5 +23,7 @@ python3 scripts/gen_onnx_node_tests.py "$LATEST"
 build/onyx test --expect-fail tests/conformance_onnx_latest_expected_failures.txt "$LATEST"/*
 echo "== scikit-learn models (skl2onnx exports and one-node ai.onnx.ml models) against onnxruntime"
 python3 scripts/check_sklearn_models.py --onyx build/onyx | awk '!/ OK /'  # the failures and the summary
+echo "== ONNX Runtime contrib ops (com.microsoft) against onnxruntime"
+python3 scripts/check_contrib_ops.py --onyx build/onyx | awk '!/ OK /'  # the failures and the summary
 echo "== python"
 scripts/test_python.sh

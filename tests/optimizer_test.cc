@@ -410,6 +410,44 @@ TEST(Optimizer, GeluAndLayerNormFromDecomposedForms) {
   EXPECT_EQ(r.fusions["LayerNormalization"], 1);
 }
 
+// A model pre-fused by ONNX Runtime: its com.microsoft ops become Onyx's own
+// forms, so MatMul + BiasGelu ends as one FusedMatMul and FusedConv reaches the
+// conv fusions and layout passes like a plain Conv.
+TEST(Optimizer, OrtContribOpsBecomeOnyxFusedOps) {
+  auto m = test::make_model(17);
+  auto* ms = m.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {3, 5});
+  *g->add_input() = tensor_info("img", onnx::TensorProto::FLOAT, {1, 2, 5, 5});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {3, 4});
+  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {3, 4});
+  *g->add_output() = tensor_info("c", onnx::TensorProto::FLOAT, {1, 3, 5, 5});
+  *g->add_initializer() = float_tensor("w", {5, 4}, random_values(20, 7));
+  *g->add_initializer() = float_tensor("w2", {5, 4}, random_values(20, 11));
+  *g->add_initializer() = float_tensor("b", {4}, {0.5f, -1.0f, 0.25f, 2.0f});
+  *g->add_initializer() = float_tensor("k", {3, 2, 3, 3}, random_values(54, 8));
+  add_node(g, "MatMul", {"x", "w"}, {"h"});
+  add_node(g, "BiasGelu", {"h", "b"}, {"y"})->set_domain("com.microsoft");
+  add_node(g, "MatMul", {"x", "w2"}, {"h2"});
+  add_node(g, "FastGelu", {"h2", "b"}, {"z"})->set_domain("com.microsoft");
+  auto* conv = add_node(g, "FusedConv", {"img", "k"}, {"c"});
+  conv->set_domain("com.microsoft");
+  add_ints_attr(conv, "pads", {1, 1, 1, 1});
+  auto* act = conv->add_attribute();
+  act->set_name("activation");
+  act->set_type(onnx::AttributeProto::STRING);
+  act->set_s("Relu");
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(15, 9), {3, 5}))},
+                 {"img", Value(Tensor::from_vector<float>(random_values(50, 10), {1, 2, 5, 5}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["com.microsoft BiasGelu"], 1);
+  EXPECT_EQ(r.fusions["com.microsoft FastGelu"], 1);
+  EXPECT_EQ(r.fusions["com.microsoft FusedConv"], 1);
+  EXPECT_EQ(r.fusions["MatMul+Add+Gelu"], 2);
+}
+
 TEST(Optimizer, BasicFoldsShapesCastsAndDuplicates) {
   auto m = test::make_model();
   auto* g = m.mutable_graph();

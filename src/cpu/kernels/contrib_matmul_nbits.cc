@@ -43,8 +43,10 @@ std::string S(int64_t v) { return std::to_string(v); }
 // thread: M = 1 0.76 vs 1.2 ms, M = 4 3.2 vs 1.9 ms).
 constexpr int64_t kFusedMaxRows = 4;
 // A constant B whose float copy would exceed this is dequantized per run in
-// column tiles instead of kept as float (an LLM's weights would grow 8x).
-constexpr int64_t kMaxPrepackBytes = int64_t{256} << 20;
+// column tiles instead of kept as float. The cap is per node and a session
+// has no shared budget, so it is small: at 256 MiB an int4 LLM (hundreds of
+// projections) would have needed 8x its weights' memory to run prompts.
+constexpr int64_t kMaxPrepackBytes = int64_t{4} << 20;
 
 struct NBitsShape {
   int64_t K = 0, N = 0, bits = 4, block = 0, k_blocks = 0, blob = 0;

@@ -324,6 +324,30 @@ std::vector<int64_t> conv_input_offsets(const SpatialGeometry& g) {
   return offs;
 }
 
+// acc[oh, ow] += sum over taps of w[kh, kw] * x[ih, iw] for one 2-D channel
+// plane, each tap over the output range it reaches inside the input (no
+// per-element padding test).
+void depthwise_taps_2d(const SpatialGeometry& g, const int32_t* w, const int32_t* x, int32_t* acc) {
+  const int64_t OH = g.out[0], OW = g.out[1], H = g.in[0], W = g.in[1];
+  const int64_t sh = g.strides[0], sw = g.strides[1];
+  for (int64_t kh = 0; kh < g.kernel[0]; ++kh)
+    for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
+      int32_t wv = w[kh * g.kernel[1] + kw];
+      if (wv == 0) continue;
+      int64_t off_w = kw * g.dilations[1] - g.pad_begin[1];  // iw = ow * sw + off_w
+      int64_t ow_lo = off_w >= 0 ? 0 : (-off_w + sw - 1) / sw;
+      int64_t last = W - 1 - off_w;
+      int64_t ow_hi = last < 0 ? 0 : std::min(OW, last / sw + 1);
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        int64_t ih = oh * sh - g.pad_begin[0] + kh * g.dilations[0];
+        if (ih < 0 || ih >= H) continue;
+        const int32_t* xr = x + ih * W + off_w;
+        int32_t* ar = acc + oh * OW;
+        for (int64_t ow = ow_lo; ow < ow_hi; ++ow) ar[ow] += wv * xr[ow * sw];
+      }
+    }
+}
+
 bool is_8bit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
 
 // One packed (W_g)^T per group, for a constant weight packed at load.
@@ -500,6 +524,10 @@ KernelFactory qlinear_conv_factory() {
               const int32_t* wp = wi.data() + gi * wper;
               for (int64_t c = 0; c < Cg; ++c) {
                 const int32_t* xp = xi.data() + (n * C + gi * Cg + c) * in_size;
+                if (g.nd == 2) {
+                  depthwise_taps_2d(g, wp + c * ksize, xp, a);
+                  continue;
+                }
                 for (int64_t k = 0; k < ksize; ++k) {
                   int32_t wv = wp[c * ksize + k];
                   const int64_t* op = offs.data() + k * out_size;

@@ -323,3 +323,37 @@ CASES += [
     Case("QLinearSoftmax_u8_opset12_flatten", _softmax((2, 3, 7), np.uint8, 123, 12, axis=1, xs=0.02)),
     Case("QLinearSoftmax_i8_opset13_small_scale", _softmax((4, 16), np.int8, 124, 13, xs=0.01, ys=1 / 255)),
 ]
+
+
+def _qconv(x_shape, w_shape, group, seed, xdt=np.uint8, wdt=np.int8, per_channel=False, bias=True, **attrs):
+    """Standard QLinearConv, checked here for the depthwise and 8-bit GEMM paths."""
+    def build():
+        x, w = _q(x_shape, seed, xdt), _q(w_shape, seed + 1, wdt)
+        M = w_shape[0]
+        ws = rand((M,), seed + 2, np.float32, 0.002, 0.01) if per_channel else _scalar(0.005, np.float32)
+        wz = np.zeros((M,) if per_channel else (), wdt) if wdt == np.int8 else \
+            (rand((M,), seed + 3, wdt, 120, 136) if per_channel else _scalar(128, wdt))
+        consts = {"xs": _scalar(0.03, np.float32), "xz": _scalar(120 if xdt == np.uint8 else -3, xdt), "W": w,
+                  "ws": ws, "wz": wz, "ys": _scalar(0.05, np.float32), "yz": _scalar(125 if xdt == np.uint8 else 2, xdt)}
+        names = ["X", "xs", "xz", "W", "ws", "wz", "ys", "yz"]
+        if bias:
+            consts["B"] = rand((M,), seed + 4, np.int32, -2000, 2000)
+            names.append("B")
+        a = dict(attrs)
+        a["group"] = group
+        return node_model("QLinearConv", {"X": x}, [("Y", _TP[xdt])], consts=consts, inputs=names, attrs=a,
+                          domain=""), {"X": x}
+    return build
+
+
+CASES += [
+    Case("QLinearConv_depthwise_s2_pad_dil", _qconv((2, 6, 13, 11), (6, 1, 3, 3), 6, 131, strides=[2, 2],
+                                                    pads=[1, 2, 0, 1], dilations=[2, 1])),
+    Case("QLinearConv_depthwise_s1_same_percol", _qconv((1, 5, 9, 9), (5, 1, 3, 3), 5, 132, per_channel=True,
+                                                        pads=[1, 1, 1, 1])),
+    Case("QLinearConv_int8gemm_3x3_s8s8", _qconv((1, 7, 10, 9), (12, 7, 3, 3), 1, 133, xdt=np.int8, pads=[1, 1, 1, 1],
+                                                 strides=[2, 1])),
+    Case("QLinearConv_int8gemm_1x1_u8u8_percol", _qconv((2, 9, 6, 5), (11, 9, 1, 1), 1, 134, wdt=np.uint8,
+                                                        per_channel=True)),
+    Case("QLinearConv_int8gemm_grouped", _qconv((1, 8, 7, 7), (12, 4, 3, 3), 2, 135, pads=[1, 1, 1, 1], bias=False)),
+]

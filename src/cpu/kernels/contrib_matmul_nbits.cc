@@ -123,6 +123,26 @@ NBitsWeights read_weights(const NBitsShape& s, const Tensor& b, const Tensor& sc
 }
 
 // Float W[n0..n1, 0..K) into out (row stride K).
+#ifdef ONYX_NBITS_X86
+bool has_avx2();
+
+// 32 4-bit codes (16 bytes, low nibble first) -> q * scale - offset, as the
+// scalar loop computes it (multiply, then subtract: no FMA, same bits).
+ONYX_TARGET_AVX2 void dequantize_32_4bit_avx2(const uint8_t* codes, float scale, float offset, float* dst) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes));
+  const __m128i low_mask = _mm_set1_epi8(15);
+  const __m128i lo = _mm_and_si128(bytes, low_mask), hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low_mask);
+  const __m128i q[2] = {_mm_unpacklo_epi8(lo, hi), _mm_unpackhi_epi8(lo, hi)};  // codes in k order
+  const __m256 vs = _mm256_set1_ps(scale), vo = _mm256_set1_ps(offset);
+  for (int h = 0; h < 2; ++h) {
+    __m256 a = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(q[h]));
+    __m256 b = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(q[h], 8)));
+    _mm256_storeu_ps(dst + 16 * h, _mm256_sub_ps(_mm256_mul_ps(a, vs), vo));
+    _mm256_storeu_ps(dst + 16 * h + 8, _mm256_sub_ps(_mm256_mul_ps(b, vs), vo));
+  }
+}
+#endif
+
 void dequantize_rows(const NBitsShape& s, const NBitsWeights& w, int64_t n0, int64_t n1, float* out) {
   const int mask = (1 << s.bits) - 1;
   const int64_t row_bytes = s.k_blocks * s.blob;
@@ -144,6 +164,12 @@ void dequantize_rows(const NBitsShape& s, const NBitsWeights& w, int64_t n0, int
       const int64_t k0 = j * s.block, len = std::min(s.block, s.K - k0);
       const float scale = sc[j], offset = zp[j] * sc[j];
       float* dst = o + k0;
+#ifdef ONYX_NBITS_X86
+      if (s.bits == 4 && len == s.block && s.block % 32 == 0 && has_avx2()) {
+        for (int64_t i = 0; i < len; i += 32) dequantize_32_4bit_avx2(codes + i / 2, scale, offset, dst + i);
+        continue;
+      }
+#endif
       if (s.bits == 4 && len == s.block) {
         for (int64_t i = 0; i < s.blob; ++i) {
           dst[2 * i] = static_cast<float>(codes[i] & 15) * scale - offset;

@@ -21,8 +21,6 @@ namespace onyx {
 
 namespace {
 
-const std::string kMicrosoftDomain = "com.microsoft";
-
 // The constant scale and zero point of a QuantizeLinear or DequantizeLinear
 // with an 8-bit integer type.
 struct QuantParams {

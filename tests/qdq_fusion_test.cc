@@ -315,5 +315,85 @@ TEST(QdqFusion, DataMovementAndMaxPoolDropTheirQdqPairs) {
   EXPECT_EQ(o.ops["QuantizeLinear"], 2);
 }
 
+// DQ(a) x DQ(b const, per column) -> MatMul with a float output: the integer
+// product scaled to float (com.microsoft MatMulIntegerToFloat).
+TEST(QdqFusion, MatMulWithFloatOutputBecomesMatMulIntegerToFloat) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("a", onnx::TensorProto::FLOAT, {3, 19});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {3, 13});
+  add_qparams(g, "aq", 0.03f, onnx::TensorProto::UINT8, 131);
+  *g->add_initializer() = int_tensor("b_q", onnx::TensorProto::INT8, {19, 13}, random_ints(247, 13, -127, 127));
+  *g->add_initializer() = float_tensor("b_s", {13}, random_values(13, 14, 0.005f, 0.02f));
+  *g->add_initializer() = int_tensor("b_z", onnx::TensorProto::INT8, {13}, random_ints(13, 15, -3, 3));
+  quantize(g, "a", "aq", "a_q");
+  dequantize(g, "a_q", "aq", "a_dq");
+  add_int_attr(add_node(g, "DequantizeLinear", {"b_q", "b_s", "b_z"}, {"b"}), "axis", 1);
+  add_node(g, "MatMul", {"a_dq", "b"}, {"y"});
+  Optimized o = check_within_steps(m, float_feed("a", {3, 19}, 16), {1e-4});
+  EXPECT_EQ(o.report.fusions["DQ+MatMul"], 1);
+  EXPECT_EQ(o.ops["MatMulIntegerToFloat"], 1);
+  EXPECT_EQ(o.ops["MatMul"] + o.ops["DequantizeLinear"], 0);
+}
+
+// A ResNet tail's ops in QDQ form, each fed by quantized graph inputs (chained,
+// one step off before the Gemm is several after it): residual Add,
+// GlobalAveragePool + Flatten, and a Gemm with an int32 bias (transB,
+// per-channel weights) become com.microsoft QLinearAdd,
+// QLinearGlobalAveragePool, an integer Flatten and QGemm.
+TEST(QdqFusion, ResidualAddPoolAndGemmBecomeContribOps) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  for (const char* x : {"x1", "x2", "x3"}) *g->add_input() = tensor_info(x, onnx::TensorProto::FLOAT, {2, 4, 3, 5});
+  *g->add_input() = tensor_info("x4", onnx::TensorProto::FLOAT, {2, 4});
+  *g->add_output() = tensor_info("s_q", onnx::TensorProto::UINT8, {2, 4, 3, 5});
+  *g->add_output() = tensor_info("f_q", onnx::TensorProto::UINT8, {2, 4});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 6});
+  add_qparams(g, "q1", 0.02f, onnx::TensorProto::UINT8, 128);
+  add_qparams(g, "q2", 0.025f, onnx::TensorProto::UINT8, 120);
+  add_qparams(g, "sum", 0.04f, onnx::TensorProto::UINT8, 125);
+  add_qparams(g, "pool", 0.01f, onnx::TensorProto::UINT8, 110);
+  add_qparams(g, "out", 0.003f, onnx::TensorProto::UINT8, 128);
+  std::vector<float> w_scales = random_values(6, 17, 0.005f, 0.02f);
+  *g->add_initializer() = int_tensor("w_q", onnx::TensorProto::INT8, {6, 4}, random_ints(24, 18, -127, 127));
+  *g->add_initializer() = float_tensor("w_s", {6}, w_scales);
+  *g->add_initializer() = int_tensor("w_z", onnx::TensorProto::INT8, {6}, std::vector<int32_t>(6, 0));
+  std::vector<float> b_scales(6);
+  for (int c = 0; c < 6; ++c) b_scales[c] = 0.02f * w_scales[c];
+  *g->add_initializer() = int_tensor("b_q", onnx::TensorProto::INT32, {6}, random_ints(6, 19, -3000, 3000));
+  *g->add_initializer() = float_tensor("b_s", {6}, b_scales);
+  *g->add_initializer() = int_tensor("b_z", onnx::TensorProto::INT32, {6}, std::vector<int32_t>(6, 0));
+  quantize(g, "x1", "q1", "x1_q");
+  dequantize(g, "x1_q", "q1", "x1_dq");
+  quantize(g, "x2", "q2", "x2_q");
+  dequantize(g, "x2_q", "q2", "x2_dq");
+  add_node(g, "Add", {"x1_dq", "x2_dq"}, {"s"});
+  quantize(g, "s", "sum", "s_q");
+  quantize(g, "x3", "sum", "x3_q");
+  dequantize(g, "x3_q", "sum", "x3_dq");
+  add_node(g, "GlobalAveragePool", {"x3_dq"}, {"p"});
+  quantize(g, "p", "pool", "p_q");
+  dequantize(g, "p_q", "pool", "p_dq");
+  add_node(g, "Flatten", {"p_dq"}, {"f"});
+  quantize(g, "f", "pool", "f_q");
+  quantize(g, "x4", "q1", "x4_q");
+  dequantize(g, "x4_q", "q1", "x4_dq");
+  add_int_attr(add_node(g, "DequantizeLinear", {"w_q", "w_s", "w_z"}, {"w"}), "axis", 0);
+  add_int_attr(add_node(g, "DequantizeLinear", {"b_q", "b_s", "b_z"}, {"b"}), "axis", 0);
+  add_int_attr(add_node(g, "Gemm", {"x4_dq", "w", "b"}, {"gemm"}), "transB", 1);
+  quantize(g, "gemm", "out", "y_q");
+  dequantize(g, "y_q", "out", "y");
+  Feeds feeds = float_feed("x1", {2, 4, 3, 5}, 20);
+  feeds.push_back(float_feed("x2", {2, 4, 3, 5}, 21)[0]);
+  feeds.push_back(float_feed("x3", {2, 4, 3, 5}, 22)[0]);
+  feeds.push_back(float_feed("x4", {2, 4}, 23)[0]);
+  Optimized o = check_within_steps(m, feeds, {1, 1, 0.003});
+  EXPECT_EQ(o.ops["QLinearAdd"], 1);
+  EXPECT_EQ(o.ops["QLinearGlobalAveragePool"], 1);
+  EXPECT_EQ(o.ops["QGemm"], 1);
+  EXPECT_EQ(o.report.fusions["DQ+Flatten+Q"], 1);
+  EXPECT_EQ(o.ops["DequantizeLinear"], 1);  // y's
+  EXPECT_EQ(o.ops["Add"] + o.ops["GlobalAveragePool"] + o.ops["Gemm"], 0);
+}
 }  // namespace
 }  // namespace onyx

@@ -228,6 +228,9 @@ void Session::Impl::optimize() {
     while (std::getline(ss, name, ',')) disabled.insert(name);
   }
   if (!devices.empty()) disabled.insert("nchwc_layout");  // a CPU-only layout
+  // No device provider runs QLinearConv and the like: fused, a QDQ model's
+  // convolutions would all move to the CPU instead of running as float on the device.
+  if (!devices.empty()) disabled.insert("qdq_fusion");
   for (auto& t : optimize_graph(model.graph, options.optimization_level, ctx, disabled))
     report.passes.push_back({t.name, t.ms, t.changed});
   report.fusions = ctx.fusion_counts;

@@ -16,6 +16,8 @@ namespace onyx {
 
 // Domain of the fused ops Onyx introduces (documented in docs/fused_ops.md).
 inline const std::string kOnyxDomain = "com.onyx";
+// ONNX Runtime's contrib ops, which qdq_fusion emits where kernels exist.
+inline const std::string kMicrosoftDomain = "com.microsoft";
 
 struct PassContext {
   const Model* model = nullptr;

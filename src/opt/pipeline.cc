@@ -8,6 +8,9 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   if (level == OptimizationLevel::Disable) return p;
   p.push_back(make_identity_elimination());
   p.push_back(make_shape_folding());
+  // Before constant folding, which would turn the DequantizeLinear of each
+  // quantized weight into a float constant and so hide the QDQ groups.
+  if (level != OptimizationLevel::Basic) p.push_back(make_qdq_fusion());
   p.push_back(make_constant_folding());
   p.push_back(make_redundant_node_elimination());
   p.push_back(make_pad_fusion());

@@ -207,7 +207,11 @@ void Session::Impl::optimize() {
       return std::nullopt;  // not foldable here (no kernel, or it fails): leave it to run time
     }
   };
-  model.opset_imports.emplace(kOnyxDomain, 1);
+  // The domains of ops passes may introduce (qdq_fusion makes com.microsoft
+  // QLinear* ops); an import added here is dropped again when nothing uses it.
+  std::vector<std::string> added_domains;
+  for (const std::string& d : {kOnyxDomain, kMicrosoftDomain})
+    if (model.opset_imports.emplace(d, 1).second) added_domains.push_back(d);
   ctx.can_run = [&](const Node& n) {
     if (!registry.find(n, model.opset(n.domain))) return false;
     // With a device provider, fused Onyx ops are made only where it runs them.
@@ -224,12 +228,17 @@ void Session::Impl::optimize() {
     while (std::getline(ss, name, ',')) disabled.insert(name);
   }
   if (!devices.empty()) disabled.insert("nchwc_layout");  // a CPU-only layout
+  // No device provider runs QLinearConv and the like: fused, a QDQ model's
+  // convolutions would all move to the CPU instead of running as float on the device.
+  if (!devices.empty()) disabled.insert("qdq_fusion");
   for (auto& t : optimize_graph(model.graph, options.optimization_level, ctx, disabled))
     report.passes.push_back({t.name, t.ms, t.changed});
   report.fusions = ctx.fusion_counts;
-  bool uses_onyx_ops = false;
-  for (auto& n : model.graph.nodes) uses_onyx_ops |= n.domain == kOnyxDomain;
-  if (!uses_onyx_ops) model.opset_imports.erase(kOnyxDomain);
+  for (const std::string& d : added_domains) {
+    bool used = false;
+    for (auto& n : model.graph.nodes) used |= n.domain == d;
+    if (!used) model.opset_imports.erase(d);
+  }
   for (auto& [name, count] : report.fusions)
     log_message(options.log_severity_level, LogLevel::Info, "fused " + name + " x" + std::to_string(count));
 }

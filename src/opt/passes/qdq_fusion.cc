@@ -1,0 +1,427 @@
+// QDQ node groups -> integer ops. A QDQ-format quantized model writes each
+// quantized op as float: DequantizeLinear on its inputs, the float op, and
+// QuantizeLinear on its output. Run as written, that is a float op plus two
+// conversions; this pass replaces such a group by the integer op computing the
+// same values (up to the usual requantization rounding): QLinearConv,
+// QLinearMatMul, the float op itself on the integer tensor for ops that only
+// move or compare values (MaxPool, Reshape, ...), and com.microsoft QLinear*
+// ops where a kernel for them exists. Each form is one entry of `forms()`.
+//
+// A DequantizeLinear read by other nodes too is kept for them: the fused op
+// reads its integer input directly (ResNet's residual values feed both a Conv
+// and an Add through one DequantizeLinear).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "opt/passes/passes.h"
+#include "opt/rewrite.h"
+
+namespace onyx {
+
+namespace {
+
+// The constant scale and zero point of a QuantizeLinear or DequantizeLinear
+// with an 8-bit integer type.
+struct QuantParams {
+  std::string scale_name, zero_point_name;
+  const Tensor* scale = nullptr;
+  const Tensor* zero_point = nullptr;
+  int64_t axis = 1;  // the node's axis attribute (meaningful when per-channel)
+
+  bool per_tensor() const { return scale->numel() == 1; }
+  DataType type() const { return zero_point->dtype(); }
+  // Whether `other` is the same per-tensor quantization.
+  bool same_as(const QuantParams& other) const {
+    return per_tensor() && other.per_tensor() && type() == other.type() &&
+           scale->float_at(0) == other.scale->float_at(0) && zero_point->int_at(0) == other.zero_point->int_at(0);
+  }
+};
+
+std::optional<QuantParams> quant_params(const Node& n, const GraphView& view) {
+  if (n.inputs.size() < 3 || n.inputs[1].empty() || n.inputs[2].empty()) return std::nullopt;
+  if (read_int(n, "block_size", 0) != 0) return std::nullopt;
+  QuantParams p;
+  p.scale_name = n.inputs[1];
+  p.zero_point_name = n.inputs[2];
+  p.scale = view.constant(p.scale_name);
+  p.zero_point = view.constant(p.zero_point_name);
+  p.axis = read_int(n, "axis", 1);
+  if (!p.scale || !p.zero_point || p.scale->dtype() != DataType::Float || p.scale->rank() > 1) return std::nullopt;
+  if (p.type() != DataType::UInt8 && p.type() != DataType::Int8) return std::nullopt;
+  if (p.scale->numel() != p.zero_point->numel() || p.scale->numel() == 0) return std::nullopt;
+  if (const Attribute* t = n.attr("output_dtype"); t && t->i != 0 && t->i != static_cast<int64_t>(p.type()))
+    return std::nullopt;
+  return p;
+}
+
+// A DequantizeLinear feeding a node: its index, integer input and parameters.
+struct Dequantized {
+  int node = -1;
+  std::string input;
+  QuantParams params;
+};
+
+std::optional<Dequantized> dequantized(const Graph& g, const GraphView& view, const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  int d = view.producer(value);
+  const Node* dq = node_of_type(g, d, "DequantizeLinear");
+  if (!dq) return std::nullopt;
+  auto p = quant_params(*dq, view);
+  if (!p) return std::nullopt;
+  return Dequantized{d, dq->inputs[0], *p};
+}
+
+// The per-tensor QuantizeLinear that is the only reader of `value`.
+struct Requantized {
+  int node = -1;
+  std::string output;
+  QuantParams params;
+};
+
+std::optional<Requantized> requantized(const Graph& g, const GraphView& view, const std::string& value) {
+  int q = sole_consumer_of_type(g, view, value, "QuantizeLinear");
+  if (q < 0) return std::nullopt;
+  auto p = quant_params(g.nodes[q], view);
+  if (!p || !p->per_tensor()) return std::nullopt;
+  return Requantized{q, g.nodes[q].outputs[0], *p};
+}
+
+// The nodes a match replaces. A DequantizeLinear is removed only when the
+// matched op is its only reader; otherwise it stays for the others.
+class Group {
+ public:
+  Group(const Graph& g, const GraphView& view, int op) : g_(g), view_(view), op_(op) { remove.push_back(op); }
+  void take(int node) {
+    if (std::find(remove.begin(), remove.end(), node) == remove.end()) remove.push_back(node);
+  }
+  void take_dequantize(int dq) {
+    const std::string& out = g_.nodes[dq].outputs[0];
+    if (view_.is_graph_output(out)) return;
+    for (int c : view_.consumers(out))
+      if (c != op_) return;
+    take(dq);
+  }
+  std::vector<int> remove;
+
+ private:
+  const Graph& g_;
+  const GraphView& view_;
+  int op_;
+};
+
+// Everything a form's builder gets.
+struct Match {
+  const Graph& g;
+  const GraphView& view;
+  int index;
+  const Node& op;
+  PassContext& ctx;
+};
+
+struct Form;
+using Builder = std::optional<Patch> (*)(const Match&, const Form&);
+
+// One fusable form: the float op, how to rewrite it, and for the generic
+// builders which inputs are quantized and what integer op replaces it.
+struct Form {
+  std::string op;
+  Builder build;
+  std::vector<int> quantized_inputs = {0};  // {} means all inputs
+  std::string integer_op = "";               // for the com.microsoft QLinear* forms
+  int64_t min_opset = 0;                     // the float op accepts 8-bit types from this opset
+};
+
+std::vector<int> quantized_positions(const Node& op, const Form& form) {
+  if (!form.quantized_inputs.empty()) return form.quantized_inputs;
+  std::vector<int> all(op.inputs.size());
+  for (size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
+  return all;
+}
+
+std::optional<Patch> finish(const Match& m, Node fused, std::vector<int> remove, std::string fusion,
+                            std::vector<std::pair<std::string, Tensor>> initializers = {}) {
+  if (m.ctx.can_run && !m.ctx.can_run(fused)) return std::nullopt;
+  Patch p;
+  p.remove = std::move(remove);
+  p.add = {std::move(fused)};
+  p.fusion = std::move(fusion);
+  p.initializers = std::move(initializers);
+  return p;
+}
+
+// DQ -> op -> Q with one quantization throughout, for ops that only move,
+// select or compare values: the op runs on the integer tensor unchanged.
+std::optional<Patch> drop_qdq_pair(const Match& m, const Form& form) {
+  if (m.ctx.opset() < form.min_opset) return std::nullopt;
+  if (m.op.outputs.size() != 1) return std::nullopt;  // MaxPool's Indices
+  auto q = requantized(m.g, m.view, m.op.outputs[0]);
+  if (!q) return std::nullopt;
+  Group group(m.g, m.view, m.index);
+  Node fused = m.op;
+  for (int k : quantized_positions(m.op, form)) {
+    if (k >= static_cast<int>(m.op.inputs.size())) return std::nullopt;
+    auto dq = dequantized(m.g, m.view, m.op.inputs[k]);
+    if (!dq || !dq->params.same_as(q->params)) return std::nullopt;
+    fused.inputs[k] = dq->input;
+    group.take_dequantize(dq->node);
+  }
+  fused.outputs = {q->output};
+  group.take(q->node);
+  return finish(m, fused, group.remove, "DQ+" + m.op.op_type + "+Q");
+}
+
+// DQ(x...) -> op -> Q => com.microsoft QLinear<op>(x, x_scale, x_zero_point,
+// ..., y_scale, y_zero_point) with the op's attributes, per-tensor only.
+std::optional<Patch> contrib_qlinear(const Match& m, const Form& form) {
+  if (m.op.outputs.size() != 1) return std::nullopt;
+  auto q = requantized(m.g, m.view, m.op.outputs[0]);
+  if (!q) return std::nullopt;
+  Group group(m.g, m.view, m.index);
+  std::vector<std::string> inputs;
+  for (int k : quantized_positions(m.op, form)) {
+    if (k >= static_cast<int>(m.op.inputs.size())) return std::nullopt;
+    auto dq = dequantized(m.g, m.view, m.op.inputs[k]);
+    if (!dq || !dq->params.per_tensor() || dq->params.type() != q->params.type()) return std::nullopt;
+    inputs.insert(inputs.end(), {dq->input, dq->params.scale_name, dq->params.zero_point_name});
+    group.take_dequantize(dq->node);
+  }
+  inputs.insert(inputs.end(), {q->params.scale_name, q->params.zero_point_name});
+  Node fused = make_node(form.integer_op, m.op.name, inputs, {q->output}, kMicrosoftDomain);
+  fused.attributes = m.op.attributes;
+  group.take(q->node);
+  return finish(m, fused, group.remove, "DQ+" + m.op.op_type + "+Q");
+}
+
+// A constant weight behind a DequantizeLinear, quantized per tensor or per
+// channel along `channel_axis` (of `channels` values).
+std::optional<Dequantized> constant_weight(const Match& m, const std::string& value, int channel_axis) {
+  auto w = dequantized(m.g, m.view, value);
+  if (!w) return std::nullopt;
+  const Tensor* t = m.view.constant(w->input);
+  if (!t || t->dtype() != w->params.type()) return std::nullopt;
+  if (w->params.per_tensor()) return w;
+  int64_t axis = w->params.axis < 0 ? w->params.axis + t->rank() : w->params.axis;
+  if (axis != channel_axis || t->dim(channel_axis) != w->params.scale->numel()) return std::nullopt;
+  return w;
+}
+
+// A bias of `channels` float values: a float constant, or a constant int32
+// behind a DequantizeLinear (whose node is returned in `dq`).
+std::optional<std::vector<double>> bias_values(const Match& m, const std::string& value, int64_t channels, int* dq) {
+  *dq = -1;
+  if (const Tensor* b = m.view.constant(value)) {
+    if (b->dtype() != DataType::Float || b->numel() != channels || b->rank() != 1) return std::nullopt;
+    std::vector<double> v(channels);
+    for (int64_t c = 0; c < channels; ++c) v[c] = b->float_at(c);
+    return v;
+  }
+  int d = m.view.producer(value);
+  const Node* n = node_of_type(m.g, d, "DequantizeLinear");
+  if (!n || n->inputs.size() < 2 || read_int(*n, "block_size", 0) != 0) return std::nullopt;
+  const Tensor* q = m.view.constant(n->inputs[0]);
+  const Tensor* s = m.view.constant(n->inputs[1]);
+  const Tensor* z = n->inputs.size() > 2 && !n->inputs[2].empty() ? m.view.constant(n->inputs[2]) : nullptr;
+  if (!q || q->dtype() != DataType::Int32 || q->rank() != 1 || q->numel() != channels) return std::nullopt;
+  if (!s || s->dtype() != DataType::Float || (s->numel() != 1 && s->numel() != channels)) return std::nullopt;
+  if (n->inputs.size() > 2 && !n->inputs[2].empty() && (!z || z->numel() != s->numel())) return std::nullopt;
+  std::vector<double> v(channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    int64_t k = s->numel() == 1 ? 0 : c;
+    v[c] = static_cast<double>(q->int_at(c) - (z ? z->int_at(k) : 0)) * static_cast<float>(s->float_at(k));
+  }
+  *dq = d;
+  return v;
+}
+
+// The bias as int32 at scale x_scale * w_scale[c], zero point 0, as
+// QLinearConv and QGemm add it to their accumulators; nothing when a value
+// would move by more than 1/128 of an output step (the result would then
+// differ from the float graph by more than rounding) or overflow int32.
+std::optional<Tensor> integer_bias(const std::vector<double>& bias, const QuantParams& x, const QuantParams& w,
+                                   const QuantParams& y) {
+  const double step = y.scale->float_at(0);
+  std::vector<int32_t> out(bias.size());
+  for (size_t c = 0; c < bias.size(); ++c) {
+    // In float, as the quantizers compute it, so an exact int32 bias maps back to itself.
+    double s = static_cast<float>(x.scale->float_at(0)) *
+               static_cast<float>(w.scale->float_at(w.per_tensor() ? 0 : static_cast<int64_t>(c)));
+    if (!(s > 0)) return std::nullopt;
+    double q = std::nearbyint(bias[c] / s);
+    if (std::abs(q) > std::numeric_limits<int32_t>::max()) return std::nullopt;
+    if (std::abs(q * s - bias[c]) > step / 128) return std::nullopt;
+    out[c] = static_cast<int32_t>(q);
+  }
+  return Tensor::from_vector<int32_t>(out, {static_cast<int64_t>(bias.size())});
+}
+
+// Whether a Relu before a QuantizeLinear changes nothing: its zero point is
+// the type's minimum, so every negative value clamps to it anyway.
+bool relu_is_clamp(const QuantParams& y) {
+  int64_t lowest = y.type() == DataType::UInt8 ? 0 : -128;
+  return y.zero_point->int_at(0) == lowest;
+}
+
+// The int32 bias input for a fused op: "" when there is none, nullopt when
+// it cannot be made exact. `extra` collects the new initializer.
+std::optional<std::string> bias_input(const Match& m, Group& group, const std::string& bias, int64_t channels,
+                                      const QuantParams& x, const QuantParams& w, const QuantParams& y,
+                                      std::vector<std::pair<std::string, Tensor>>& extra) {
+  if (bias.empty()) return std::string();
+  int bias_dq = -1;
+  auto values = bias_values(m, bias, channels, &bias_dq);
+  if (!values) return std::nullopt;
+  auto tensor = integer_bias(*values, x, w, y);
+  if (!tensor) return std::nullopt;
+  if (bias_dq >= 0) group.take_dequantize(bias_dq);
+  std::string name = unique_name(m.g, bias + "_int32");
+  extra.emplace_back(name, std::move(*tensor));
+  return name;
+}
+
+// DQ(x) + DQ(w const) [+ bias] -> Conv [-> Relu] -> Q => QLinearConv.
+std::optional<Patch> fuse_conv(const Match& m, const Form&) {
+  if (m.op.inputs.size() < 2) return std::nullopt;
+  auto x = dequantized(m.g, m.view, m.op.inputs[0]);
+  auto w = constant_weight(m, m.op.inputs[1], 0);
+  if (!x || !w || !x->params.per_tensor()) return std::nullopt;
+  Group group(m.g, m.view, m.index);
+  std::string out = m.op.outputs[0], fusion = "DQ+Conv";
+  int relu = sole_consumer_of_type(m.g, m.view, out, "Relu");
+  if (relu >= 0) out = m.g.nodes[relu].outputs[0];
+  auto y = requantized(m.g, m.view, out);
+  if (!y || (relu >= 0 && !relu_is_clamp(y->params))) return std::nullopt;
+  if (relu >= 0) group.take(relu), fusion += "+Relu";
+  std::vector<std::pair<std::string, Tensor>> extra;
+  int64_t channels = m.view.constant(w->input)->dim(0);
+  auto bias = bias_input(m, group, m.op.inputs.size() > 2 ? m.op.inputs[2] : "", channels, x->params, w->params,
+                         y->params, extra);
+  if (!bias) return std::nullopt;
+  std::vector<std::string> inputs = {x->input,          x->params.scale_name, x->params.zero_point_name,
+                                     w->input,          w->params.scale_name, w->params.zero_point_name,
+                                     y->params.scale_name, y->params.zero_point_name};
+  if (!bias->empty()) inputs.push_back(*bias);
+  Node fused = make_node("QLinearConv", m.op.name, inputs, {y->output});
+  fused.attributes = m.op.attributes;
+  group.take_dequantize(x->node);
+  group.take_dequantize(w->node);
+  group.take(y->node);
+  return finish(m, fused, group.remove, fusion + "+Q", std::move(extra));
+}
+
+// DQ(a) + DQ(b) -> MatMul -> Q => QLinearMatMul; without the Q and with a
+// constant b => com.microsoft MatMulIntegerToFloat.
+std::optional<Patch> fuse_matmul(const Match& m, const Form&) {
+  auto a = dequantized(m.g, m.view, m.op.inputs[0]);
+  auto b = dequantized(m.g, m.view, m.op.inputs[1]);
+  if (!a || !b || !a->params.per_tensor()) return std::nullopt;
+  if (!b->params.per_tensor()) {  // per column of a constant 2-D b
+    const Tensor* t = m.view.constant(b->input);
+    if (!t || t->rank() != 2 || (b->params.axis != 1 && b->params.axis != -1) ||
+        t->dim(1) != b->params.scale->numel())
+      return std::nullopt;
+  }
+  Group group(m.g, m.view, m.index);
+  group.take_dequantize(a->node);
+  group.take_dequantize(b->node);
+  if (auto y = requantized(m.g, m.view, m.op.outputs[0])) {
+    Node fused = make_node("QLinearMatMul", m.op.name,
+                           {a->input, a->params.scale_name, a->params.zero_point_name, b->input, b->params.scale_name,
+                            b->params.zero_point_name, y->params.scale_name, y->params.zero_point_name},
+                           {y->output});
+    group.take(y->node);
+    return finish(m, fused, group.remove, "DQ+MatMul+Q");
+  }
+  if (!m.view.constant(b->input)) return std::nullopt;
+  Node fused = make_node("MatMulIntegerToFloat", m.op.name,
+                         {a->input, b->input, a->params.scale_name, b->params.scale_name, a->params.zero_point_name,
+                          b->params.zero_point_name},
+                         {m.op.outputs[0]}, kMicrosoftDomain);
+  return finish(m, fused, group.remove, "DQ+MatMul");
+}
+
+// DQ(a) + DQ(b const) [+ bias] -> Gemm -> Q => com.microsoft QGemm.
+std::optional<Patch> fuse_gemm(const Match& m, const Form&) {
+  if (m.op.inputs.size() < 2) return std::nullopt;
+  const Attribute* alpha = m.op.attr("alpha");
+  if (alpha && alpha->f != 1.0f) return std::nullopt;
+  bool trans_b = read_int(m.op, "transB", 0) != 0;
+  auto a = dequantized(m.g, m.view, m.op.inputs[0]);
+  auto b = constant_weight(m, m.op.inputs[1], trans_b ? 0 : 1);
+  auto y = requantized(m.g, m.view, m.op.outputs[0]);
+  if (!a || !b || !y || !a->params.per_tensor()) return std::nullopt;
+  const Tensor* bt = m.view.constant(b->input);
+  if (bt->rank() != 2) return std::nullopt;
+  Group group(m.g, m.view, m.index);
+  std::vector<std::pair<std::string, Tensor>> extra;
+  std::string bias_name;
+  if (m.op.inputs.size() > 2 && !m.op.inputs[2].empty()) {
+    int bias_dq = -1;
+    auto values = bias_values(m, m.op.inputs[2], bt->dim(trans_b ? 0 : 1), &bias_dq);
+    if (!values) return std::nullopt;
+    const Attribute* beta = m.op.attr("beta");
+    for (double& v : *values) v *= beta ? beta->f : 1.0f;
+    auto tensor = integer_bias(*values, a->params, b->params, y->params);
+    if (!tensor) return std::nullopt;
+    if (bias_dq >= 0) group.take_dequantize(bias_dq);
+    bias_name = unique_name(m.g, m.op.inputs[2] + "_int32");
+    extra.emplace_back(bias_name, std::move(*tensor));
+  }
+  Node fused = make_node("QGemm", m.op.name,
+                         {a->input, a->params.scale_name, a->params.zero_point_name, b->input, b->params.scale_name,
+                          b->params.zero_point_name, bias_name, y->params.scale_name, y->params.zero_point_name},
+                         {y->output}, kMicrosoftDomain);
+  fused.attributes["transA"] = int_attr(read_int(m.op, "transA", 0));
+  fused.attributes["transB"] = int_attr(trans_b ? 1 : 0);
+  group.take_dequantize(a->node);
+  group.take_dequantize(b->node);
+  group.take(y->node);
+  return finish(m, fused, group.remove, "DQ+Gemm+Q", std::move(extra));
+}
+
+// Every fusable form. The com.microsoft ones fire only where a kernel for
+// them is registered (finish asks ctx.can_run).
+const std::vector<Form>& forms() {
+  static const std::vector<Form> all = {
+      {"Conv", fuse_conv},
+      {"MatMul", fuse_matmul},
+      {"Gemm", fuse_gemm},
+      {"MaxPool", drop_qdq_pair, {0}, "", 12},
+      {"Reshape", drop_qdq_pair},
+      {"Transpose", drop_qdq_pair},
+      {"Flatten", drop_qdq_pair, {0}, "", 9},
+      {"Squeeze", drop_qdq_pair},
+      {"Unsqueeze", drop_qdq_pair},
+      {"Slice", drop_qdq_pair},
+      {"Gather", drop_qdq_pair},
+      {"Concat", drop_qdq_pair, {}},
+      {"Add", contrib_qlinear, {0, 1}, "QLinearAdd"},
+      {"Mul", contrib_qlinear, {0, 1}, "QLinearMul"},
+      {"GlobalAveragePool", contrib_qlinear, {0}, "QLinearGlobalAveragePool"},
+  };
+  return all;
+}
+
+class QdqRule final : public RewriteRule {
+ public:
+  explicit QdqRule(const Form& form) : form_(form) {}
+  std::string op_type() const override { return form_.op; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext& ctx) const override {
+    const Node& op = g.nodes[i];
+    if (op.outputs.empty() || op.outputs[0].empty()) return std::nullopt;
+    return form_.build(Match{g, view, i, op, ctx}, form_);
+  }
+
+ private:
+  const Form& form_;
+};
+
+}  // namespace
+
+std::unique_ptr<GraphPass> make_qdq_fusion() {
+  std::vector<std::unique_ptr<RewriteRule>> rules;
+  for (const Form& f : forms()) rules.push_back(std::make_unique<QdqRule>(f));
+  return std::make_unique<RulePass>("qdq_fusion", std::move(rules));
+}
+
+}  // namespace onyx

@@ -1,0 +1,399 @@
+// The qdq_fusion pass on small QDQ graphs: the fused graph holds the integer
+// ops, and its outputs equal the float QDQ graph's (optimizations disabled)
+// within one quantization step; groups that are not exactly equivalent stay.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "model_builder.h"
+#include "onyx/session.h"
+
+namespace onyx {
+namespace {
+
+using test::add_node;
+using test::float_tensor;
+using test::tensor_info;
+
+onnx::TensorProto int_tensor(const std::string& name, int type, const std::vector<int64_t>& dims,
+                             const std::vector<int32_t>& values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(type);
+  for (auto d : dims) t.add_dims(d);
+  for (int32_t v : values) t.add_int32_data(v);
+  return t;
+}
+
+std::vector<float> random_values(size_t n, uint32_t seed, float lo = -2, float hi = 2) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+std::vector<int32_t> random_ints(size_t n, uint32_t seed, int lo, int hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> u(lo, hi);
+  std::vector<int32_t> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+// Scale and zero point constants named `prefix`_s / `prefix`_z.
+void add_qparams(onnx::GraphProto* g, const std::string& prefix, float scale, int type, int32_t zero_point) {
+  *g->add_initializer() = float_tensor(prefix + "_s", {}, {scale});
+  *g->add_initializer() = int_tensor(prefix + "_z", type, {}, {zero_point});
+}
+
+void quantize(onnx::GraphProto* g, const std::string& in, const std::string& params, const std::string& out) {
+  add_node(g, "QuantizeLinear", {in, params + "_s", params + "_z"}, {out});
+}
+
+void dequantize(onnx::GraphProto* g, const std::string& in, const std::string& params, const std::string& out) {
+  add_node(g, "DequantizeLinear", {in, params + "_s", params + "_z"}, {out});
+}
+
+void add_ints_attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+void add_int_attr(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+std::unique_ptr<Session> load(const onnx::ModelProto& m, OptimizationLevel level, const std::string& save_to = "") {
+  std::string bytes = test::serialize(m);
+  SessionOptions o;
+  o.optimization_level = level;
+  o.optimized_model_filepath = save_to;
+  return Session::from_bytes(bytes.data(), bytes.size(), o);
+}
+
+struct Optimized {
+  std::map<std::string, int> ops;  // op type -> count in the optimized graph
+  OptimizationReport report;
+};
+
+// Runs `m` unoptimized and at level extended; each output must agree within
+// `steps[k]` (its quantization step; integer outputs: one unit).
+Optimized check_within_steps(const onnx::ModelProto& m, const Feeds& feeds, const std::vector<double>& steps) {
+  std::string path = testing::TempDir() + "qdq_fusion_test_optimized.onnx";
+  auto ref = load(m, OptimizationLevel::Disable)->run(feeds);
+  auto s = load(m, OptimizationLevel::Extended, path);
+  auto got = s->run(feeds);
+  EXPECT_EQ(ref.size(), got.size());
+  for (size_t k = 0; k < ref.size() && k < got.size(); ++k) {
+    const Tensor &a = ref[k].tensor(), &b = got[k].tensor();
+    EXPECT_EQ(a.dtype(), b.dtype());
+    EXPECT_EQ(a.shape(), b.shape());
+    for (int64_t i = 0; i < a.numel(); ++i)
+      EXPECT_LE(std::abs(b.float_at(i) - a.float_at(i)), steps[k] * 1.0001) << "output " << k << " at " << i;
+  }
+  Optimized o;
+  o.report = s->optimization_report();
+  onnx::ModelProto saved;
+  std::ifstream f(path, std::ios::binary);
+  EXPECT_TRUE(saved.ParseFromIstream(&f));
+  for (const auto& n : saved.graph().node()) ++o.ops[n.op_type()];
+  std::remove(path.c_str());
+  return o;
+}
+
+Feeds float_feed(const std::string& name, const std::vector<int64_t>& dims, uint32_t seed) {
+  int64_t n = 1;
+  for (auto d : dims) n *= d;
+  return {{name, Value(Tensor::from_vector<float>(random_values(n, seed), dims))}};
+}
+
+// x -> Q -> DQ -> Conv(DQ(w int8 per channel), bias) [-> Relu] -> Q -> DQ -> y,
+// 3 -> 5 channels, 3x3, pads 1, stride 2 (odd sizes on purpose).
+struct ConvGraph {
+  float x_scale = 0.02f, y_scale = 0.05f;
+  int32_t y_zero_point = 0;  // uint8
+  bool relu = true;
+  std::string bias = "int32";  // "int32" (DQ of int32 at x_scale * w_scale), "float", "none"
+  std::vector<float> float_bias = {0.1f, -0.25f, 0.33f, 0.0f, 1.5f};
+  bool shared_input = false;  // the DQ of x also feeds a second graph output
+  bool conv_output_read_twice = false;
+  bool scale_is_input = false;  // x's DequantizeLinear reads its scale from a graph input
+
+  onnx::ModelProto build() const {
+    auto m = test::make_model();
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 3, 7, 9});
+    *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 5, 4, 5});
+    std::vector<float> w_scales = {0.01f, 0.02f, 0.015f, 0.03f, 0.005f};
+    add_qparams(g, "xq", x_scale, onnx::TensorProto::UINT8, 128);
+    add_qparams(g, "yq", y_scale, onnx::TensorProto::UINT8, y_zero_point);
+    *g->add_initializer() = int_tensor("w_q", onnx::TensorProto::INT8, {5, 3, 3, 3}, random_ints(135, 3, -127, 127));
+    *g->add_initializer() = float_tensor("w_s", {5}, w_scales);
+    *g->add_initializer() = int_tensor("w_z", onnx::TensorProto::INT8, {5}, {0, 0, 0, 0, 0});
+    quantize(g, "x", "xq", "x_q");
+    if (scale_is_input) {
+      *g->add_input() = tensor_info("dyn_s", onnx::TensorProto::FLOAT, {});
+      add_node(g, "DequantizeLinear", {"x_q", "dyn_s", "xq_z"}, {"x_dq"});
+    } else {
+      dequantize(g, "x_q", "xq", "x_dq");
+    }
+    auto* dqw = add_node(g, "DequantizeLinear", {"w_q", "w_s", "w_z"}, {"w"});
+    add_int_attr(dqw, "axis", 0);
+    std::vector<std::string> conv_in = {"x_dq", "w"};
+    if (bias == "int32") {
+      std::vector<float> b_scales(5);
+      std::vector<int32_t> b(5);
+      for (int c = 0; c < 5; ++c) {
+        b_scales[c] = x_scale * w_scales[c];
+        b[c] = static_cast<int32_t>(std::nearbyint(float_bias[c] / b_scales[c]));
+      }
+      *g->add_initializer() = int_tensor("b_q", onnx::TensorProto::INT32, {5}, b);
+      *g->add_initializer() = float_tensor("b_s", {5}, b_scales);
+      *g->add_initializer() = int_tensor("b_z", onnx::TensorProto::INT32, {5}, {0, 0, 0, 0, 0});
+      add_int_attr(add_node(g, "DequantizeLinear", {"b_q", "b_s", "b_z"}, {"b"}), "axis", 0);
+      conv_in.push_back("b");
+    } else if (bias == "float") {
+      *g->add_initializer() = float_tensor("b", {5}, float_bias);
+      conv_in.push_back("b");
+    }
+    auto* conv = add_node(g, "Conv", conv_in, {"c"});
+    add_ints_attr(conv, "pads", {1, 1, 1, 1});
+    add_ints_attr(conv, "strides", {2, 2});
+    std::string out = "c";
+    if (relu) add_node(g, "Relu", {"c"}, {"r"}), out = "r";
+    quantize(g, out, "yq", "y_q");
+    dequantize(g, "y_q", "yq", "y");
+    if (shared_input) {
+      *g->add_output() = tensor_info("x_again", onnx::TensorProto::FLOAT, {1, 3, 7, 9});
+      add_node(g, "Neg", {"x_dq"}, {"x_again"});
+    }
+    if (conv_output_read_twice) {
+      *g->add_output() = tensor_info("c_neg", onnx::TensorProto::FLOAT, {1, 5, 4, 5});
+      add_node(g, "Neg", {"c"}, {"c_neg"});
+    }
+    return m;
+  }
+};
+
+Feeds conv_feed() { return float_feed("x", {1, 3, 7, 9}, 7); }
+
+TEST(QdqFusion, ConvPerChannelWithInt32BiasAndRelu) {
+  ConvGraph c;
+  Optimized o = check_within_steps(c.build(), conv_feed(), {c.y_scale});
+  EXPECT_EQ(o.report.fusions["DQ+Conv+Relu+Q"], 1);
+  EXPECT_EQ(o.ops["QLinearConv"], 1);
+  EXPECT_EQ(o.ops["Conv"] + o.ops["Relu"] + o.ops["FusedConv"], 0);
+  EXPECT_EQ(o.ops["DequantizeLinear"], 1);  // the output's
+  EXPECT_EQ(o.ops["QuantizeLinear"], 1);    // the input's
+}
+
+TEST(QdqFusion, ConvWithFloatBiasRequantizedAndNoBias) {
+  for (const char* bias : {"float", "none"}) {
+    ConvGraph c;
+    c.bias = bias;
+    c.relu = false;
+    c.y_zero_point = 100;
+    Optimized o = check_within_steps(c.build(), conv_feed(), {c.y_scale});
+    EXPECT_EQ(o.report.fusions["DQ+Conv+Q"], 1) << bias;
+    EXPECT_EQ(o.ops["QLinearConv"], 1) << bias;
+  }
+}
+
+// A Relu before a QuantizeLinear whose zero point is not the type's minimum
+// clamps values Q would keep: the group stays float.
+TEST(QdqFusion, ReluThatIsNotAClampStays) {
+  ConvGraph c;
+  c.y_zero_point = 100;
+  Optimized o = check_within_steps(c.build(), conv_feed(), {c.y_scale});
+  EXPECT_EQ(o.ops["QLinearConv"], 0);
+}
+
+// The DequantizeLinear of x has a second reader: the conv still fuses (it
+// reads the integer x), and the DequantizeLinear stays for that reader.
+TEST(QdqFusion, SharedDequantizeStaysForItsOtherReader) {
+  ConvGraph c;
+  c.shared_input = true;
+  Optimized o = check_within_steps(c.build(), conv_feed(), {c.y_scale, 1e-6});
+  EXPECT_EQ(o.ops["QLinearConv"], 1);
+  EXPECT_EQ(o.ops["DequantizeLinear"], 2);
+  EXPECT_EQ(o.ops["Neg"], 1);
+}
+
+TEST(QdqFusion, NegativeCasesLeaveTheGraphAlone) {
+  ConvGraph read_twice;
+  read_twice.conv_output_read_twice = true;
+  ConvGraph dynamic_scale;
+  dynamic_scale.scale_is_input = true;
+  ConvGraph coarse_bias;  // x_scale * w_scale far above the output step: the int32 bias would move outputs
+  coarse_bias.bias = "float";
+  coarse_bias.x_scale = 0.5f;
+  coarse_bias.y_scale = 0.01f;
+  coarse_bias.float_bias = {0.1013f, -0.2611f, 0.3317f, 0.0703f, 1.5119f};
+  ConvGraph huge_bias;  // beyond int32 at scale x_scale * w_scale
+  huge_bias.bias = "float";
+  huge_bias.float_bias = {1e9f, 0, 0, 0, 0};
+  for (const ConvGraph* c : {&read_twice, &dynamic_scale, &coarse_bias, &huge_bias}) {
+    onnx::ModelProto m = c->build();
+    Feeds feeds = conv_feed();
+    if (c->scale_is_input) feeds.push_back({"dyn_s", Value(Tensor::scalar<float>(c->x_scale))});
+    std::vector<double> steps = {c->y_scale, 1e-5};
+    Optimized o = check_within_steps(m, feeds, steps);
+    EXPECT_EQ(o.ops["QLinearConv"], 0);
+    for (auto& [name, count] : o.report.fusions) EXPECT_NE(name.substr(0, 3), "DQ+") << name;
+  }
+}
+
+// DQ(a) x DQ(b const, int8 per column) -> MatMul -> Q, whose integer output
+// is the graph output (it keeps its name): QLinearMatMul.
+TEST(QdqFusion, MatMulBecomesQLinearMatMul) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("a", onnx::TensorProto::FLOAT, {2, 3, 17});
+  *g->add_output() = tensor_info("y_q", onnx::TensorProto::INT8, {2, 3, 11});
+  add_qparams(g, "aq", 0.03f, onnx::TensorProto::INT8, -3);
+  add_qparams(g, "yq", 0.2f, onnx::TensorProto::INT8, 5);
+  *g->add_initializer() = int_tensor("b_q", onnx::TensorProto::INT8, {17, 11}, random_ints(187, 9, -127, 127));
+  *g->add_initializer() = float_tensor("b_s", {11}, random_values(11, 10, 0.005f, 0.02f));
+  *g->add_initializer() = int_tensor("b_z", onnx::TensorProto::INT8, {11}, std::vector<int32_t>(11, 0));
+  quantize(g, "a", "aq", "a_q");
+  dequantize(g, "a_q", "aq", "a_dq");
+  add_int_attr(add_node(g, "DequantizeLinear", {"b_q", "b_s", "b_z"}, {"b"}), "axis", 1);
+  add_node(g, "MatMul", {"a_dq", "b"}, {"mm"});
+  quantize(g, "mm", "yq", "y_q");
+  Optimized o = check_within_steps(m, float_feed("a", {2, 3, 17}, 11), {1});
+  EXPECT_EQ(o.report.fusions["DQ+MatMul+Q"], 1);
+  EXPECT_EQ(o.ops["QLinearMatMul"], 1);
+  EXPECT_EQ(o.ops["MatMul"] + o.ops["DequantizeLinear"], 0);
+}
+
+// MaxPool, Transpose, Reshape and Concat between DQ/Q pairs of one
+// quantization run on the integer tensors; a Reshape whose Q differs stays.
+TEST(QdqFusion, DataMovementAndMaxPoolDropTheirQdqPairs) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 2, 5, 5});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 2, 4, 8});
+  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {1, 32});
+  add_qparams(g, "q", 0.04f, onnx::TensorProto::UINT8, 120);
+  add_qparams(g, "other", 0.05f, onnx::TensorProto::UINT8, 120);
+  *g->add_initializer() = test::int64_tensor("shape", {2}, {1, 32});
+  quantize(g, "x", "q", "x_q");
+  dequantize(g, "x_q", "q", "x_dq");
+  auto* pool = add_node(g, "MaxPool", {"x_dq"}, {"p"});
+  add_ints_attr(pool, "kernel_shape", {3, 3});
+  add_ints_attr(pool, "pads", {0, 0, 1, 1});
+  quantize(g, "p", "q", "p_q");  // [1, 2, 4, 4]
+  dequantize(g, "p_q", "q", "p_dq1");
+  dequantize(g, "p_q", "q", "p_dq2");
+  auto* tr = add_node(g, "Transpose", {"p_dq1"}, {"t"});
+  add_ints_attr(tr, "perm", {0, 1, 3, 2});
+  quantize(g, "t", "q", "t_q");
+  dequantize(g, "t_q", "q", "t_dq");
+  add_int_attr(add_node(g, "Concat", {"p_dq2", "t_dq"}, {"cat"}), "axis", 3);
+  quantize(g, "cat", "q", "cat_q");
+  dequantize(g, "cat_q", "q", "y");
+  dequantize(g, "p_q", "q", "p_dq3");
+  add_node(g, "Reshape", {"p_dq3", "shape"}, {"r"});
+  quantize(g, "r", "other", "r_q");  // a different quantization: stays
+  dequantize(g, "r_q", "other", "z");
+  Optimized o = check_within_steps(m, float_feed("x", {1, 2, 5, 5}, 12), {0.04, 0.05});
+  EXPECT_EQ(o.report.fusions["DQ+MaxPool+Q"], 1);
+  EXPECT_EQ(o.report.fusions["DQ+Transpose+Q"], 1);
+  EXPECT_EQ(o.report.fusions["DQ+Concat+Q"], 1);
+  EXPECT_EQ(o.report.fusions.count("DQ+Reshape+Q"), 0u);
+  EXPECT_EQ(o.ops["DequantizeLinear"], 3);  // y's, and the Reshape's pair
+  EXPECT_EQ(o.ops["QuantizeLinear"], 2);
+}
+
+// DQ(a) x DQ(b const, per column) -> MatMul with a float output: the integer
+// product scaled to float (com.microsoft MatMulIntegerToFloat).
+TEST(QdqFusion, MatMulWithFloatOutputBecomesMatMulIntegerToFloat) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("a", onnx::TensorProto::FLOAT, {3, 19});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {3, 13});
+  add_qparams(g, "aq", 0.03f, onnx::TensorProto::UINT8, 131);
+  *g->add_initializer() = int_tensor("b_q", onnx::TensorProto::INT8, {19, 13}, random_ints(247, 13, -127, 127));
+  *g->add_initializer() = float_tensor("b_s", {13}, random_values(13, 14, 0.005f, 0.02f));
+  *g->add_initializer() = int_tensor("b_z", onnx::TensorProto::INT8, {13}, random_ints(13, 15, -3, 3));
+  quantize(g, "a", "aq", "a_q");
+  dequantize(g, "a_q", "aq", "a_dq");
+  add_int_attr(add_node(g, "DequantizeLinear", {"b_q", "b_s", "b_z"}, {"b"}), "axis", 1);
+  add_node(g, "MatMul", {"a_dq", "b"}, {"y"});
+  Optimized o = check_within_steps(m, float_feed("a", {3, 19}, 16), {1e-4});
+  EXPECT_EQ(o.report.fusions["DQ+MatMul"], 1);
+  EXPECT_EQ(o.ops["MatMulIntegerToFloat"], 1);
+  EXPECT_EQ(o.ops["MatMul"] + o.ops["DequantizeLinear"], 0);
+}
+
+// A ResNet tail's ops in QDQ form, each fed by quantized graph inputs (chained,
+// one step off before the Gemm is several after it): residual Add,
+// GlobalAveragePool + Flatten, and a Gemm with an int32 bias (transB,
+// per-channel weights) become com.microsoft QLinearAdd,
+// QLinearGlobalAveragePool, an integer Flatten and QGemm.
+TEST(QdqFusion, ResidualAddPoolAndGemmBecomeContribOps) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  for (const char* x : {"x1", "x2", "x3"}) *g->add_input() = tensor_info(x, onnx::TensorProto::FLOAT, {2, 4, 3, 5});
+  *g->add_input() = tensor_info("x4", onnx::TensorProto::FLOAT, {2, 4});
+  *g->add_output() = tensor_info("s_q", onnx::TensorProto::UINT8, {2, 4, 3, 5});
+  *g->add_output() = tensor_info("f_q", onnx::TensorProto::UINT8, {2, 4});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 6});
+  add_qparams(g, "q1", 0.02f, onnx::TensorProto::UINT8, 128);
+  add_qparams(g, "q2", 0.025f, onnx::TensorProto::UINT8, 120);
+  add_qparams(g, "sum", 0.04f, onnx::TensorProto::UINT8, 125);
+  add_qparams(g, "pool", 0.01f, onnx::TensorProto::UINT8, 110);
+  add_qparams(g, "out", 0.003f, onnx::TensorProto::UINT8, 128);
+  std::vector<float> w_scales = random_values(6, 17, 0.005f, 0.02f);
+  *g->add_initializer() = int_tensor("w_q", onnx::TensorProto::INT8, {6, 4}, random_ints(24, 18, -127, 127));
+  *g->add_initializer() = float_tensor("w_s", {6}, w_scales);
+  *g->add_initializer() = int_tensor("w_z", onnx::TensorProto::INT8, {6}, std::vector<int32_t>(6, 0));
+  std::vector<float> b_scales(6);
+  for (int c = 0; c < 6; ++c) b_scales[c] = 0.02f * w_scales[c];
+  *g->add_initializer() = int_tensor("b_q", onnx::TensorProto::INT32, {6}, random_ints(6, 19, -3000, 3000));
+  *g->add_initializer() = float_tensor("b_s", {6}, b_scales);
+  *g->add_initializer() = int_tensor("b_z", onnx::TensorProto::INT32, {6}, std::vector<int32_t>(6, 0));
+  quantize(g, "x1", "q1", "x1_q");
+  dequantize(g, "x1_q", "q1", "x1_dq");
+  quantize(g, "x2", "q2", "x2_q");
+  dequantize(g, "x2_q", "q2", "x2_dq");
+  add_node(g, "Add", {"x1_dq", "x2_dq"}, {"s"});
+  quantize(g, "s", "sum", "s_q");
+  quantize(g, "x3", "sum", "x3_q");
+  dequantize(g, "x3_q", "sum", "x3_dq");
+  add_node(g, "GlobalAveragePool", {"x3_dq"}, {"p"});
+  quantize(g, "p", "pool", "p_q");
+  dequantize(g, "p_q", "pool", "p_dq");
+  add_node(g, "Flatten", {"p_dq"}, {"f"});
+  quantize(g, "f", "pool", "f_q");
+  quantize(g, "x4", "q1", "x4_q");
+  dequantize(g, "x4_q", "q1", "x4_dq");
+  add_int_attr(add_node(g, "DequantizeLinear", {"w_q", "w_s", "w_z"}, {"w"}), "axis", 0);
+  add_int_attr(add_node(g, "DequantizeLinear", {"b_q", "b_s", "b_z"}, {"b"}), "axis", 0);
+  add_int_attr(add_node(g, "Gemm", {"x4_dq", "w", "b"}, {"gemm"}), "transB", 1);
+  quantize(g, "gemm", "out", "y_q");
+  dequantize(g, "y_q", "out", "y");
+  Feeds feeds = float_feed("x1", {2, 4, 3, 5}, 20);
+  feeds.push_back(float_feed("x2", {2, 4, 3, 5}, 21)[0]);
+  feeds.push_back(float_feed("x3", {2, 4, 3, 5}, 22)[0]);
+  feeds.push_back(float_feed("x4", {2, 4}, 23)[0]);
+  Optimized o = check_within_steps(m, feeds, {1, 1, 0.003});
+  EXPECT_EQ(o.ops["QLinearAdd"], 1);
+  EXPECT_EQ(o.ops["QLinearGlobalAveragePool"], 1);
+  EXPECT_EQ(o.ops["QGemm"], 1);
+  EXPECT_EQ(o.report.fusions["DQ+Flatten+Q"], 1);
+  EXPECT_EQ(o.ops["DequantizeLinear"], 1);  // y's
+  EXPECT_EQ(o.ops["Add"] + o.ops["GlobalAveragePool"] + o.ops["Gemm"], 0);
+}
+}  // namespace
+}  // namespace onyx

@@ -3,6 +3,7 @@
 // expected rewrite must have fired (optimization_report).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -446,6 +447,46 @@ TEST(Optimizer, OrtContribOpsBecomeOnyxFusedOps) {
   EXPECT_EQ(r.fusions["com.microsoft FastGelu"], 1);
   EXPECT_EQ(r.fusions["com.microsoft FusedConv"], 1);
   EXPECT_EQ(r.fusions["MatMul+Add+Gelu"], 2);
+}
+
+// Dynamic quantization's per-MatMul chain (ORT's quantize_dynamic form):
+// MatMulInteger -> Cast -> Mul(input scale x weight scale) -> Add(bias)
+// becomes one MatMulIntegerToFloat; the shared DynamicQuantizeLinear stays.
+TEST(Optimizer, DynamicQuantizedMatMulChainFuses) {
+  auto m = test::make_model(17);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {3, 6});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {3, 4});
+  *g->add_output() = tensor_info("y2", onnx::TensorProto::FLOAT, {3, 4});
+  onnx::TensorProto w;
+  w.set_name("w");
+  w.set_data_type(onnx::TensorProto::INT8);
+  w.add_dims(6);
+  w.add_dims(4);
+  std::string bytes;
+  for (int i = 0; i < 24; ++i) bytes.push_back(static_cast<char>((i * 37) % 255 - 127));
+  w.set_raw_data(bytes);
+  *g->add_initializer() = w;
+  std::reverse(bytes.begin(), bytes.end());  // a second weight, so the two chains stay apart
+  w.set_name("w2");
+  w.set_raw_data(bytes);
+  *g->add_initializer() = w;
+  *g->add_initializer() = float_tensor("w_scale", {}, {0.02f});
+  *g->add_initializer() = float_tensor("bias", {4}, {0.5f, -1.0f, 0.25f, 2.0f});
+  add_node(g, "DynamicQuantizeLinear", {"x"}, {"q", "s", "z"});
+  add_node(g, "Mul", {"s", "w_scale"}, {"scale"});
+  // Two projections of the same quantized input, one with a bias.
+  add_node(g, "MatMulInteger", {"q", "w", "z"}, {"acc"});
+  add_int_attr(add_node(g, "Cast", {"acc"}, {"accf"}), "to", onnx::TensorProto::FLOAT);
+  add_node(g, "Mul", {"accf", "scale"}, {"mm"});
+  add_node(g, "Add", {"mm", "bias"}, {"y"});
+  add_node(g, "MatMulInteger", {"q", "w2", "z"}, {"acc2"});
+  add_int_attr(add_node(g, "Cast", {"acc2"}, {"accf2"}), "to", onnx::TensorProto::FLOAT);
+  add_node(g, "Mul", {"scale", "accf2"}, {"y2"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(18, 12), {3, 6}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["MatMulInteger+Cast+Mul+Add"], 1);
+  EXPECT_EQ(r.fusions["MatMulInteger+Cast+Mul"], 1);
 }
 
 TEST(Optimizer, BasicFoldsShapesCastsAndDuplicates) {

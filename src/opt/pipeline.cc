@@ -20,6 +20,7 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   if (level == OptimizationLevel::Basic) return p;
   // ORT's fused ops into Onyx's, so the fusions and layout passes below see them.
   p.push_back(make_contrib_canonicalization());
+  p.push_back(make_dynamic_quant_matmul_fusion());
   // Attention and layer norms first: they consume MatMul+Add pairs that the
   // generic MatMul+Add fusion would otherwise take.
   p.push_back(make_layer_norm_fusion());

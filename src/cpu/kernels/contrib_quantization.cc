@@ -377,10 +377,14 @@ void integer_matmul_to_float(KernelContext& ctx, const Tensor& A, const Tensor* 
   for (int64_t n = 0; n < p.N; ++n) mult[n] = a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : n];
   Tensor& Y = ctx.allocate_output(0, DataType::Float, p.out_shape);
   float* y = Y.data<float>();
-  const float* bv = bias ? bias->data<float>() : nullptr;
-  for (size_t i = 0; i < acc.size(); ++i) {
-    int64_t n = static_cast<int64_t>(i) % p.N;
-    y[i] = static_cast<float>(acc[i]) * mult[n] + (bv ? bv[n] : 0.f);
+  std::vector<float> zeros;
+  const float* bv = bias ? bias->data<float>() : (zeros.assign(static_cast<size_t>(p.N), 0.f), zeros.data());
+  // Row by row, so the per-column factors vectorize (a modulo per element cost
+  // more than the GEMM on BERT's shapes).
+  for (size_t row = 0; row * p.N < acc.size(); ++row) {
+    const int32_t* a = acc.data() + row * p.N;
+    float* out = y + row * p.N;
+    for (int64_t n = 0; n < p.N; ++n) out[n] = static_cast<float>(a[n]) * mult[n] + bv[n];
   }
 }
 

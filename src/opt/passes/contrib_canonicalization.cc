@@ -17,12 +17,10 @@ namespace onyx {
 
 namespace {
 
-const std::string kMicrosoft = "com.microsoft";
-
 class FusedConvRule final : public RewriteRule {
  public:
   std::string op_type() const override { return "FusedConv"; }
-  std::string domain() const override { return kMicrosoft; }
+  std::string domain() const override { return kMicrosoftDomain; }
   std::optional<Patch> match(const Graph& g, const GraphView&, int i, PassContext& ctx) const override {
     Node fused = g.nodes[i];
     fused.domain = kOnyxDomain;
@@ -40,7 +38,7 @@ class GeluFamilyRule final : public RewriteRule {
  public:
   GeluFamilyRule(std::string op, bool tanh) : op_(std::move(op)), tanh_(tanh) {}
   std::string op_type() const override { return op_; }
-  std::string domain() const override { return kMicrosoft; }
+  std::string domain() const override { return kMicrosoftDomain; }
   std::optional<Patch> match(const Graph& g, const GraphView&, int i, PassContext&) const override {
     const Node& n = g.nodes[i];
     if (n.inputs.empty() || n.outputs.size() != 1) return std::nullopt;  // the kernel reports it

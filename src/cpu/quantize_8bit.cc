@@ -7,6 +7,7 @@
 #include <immintrin.h>
 #define ONYX_Q8_X86 1
 #define ONYX_TARGET_AVX2 __attribute__((target("avx2")))
+#define ONYX_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
 #endif
 
 namespace onyx {
@@ -25,6 +26,15 @@ bool has_avx2() {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") != 0;
   }();
+  return yes;
+#else
+  return false;
+#endif
+}
+
+bool has_avx2_fma() {
+#ifdef ONYX_Q8_X86
+  static const bool yes = has_avx2() && __builtin_cpu_supports("fma") != 0;
   return yes;
 #else
   return false;
@@ -82,7 +92,48 @@ ONYX_TARGET_AVX2 int64_t min_max_avx2(const float* x, int64_t n, float& lo, floa
 }
 #endif
 
+#ifdef ONYX_Q8_X86
+// Eight 8-bit values as floats.
+ONYX_TARGET_AVX2 inline __m256 widen_8(const uint8_t* p, bool is_signed) {
+  __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  return _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v));
+}
+
+ONYX_TARGET_AVX2_FMA int64_t qlinear_add_avx2(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, float ra,
+                                              float rb, float fixed, uint8_t* y) {
+  const __m256 vra = _mm256_set1_ps(ra), vrb = _mm256_set1_ps(rb), vf = _mm256_set1_ps(fixed);
+  const __m256 lo = _mm256_set1_ps(is_signed ? -128.f : 0.f), hi = _mm256_set1_ps(is_signed ? 127.f : 255.f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_fmadd_ps(widen_8(a + i, is_signed), vra, _mm256_fmadd_ps(widen_8(b + i, is_signed), vrb, vf));
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);  // bounds are integers: clamping before rounding is the same
+    __m256i q = _mm256_cvtps_epi32(v);
+    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    __m128i r = is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), r);
+  }
+  return i;
+}
+#endif
+
 }  // namespace
+
+void qlinear_add_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, float ra, float rb, float fixed,
+                      uint8_t* y) {
+  int64_t i = 0;
+#ifdef ONYX_Q8_X86
+  if (has_avx2_fma()) i = qlinear_add_avx2(a, b, n, is_signed, ra, rb, fixed, y);
+#endif
+  const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+  auto value = [is_signed](uint8_t q) {
+    return is_signed ? static_cast<float>(static_cast<int8_t>(q)) : static_cast<float>(q);
+  };
+  for (; i < n; ++i) {
+    float v = std::fma(value(a[i]), ra, std::fma(value(b[i]), rb, fixed));  // exact FMA, as the vector path
+    v = std::nearbyint(std::min(std::max(v, lo), hi));
+    y[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(v)) : static_cast<uint8_t>(v);
+  }
+}
 
 void quantize_8bit(const float* x, int64_t n, float scale, float zp, bool is_signed, uint8_t* y) {
   int64_t i = 0;

@@ -15,4 +15,10 @@ void dequantize_8bit(const uint8_t* q, int64_t n, bool is_signed, float zp, floa
 // lo = min(0, x...), hi = max(0, x...), NaN ignored, as std::min/std::max folds from 0.
 void min_max_with_zero(const float* x, int64_t n, float& lo, float& hi);
 
+// QLinearAdd's element step in ONNX Runtime's order of float operations:
+// y[i] = saturate(nearbyint(fma(a[i], ra, fma(b[i], rb, fixed)))), with a, b
+// int8 when is_signed and fma rounding once (as its AVX2 kernels do).
+void qlinear_add_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, float ra, float rb, float fixed,
+                      uint8_t* y);
+
 }  // namespace onyx

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -81,6 +82,32 @@ TEST(Quantize8bit, MinMaxFoldsFromZeroIgnoringNaN) {
   min_max_with_zero(&neg, 1, lo, hi);
   EXPECT_EQ(lo, -2.f);
   EXPECT_EQ(hi, 0.f);
+}
+
+// QLinearAdd's step: every (a, b) byte pair, with ratios that put results on
+// rounding ties and far outside the range, against fma by definition.
+TEST(Quantize8bit, QLinearAddMatchesFmaDefinition) {
+  std::vector<uint8_t> a, b;
+  for (int i = 0; i < 256; ++i)
+    for (int j = 0; j < 256; ++j) {
+      a.push_back(static_cast<uint8_t>(i));
+      b.push_back(static_cast<uint8_t>(j));
+    }
+  a.push_back(7);  // an odd length, so the scalar tail runs too
+  b.push_back(250);
+  const int64_t n = static_cast<int64_t>(a.size());
+  for (bool is_signed : {false, true})
+    for (auto [ra, rb, fixed] : std::vector<std::array<float, 3>>{{0.5f, 0.5f, 0.f}, {1.25f, 0.75f, -3.5f}, {0.013f, 2.7f, 9.f}}) {
+      std::vector<uint8_t> y(a.size());
+      qlinear_add_8bit(a.data(), b.data(), n, is_signed, ra, rb, fixed, y.data());
+      for (int64_t i = 0; i < n; ++i) {
+        float va = is_signed ? static_cast<int8_t>(a[i]) : a[i], vb = is_signed ? static_cast<int8_t>(b[i]) : b[i];
+        float r = std::nearbyint(std::fma(va, ra, std::fma(vb, rb, fixed)));
+        int32_t want = static_cast<int32_t>(std::min(std::max(r, is_signed ? -128.f : 0.f), is_signed ? 127.f : 255.f));
+        int32_t got = is_signed ? static_cast<int8_t>(y[i]) : y[i];
+        ASSERT_EQ(got, want) << "a " << va << " b " << vb << " ratios " << ra << " " << rb << " " << fixed;
+      }
+    }
 }
 
 }  // namespace

@@ -56,8 +56,9 @@ void qlinear_add_run(const Q* a, int64_t sa, const Q* b, int64_t sb, Q* y, int64
   } else if (sa == 0 && sb != 0) {
     float folded = m.fold_a(static_cast<float>(a[0]));
     for (int64_t i = 0; i < n; ++i) y[i] = saturate<Q>(m.with_folded_a(static_cast<float>(b[i]), folded));
-  } else if (sa == 1 && sb == 1) {  // the common case, kept stride-free so it vectorizes
-    for (int64_t i = 0; i < n; ++i) y[i] = saturate<Q>(m.both(static_cast<float>(a[i]), static_cast<float>(b[i])));
+  } else if (sa == 1 && sb == 1) {  // the common case (residual adds)
+    qlinear_add_8bit(reinterpret_cast<const uint8_t*>(a), reinterpret_cast<const uint8_t*>(b), n, std::is_signed_v<Q>,
+                     m.ra, m.rb, m.fixed, reinterpret_cast<uint8_t*>(y));
   } else {
     for (int64_t i = 0; i < n; ++i)
       y[i] = saturate<Q>(m.both(static_cast<float>(a[i * sa]), static_cast<float>(b[i * sb])));

@@ -4,12 +4,14 @@
 #include <cfenv>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cpu/conv_geometry.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
+#include "cpu/int8_conv.h"
 #include "cpu/quant_round.h"
 #include "cpu/quantize_8bit.h"
 #include "kernels/broadcast.h"
@@ -282,12 +284,39 @@ KernelFactory dynamic_quantize_factory() {
   });
 }
 
+bool is_8bit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
+
+// Adds the bias and requantizes the int32 sums of the fast convolution into
+// the NCHW output (transposing blocks that come pixel by pixel).
+template <class Q>
+Int8ConvSink requantize_sink(Q* out, int64_t M, int64_t P, const int32_t* bias, const std::vector<float>& mult,
+                             float zero) {
+  return {[=, &mult](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
+                     int64_t ps) {
+    const int64_t mc = m1 - m0;
+    if (bias)
+      for (int64_t i = 0; i < count; ++i)
+        for (int64_t m = m0; m < m1; ++m) {
+          int32_t& a = acc[(m - m0) * ms + i * ps];
+          a = static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(bias[m]));
+        }
+    if (ps == 1) {
+      for (int64_t m = m0; m < m1; ++m) requantize(acc + (m - m0) * ms, count, mult[m], zero, out + (n * M + m) * P + p0);
+      return;
+    }
+    std::vector<Q> rows(static_cast<size_t>(count * mc));
+    for (int64_t i = 0; i < count; ++i) requantize_each(acc + i * ps, mc, mult.data() + m0, zero, rows.data() + i * mc);
+    transpose_block(rows.data(), count, mc, mc, out + (n * M + m0) * P + p0, P);
+  }};
+}
+
 // QLinearConv: integer convolution of (x - x_zp) and (w - w_zp) accumulated in
 // int32, plus the int32 bias, requantized with x_scale * w_scale / y_scale.
 KernelFactory qlinear_conv_factory() {
   return lambda_factory([](const KernelInitContext& ic) {
     SpatialAttrs sa = SpatialAttrs::read(ic);
     int64_t group = ic.get_int("group", 1);
+    std::shared_ptr<const Int8ConvWeights> packed = prepare_int8_conv_weights(ic.constant_input(3), group);
     return [=](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
       const Tensor& xs = ctx.input(1);
@@ -319,6 +348,23 @@ KernelFactory qlinear_conv_factory() {
       Shape yshape = {N, M};
       for (auto o : g.out) yshape.push_back(o);
       Tensor& y = ctx.allocate_output(0, yz.dtype(), yshape);
+      if (is_8bit(x.dtype()) && is_8bit(w.dtype()) && is_8bit(yz.dtype()) && int8_conv_supported(g) && Cg > 0) {
+        std::shared_ptr<const Int8ConvWeights> wp = packed ? packed : prepare_int8_conv_weights(&w, group);
+        std::vector<int32_t> wzp(static_cast<size_t>(wz.numel()));
+        for (int64_t m = 0; m < wz.numel(); ++m) wzp[m] = static_cast<int32_t>(wz.int_at(m));
+        std::vector<float> mult(static_cast<size_t>(M));
+        const float xsv = static_cast<float>(xs.float_at(0)), ysv = static_cast<float>(ys.float_at(0));
+        for (int64_t m = 0; m < M; ++m) mult[m] = xsv * static_cast<float>(ws.float_at(ws.numel() == 1 ? 0 : m)) / ysv;
+        const int32_t* bp = bias ? bias->data<int32_t>() : nullptr;
+        Int8ConvInput in{x.raw(), x.dtype() == DataType::Int8, static_cast<int32_t>(xz.int_at(0)), N, C};
+        const float zero = static_cast<float>(yz.int_at(0));
+        const int64_t P = g.out_size();
+        if (yz.dtype() == DataType::UInt8)
+          int8_conv(in, g, *wp, wzp, requantize_sink(y.data<uint8_t>(), M, P, bp, mult, zero), ctx.thread_pool());
+        else
+          int8_conv(in, g, *wp, wzp, requantize_sink(y.data<int8_t>(), M, P, bp, mult, zero), ctx.thread_pool());
+        return;
+      }
       const int nd = g.nd;
       const int64_t in_size = g.in_size(), out_size = g.out_size(), ksize = g.kernel_size();
       const int64_t Mg = M / group;

@@ -1,0 +1,213 @@
+#include "cpu/int8_conv.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace onyx {
+
+namespace {
+
+// A 1-D convolution is the 2-D one with a single row.
+struct Geo2 {
+  int64_t H, W, KH, KW, SH, SW, DH, DW, PT, PL, OH, OW;
+  int64_t pixels() const { return OH * OW; }
+};
+
+Geo2 as_2d(const SpatialGeometry& g) {
+  if (g.nd == 1) return {1, g.in[0], 1, g.kernel[0], 1, g.strides[0], 1, g.dilations[0], 0, g.pad_begin[0], 1, g.out[0]};
+  return {g.in[0],        g.in[1],        g.kernel[0],    g.kernel[1],    g.strides[0], g.strides[1],
+          g.dilations[0], g.dilations[1], g.pad_begin[0], g.pad_begin[1], g.out[0],     g.out[1]};
+}
+
+// Output pixel p reads input pixel p: the channel-last input is the GEMM's A.
+bool plain_1x1(const Geo2& g) {
+  return g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.H && g.OW == g.W;
+}
+
+// Rows [p0, p0 + rows) of the im2col matrix of one channel-last image xh
+// ([H*W][C]) for channels [c0, c0 + Cg): a[r * K + (kh * KW + kw) * Cg + c].
+// Padding takes the zero point's byte so that it contributes nothing.
+void im2col_rows(const uint8_t* xh, int64_t C, int64_t c0, int64_t Cg, const Geo2& g, int64_t p0, int64_t rows,
+                 uint8_t pad, uint8_t* a) {
+  const int64_t K = g.KH * g.KW * Cg;
+  int64_t oh = p0 / g.OW, ow = p0 % g.OW;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t kh = 0; kh < g.KH; ++kh) {
+      uint8_t* d = a + r * K + kh * g.KW * Cg;
+      const int64_t ih = oh * g.SH - g.PT + kh * g.DH;
+      if (ih < 0 || ih >= g.H) {
+        std::memset(d, pad, static_cast<size_t>(g.KW * Cg));
+        continue;
+      }
+      const uint8_t* row = xh + ih * g.W * C + c0;
+      const int64_t iw0 = ow * g.SW - g.PL;
+      if (g.DW == 1 && Cg == C) {  // the taps of a row are one run of bytes
+        const int64_t lo = std::clamp<int64_t>(-iw0, 0, g.KW), hi = std::clamp<int64_t>(g.W - iw0, lo, g.KW);
+        std::memset(d, pad, static_cast<size_t>(lo * Cg));
+        std::memcpy(d + lo * Cg, row + (iw0 + lo) * C, static_cast<size_t>((hi - lo) * Cg));
+        std::memset(d + hi * Cg, pad, static_cast<size_t>((g.KW - hi) * Cg));
+        continue;
+      }
+      for (int64_t kw = 0; kw < g.KW; ++kw) {
+        const int64_t iw = iw0 + kw * g.DW;
+        if (iw < 0 || iw >= g.W) std::memset(d + kw * Cg, pad, static_cast<size_t>(Cg));
+        else std::memcpy(d + kw * Cg, row + iw * C, static_cast<size_t>(Cg));
+      }
+    }
+    if (++ow == g.OW) {
+      ow = 0;
+      ++oh;
+    }
+  }
+}
+
+// Rows of output pixels per task: the im2col block stays in L2 and there are
+// enough tasks to share.
+int64_t rows_per_task(int64_t pixels, int64_t K, int64_t images, ThreadPool* pool) {
+  int64_t rows = std::clamp<int64_t>((int64_t{96} << 10) / std::max<int64_t>(K, 1), 24, 240) / 6 * 6;
+  const int threads = pool ? pool->num_threads() : 1;
+  while (rows > 24 && images * ((pixels + rows - 1) / rows) < 4 * threads) rows = std::max<int64_t>(24, rows / 2 / 6 * 6);
+  return std::min(rows, pixels);
+}
+
+void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, const std::vector<int32_t>& wzp,
+               const Int8ConvSink& sink, ThreadPool* pool) {
+  const int64_t C = x.C, HW = g.H * g.W, P = g.pixels(), M = w.M, Mg = M / w.group, Cg = w.Cg;
+  const int64_t K = g.KH * g.KW * Cg;
+  const auto* src = static_cast<const uint8_t*>(x.x);
+  // Channel-last copy of the input.
+  std::vector<uint8_t> nhwc;
+  const uint8_t* xh = src;
+  if (C > 1 && HW > 1) {
+    nhwc.resize(static_cast<size_t>(x.N * HW * C));
+    constexpr int64_t kChunk = 256;
+    const int64_t chunks = (HW + kChunk - 1) / kChunk;
+    parallel_for(x.N * C * HW >= (1 << 15) ? pool : nullptr, x.N * chunks, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t n = t / chunks, q0 = t % chunks * kChunk, q1 = std::min(HW, q0 + kChunk);
+        transpose_block(src + n * C * HW + q0, C, q1 - q0, HW, nhwc.data() + (n * HW + q0) * C, C);
+      }
+    });
+    xh = nhwc.data();
+  }
+  const bool direct_a = plain_1x1(g);
+  const int64_t rows = rows_per_task(P, K, x.N, pool);
+  const int64_t blocks = (P + rows - 1) / rows;
+  const std::vector<int32_t> a_zp{x.zero_point};
+  std::vector<std::vector<int32_t>> b_zp(static_cast<size_t>(w.group));
+  for (int64_t gi = 0; gi < w.group; ++gi)
+    if (wzp.size() == 1) b_zp[gi] = wzp;
+    else b_zp[gi].assign(wzp.begin() + gi * Mg, wzp.begin() + (gi + 1) * Mg);
+  const auto pad = static_cast<uint8_t>(x.zero_point);
+  parallel_for(pool, x.N * blocks, [&](int64_t t0, int64_t t1) {
+    std::vector<uint8_t> a(direct_a ? 0 : static_cast<size_t>(rows * K));
+    std::vector<int32_t> tile(static_cast<size_t>(rows * M));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / blocks, p0 = t % blocks * rows, count = std::min(rows, P - p0);
+      const uint8_t* image = xh + n * HW * C;
+      for (int64_t gi = 0; gi < w.group; ++gi) {
+        Int8A op{nullptr, x.is_signed, K, false};
+        if (direct_a) {
+          op.data = image + p0 * C + gi * Cg;
+          op.lda = C;
+        } else {
+          im2col_rows(image, C, gi * Cg, Cg, g, p0, count, pad, a.data());
+          op.data = a.data();
+        }
+        int8_gemm(count, op, a_zp, w.packed[gi], b_zp[gi], tile.data() + gi * Mg, M, nullptr);
+      }
+      sink.fn(n, 0, M, p0, count, tile.data(), 1, M);
+    }
+  });
+}
+
+// One output channel per group: sum over the group's input channels and the
+// kernel taps of w * (x - x_zp), vectorized along output rows. The input is
+// widened into a zero-padded plane split by column phase (column % SW), so
+// that every tap reads a contiguous run.
+void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, const std::vector<int32_t>& wzp,
+                 const Int8ConvSink& sink, ThreadPool* pool) {
+  const int64_t C = x.C, HW = g.H * g.W, P = g.pixels(), M = w.M, Cg = w.Cg, ks = g.KH * g.KW;
+  const int64_t Hp = std::max(g.H + g.PT, (g.OH - 1) * g.SH + (g.KH - 1) * g.DH + 1);
+  const int64_t Wp = std::max(g.W + g.PL, (g.OW - 1) * g.SW + (g.KW - 1) * g.DW + 1);
+  const int64_t Wq = (Wp + g.SW - 1) / g.SW, row_len = g.SW * Wq;
+  parallel_for(x.N * M * P * ks * Cg >= (1 << 14) ? pool : nullptr, x.N * M, [&](int64_t t0, int64_t t1) {
+    std::vector<int16_t> plane(static_cast<size_t>(Hp * row_len));
+    std::vector<int32_t> acc(static_cast<size_t>(P)), wv(static_cast<size_t>(Cg * ks));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / M, m = t % M;
+      const int32_t z = wzp[wzp.size() == 1 ? 0 : m];
+      for (int64_t j = 0; j < Cg * ks; ++j) wv[j] = w.raw[m * Cg * ks + j] - z;
+      std::fill(acc.begin(), acc.end(), 0);
+      for (int64_t c = 0; c < Cg; ++c) {
+        std::fill(plane.begin(), plane.end(), int16_t{0});
+        const int64_t base = (n * C + m * Cg + c) * HW;
+        for (int64_t ih = 0; ih < g.H; ++ih) {
+          int16_t* prow = plane.data() + (ih + g.PT) * row_len;
+          for (int64_t iw = 0; iw < g.W; ++iw) {
+            const int64_t col = iw + g.PL;
+            const int32_t v = x.is_signed ? static_cast<int8_t>(static_cast<const uint8_t*>(x.x)[base + ih * g.W + iw])
+                                          : static_cast<const uint8_t*>(x.x)[base + ih * g.W + iw];
+            prow[col % g.SW * Wq + col / g.SW] = static_cast<int16_t>(v - x.zero_point);
+          }
+        }
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          int32_t* a = acc.data() + oh * g.OW;
+          for (int64_t kh = 0; kh < g.KH; ++kh) {
+            const int16_t* prow = plane.data() + (oh * g.SH + kh * g.DH) * row_len;
+            for (int64_t kw = 0; kw < g.KW; ++kw) {
+              const int64_t col = kw * g.DW;
+              const int16_t* s = prow + col % g.SW * Wq + col / g.SW;
+              const int32_t f = wv[c * ks + kh * g.KW + kw];
+              for (int64_t ow = 0; ow < g.OW; ++ow)
+                a[ow] = static_cast<int32_t>(static_cast<uint32_t>(a[ow]) + static_cast<uint32_t>(f * s[ow]));
+            }
+          }
+        }
+      }
+      sink.fn(n, m, m + 1, 0, P, acc.data(), P, 1);
+    }
+  });
+}
+
+}  // namespace
+
+Int8ConvWeights::Int8ConvWeights(const void* w, bool is_signed, int64_t M_, int64_t Cg_, int64_t ksize_,
+                                 int64_t group_)
+    : M(M_), Cg(Cg_), ksize(ksize_), group(group_) {
+  const auto* src = static_cast<const uint8_t*>(w);
+  const int64_t K = Cg * ksize;
+  if (direct()) {
+    raw.resize(static_cast<size_t>(M * K));
+    for (int64_t i = 0; i < M * K; ++i) raw[i] = is_signed ? static_cast<int8_t>(src[i]) : src[i];
+    return;
+  }
+  const int64_t Mg = M / group;
+  std::vector<uint8_t> reordered(static_cast<size_t>(Mg * K));  // [Mg][ksize][Cg]
+  for (int64_t gi = 0; gi < group; ++gi) {
+    for (int64_t m = 0; m < Mg; ++m)
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t k = 0; k < ksize; ++k)
+          reordered[(m * ksize + k) * Cg + c] = src[((gi * Mg + m) * Cg + c) * ksize + k];
+    packed.emplace_back(reordered.data(), is_signed, K, Mg, K, true);
+  }
+}
+
+std::shared_ptr<const Int8ConvWeights> prepare_int8_conv_weights(const Tensor* w, int64_t group) {
+  const bool is_8bit = w && (w->dtype() == DataType::UInt8 || w->dtype() == DataType::Int8);
+  if (!is_8bit || (w->rank() != 3 && w->rank() != 4) || group <= 0 || w->dim(0) % group != 0 || w->dim(1) <= 0 ||
+      w->numel() == 0)
+    return nullptr;
+  return std::make_shared<const Int8ConvWeights>(w->raw(), w->dtype() == DataType::Int8, w->dim(0), w->dim(1),
+                                                 w->numel() / (w->dim(0) * w->dim(1)), group);
+}
+
+void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvWeights& w,
+               const std::vector<int32_t>& w_zero_points, const Int8ConvSink& sink, ThreadPool* pool) {
+  const Geo2 g2 = as_2d(g);
+  if (x.N == 0 || g2.pixels() == 0 || w.M == 0) return;
+  if (w.direct()) direct_conv(x, g2, w, w_zero_points, sink, pool);
+  else gemm_conv(x, g2, w, w_zero_points, sink, pool);
+}
+
+}  // namespace onyx

@@ -3,6 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cpu/quant_round.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ONYX_CONV_X86 1
+#endif
+
 namespace onyx {
 
 namespace {
@@ -85,7 +92,7 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
     parallel_for(x.N * C * HW >= (1 << 15) ? pool : nullptr, x.N * chunks, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t n = t / chunks, q0 = t % chunks * kChunk, q1 = std::min(HW, q0 + kChunk);
-        transpose_block(src + n * C * HW + q0, C, q1 - q0, HW, nhwc.data() + (n * HW + q0) * C, C);
+        transpose_8bit(src + n * C * HW + q0, C, q1 - q0, HW, nhwc.data() + (n * HW + q0) * C, C);
       }
     });
     xh = nhwc.data();
@@ -121,6 +128,21 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
   });
 }
 
+// Input row (x - x_zp) into the zero-padded row of the plane, phase by phase:
+// column col goes to dst[col % SW * Wq + col / SW].
+void widen_row(const uint8_t* src, bool is_signed, int32_t zp, const Geo2& g, int64_t Wq, int16_t* dst) {
+  for (int64_t ph = 0; ph < g.SW; ++ph) {
+    const int64_t iw0 = ((ph - g.PL) % g.SW + g.SW) % g.SW;  // first iw with (iw + PL) % SW == ph
+    int16_t* d = dst + ph * Wq + (iw0 + g.PL) / g.SW;
+    if (is_signed) {
+      const auto* s = reinterpret_cast<const int8_t*>(src);
+      for (int64_t iw = iw0, j = 0; iw < g.W; iw += g.SW, ++j) d[j] = static_cast<int16_t>(s[iw] - zp);
+    } else {
+      for (int64_t iw = iw0, j = 0; iw < g.W; iw += g.SW, ++j) d[j] = static_cast<int16_t>(src[iw] - zp);
+    }
+  }
+}
+
 // One output channel per group: sum over the group's input channels and the
 // kernel taps of w * (x - x_zp), vectorized along output rows. The input is
 // widened into a zero-padded plane split by column phase (column % SW), so
@@ -141,16 +163,9 @@ void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w
       std::fill(acc.begin(), acc.end(), 0);
       for (int64_t c = 0; c < Cg; ++c) {
         std::fill(plane.begin(), plane.end(), int16_t{0});
-        const int64_t base = (n * C + m * Cg + c) * HW;
-        for (int64_t ih = 0; ih < g.H; ++ih) {
-          int16_t* prow = plane.data() + (ih + g.PT) * row_len;
-          for (int64_t iw = 0; iw < g.W; ++iw) {
-            const int64_t col = iw + g.PL;
-            const int32_t v = x.is_signed ? static_cast<int8_t>(static_cast<const uint8_t*>(x.x)[base + ih * g.W + iw])
-                                          : static_cast<const uint8_t*>(x.x)[base + ih * g.W + iw];
-            prow[col % g.SW * Wq + col / g.SW] = static_cast<int16_t>(v - x.zero_point);
-          }
-        }
+        const uint8_t* xc = static_cast<const uint8_t*>(x.x) + (n * C + m * Cg + c) * HW;
+        for (int64_t ih = 0; ih < g.H; ++ih) widen_row(xc + ih * g.W, x.is_signed, x.zero_point, g, Wq,
+                                                        plane.data() + (ih + g.PT) * row_len);
         for (int64_t oh = 0; oh < g.OH; ++oh) {
           int32_t* a = acc.data() + oh * g.OW;
           for (int64_t kh = 0; kh < g.KH; ++kh) {
@@ -170,7 +185,92 @@ void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w
   });
 }
 
+#ifdef ONYX_CONV_X86
+bool has_avx512() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return yes;
+}
+
+// 16 lanes of requantize's SSE2 steps; the clamped values fit the output
+// type, so vpmovdb's truncation is the conversion.
+__attribute__((target("avx512f"))) int64_t requantize_avx512(const int32_t* acc, int64_t n, const float* mult,
+                                                             bool per_element, float zero, float lo, float hi,
+                                                             uint8_t* out) {
+  const __m512 vz = _mm512_set1_ps(zero), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const __m512 vbig = _mm512_set1_ps(4194304.f), vnbig = _mm512_set1_ps(-4194304.f);
+  const __m512 one = _mm512_set1_ps(mult[0]);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 m = per_element ? _mm512_loadu_ps(mult + i) : one;
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(acc + i)), m);
+    v = _mm512_min_ps(_mm512_max_ps(v, vnbig), vbig);
+    v = _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtps_epi32(v)), vz);
+    v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v)));
+  }
+  return i;
+}
+
+// One 16 x 16 byte block: four rounds of interleaving.
+void transpose_16x16(const uint8_t* src, int64_t lds, uint8_t* dst, int64_t ldd) {
+  __m128i r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * lds));
+  for (int i = 0; i < 8; ++i) {
+    t[i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    t[i + 8] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm_unpacklo_epi16(t[2 * i], t[2 * i + 1]);
+    r[i + 8] = _mm_unpackhi_epi16(t[2 * i], t[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    t[i] = _mm_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[i + 8] = _mm_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm_unpacklo_epi64(t[2 * i], t[2 * i + 1]);
+    r[i + 8] = _mm_unpackhi_epi64(t[2 * i], t[2 * i + 1]);
+  }
+  // r[k] now holds source column perm(k); see the index map below.
+  static constexpr int col[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+  for (int k = 0; k < 16; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + col[k] * ldd), r[k]);
+}
+#endif
+
 }  // namespace
+
+void requantize_8bit(const int32_t* acc, int64_t n, const float* mult, bool per_element, float zero, bool is_signed,
+                     uint8_t* out) {
+  int64_t i = 0;
+#ifdef ONYX_CONV_X86
+  if (has_avx512())
+    i = requantize_avx512(acc, n, mult, per_element, zero, is_signed ? -128.f : 0.f, is_signed ? 127.f : 255.f, out);
+#endif
+  if (i == n) return;
+  if (is_signed) {
+    auto* o = reinterpret_cast<int8_t*>(out + i);
+    if (per_element) requantize_each(acc + i, n - i, mult + i, zero, o);
+    else requantize(acc + i, n - i, mult[0], zero, o);
+  } else {
+    if (per_element) requantize_each(acc + i, n - i, mult + i, zero, out + i);
+    else requantize(acc + i, n - i, mult[0], zero, out + i);
+  }
+}
+
+void transpose_8bit(const uint8_t* src, int64_t rows, int64_t cols, int64_t lds, uint8_t* dst, int64_t ldd) {
+#ifdef ONYX_CONV_X86
+  const int64_t r16 = rows / 16 * 16, c16 = cols / 16 * 16;
+  for (int64_t r = 0; r < r16; r += 16)
+    for (int64_t c = 0; c < c16; c += 16) transpose_16x16(src + r * lds + c, lds, dst + c * ldd + r, ldd);
+  if (c16 < cols) transpose_block(src + c16, rows, cols - c16, lds, dst + c16 * ldd, ldd);
+  if (r16 < rows) transpose_block(src + r16 * lds, rows - r16, c16, lds, dst + r16, ldd);
+#else
+  transpose_block(src, rows, cols, lds, dst, ldd);
+#endif
+}
 
 Int8ConvWeights::Int8ConvWeights(const void* w, bool is_signed, int64_t M_, int64_t Cg_, int64_t ksize_,
                                  int64_t group_)

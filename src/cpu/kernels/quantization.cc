@@ -287,10 +287,9 @@ KernelFactory dynamic_quantize_factory() {
 bool is_8bit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
 
 // Adds the bias and requantizes the int32 sums of the fast convolution into
-// the NCHW output (transposing blocks that come pixel by pixel).
-template <class Q>
-Int8ConvSink requantize_sink(Q* out, int64_t M, int64_t P, const int32_t* bias, const std::vector<float>& mult,
-                             float zero) {
+// the NCHW 8-bit output (transposing blocks that come pixel by pixel).
+Int8ConvSink requantize_sink(uint8_t* out, bool is_signed, int64_t M, int64_t P, const int32_t* bias,
+                             const std::vector<float>& mult, float zero) {
   return {[=, &mult](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
                      int64_t ps) {
     const int64_t mc = m1 - m0;
@@ -301,12 +300,14 @@ Int8ConvSink requantize_sink(Q* out, int64_t M, int64_t P, const int32_t* bias, 
           a = static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(bias[m]));
         }
     if (ps == 1) {
-      for (int64_t m = m0; m < m1; ++m) requantize(acc + (m - m0) * ms, count, mult[m], zero, out + (n * M + m) * P + p0);
+      for (int64_t m = m0; m < m1; ++m)
+        requantize_8bit(acc + (m - m0) * ms, count, &mult[m], false, zero, is_signed, out + (n * M + m) * P + p0);
       return;
     }
-    std::vector<Q> rows(static_cast<size_t>(count * mc));
-    for (int64_t i = 0; i < count; ++i) requantize_each(acc + i * ps, mc, mult.data() + m0, zero, rows.data() + i * mc);
-    transpose_block(rows.data(), count, mc, mc, out + (n * M + m0) * P + p0, P);
+    std::vector<uint8_t> rows(static_cast<size_t>(count * mc));
+    for (int64_t i = 0; i < count; ++i)
+      requantize_8bit(acc + i * ps, mc, mult.data() + m0, true, zero, is_signed, rows.data() + i * mc);
+    transpose_8bit(rows.data(), count, mc, mc, out + (n * M + m0) * P + p0, P);
   }};
 }
 
@@ -359,10 +360,9 @@ KernelFactory qlinear_conv_factory() {
         Int8ConvInput in{x.raw(), x.dtype() == DataType::Int8, static_cast<int32_t>(xz.int_at(0)), N, C};
         const float zero = static_cast<float>(yz.int_at(0));
         const int64_t P = g.out_size();
-        if (yz.dtype() == DataType::UInt8)
-          int8_conv(in, g, *wp, wzp, requantize_sink(y.data<uint8_t>(), M, P, bp, mult, zero), ctx.thread_pool());
-        else
-          int8_conv(in, g, *wp, wzp, requantize_sink(y.data<int8_t>(), M, P, bp, mult, zero), ctx.thread_pool());
+        int8_conv(in, g, *wp, wzp,
+                  requantize_sink(static_cast<uint8_t*>(y.raw()), yz.dtype() == DataType::Int8, M, P, bp, mult, zero),
+                  ctx.thread_pool());
         return;
       }
       const int nd = g.nd;

@@ -128,6 +128,40 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
   });
 }
 
+void accumulate_taps_scalar(const int16_t* const* taps, const int32_t* f, int64_t ntaps, int64_t n, int32_t* acc) {
+  for (int64_t t = 0; t < ntaps; ++t)
+    for (int64_t i = 0; i < n; ++i)
+      acc[i] = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(f[t] * taps[t][i]));
+}
+
+#ifdef ONYX_CONV_X86
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void accumulate_taps_avx512(const int16_t* const* taps, const int32_t* f,
+                                                               int64_t ntaps, int64_t n, int32_t* acc) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    __m512i a = _mm512_maskz_loadu_epi32(mask, acc + i);
+    for (int64_t t = 0; t < ntaps; ++t) {
+      __m512i v = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(mask, taps[t] + i));
+      a = _mm512_add_epi32(a, _mm512_mullo_epi32(v, _mm512_set1_epi32(f[t])));
+    }
+    _mm512_mask_storeu_epi32(acc + i, mask, a);
+  }
+}
+#endif
+
+// acc[i] += sum_t f[t] * taps[t][i] (int32, wrapping) for i < n.
+void accumulate_taps(const int16_t* const* taps, const int32_t* f, int64_t ntaps, int64_t n, int32_t* acc) {
+#ifdef ONYX_CONV_X86
+  static const bool avx512 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
+  }();
+  if (avx512) return accumulate_taps_avx512(taps, f, ntaps, n, acc);
+#endif
+  accumulate_taps_scalar(taps, f, ntaps, n, acc);
+}
+
 // Input row (x - x_zp) into the zero-padded row of the plane, phase by phase:
 // column col goes to dst[col % SW * Wq + col / SW].
 void widen_row(const uint8_t* src, bool is_signed, int32_t zp, const Geo2& g, int64_t Wq, int16_t* dst) {
@@ -156,6 +190,7 @@ void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w
   parallel_for(x.N * M * P * ks * Cg >= (1 << 14) ? pool : nullptr, x.N * M, [&](int64_t t0, int64_t t1) {
     std::vector<int16_t> plane(static_cast<size_t>(Hp * row_len));
     std::vector<int32_t> acc(static_cast<size_t>(P)), wv(static_cast<size_t>(Cg * ks));
+    std::vector<const int16_t*> taps(static_cast<size_t>(ks));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / M, m = t % M;
       const int32_t z = wzp[wzp.size() == 1 ? 0 : m];
@@ -167,17 +202,14 @@ void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w
         for (int64_t ih = 0; ih < g.H; ++ih) widen_row(xc + ih * g.W, x.is_signed, x.zero_point, g, Wq,
                                                         plane.data() + (ih + g.PT) * row_len);
         for (int64_t oh = 0; oh < g.OH; ++oh) {
-          int32_t* a = acc.data() + oh * g.OW;
           for (int64_t kh = 0; kh < g.KH; ++kh) {
             const int16_t* prow = plane.data() + (oh * g.SH + kh * g.DH) * row_len;
             for (int64_t kw = 0; kw < g.KW; ++kw) {
               const int64_t col = kw * g.DW;
-              const int16_t* s = prow + col % g.SW * Wq + col / g.SW;
-              const int32_t f = wv[c * ks + kh * g.KW + kw];
-              for (int64_t ow = 0; ow < g.OW; ++ow)
-                a[ow] = static_cast<int32_t>(static_cast<uint32_t>(a[ow]) + static_cast<uint32_t>(f * s[ow]));
+              taps[kh * g.KW + kw] = prow + col % g.SW * Wq + col / g.SW;
             }
           }
+          accumulate_taps(taps.data(), wv.data() + c * ks, ks, g.OW, acc.data() + oh * g.OW);
         }
       }
       sink.fn(n, m, m + 1, 0, P, acc.data(), P, 1);

@@ -168,7 +168,14 @@ void widen_row(const uint8_t* src, bool is_signed, int32_t zp, const Geo2& g, in
   for (int64_t ph = 0; ph < g.SW; ++ph) {
     const int64_t iw0 = ((ph - g.PL) % g.SW + g.SW) % g.SW;  // first iw with (iw + PL) % SW == ph
     int16_t* d = dst + ph * Wq + (iw0 + g.PL) / g.SW;
-    if (is_signed) {
+    if (g.SW == 1) {  // contiguous: vectorizes
+      if (is_signed) {
+        const auto* s = reinterpret_cast<const int8_t*>(src);
+        for (int64_t iw = 0; iw < g.W; ++iw) d[iw] = static_cast<int16_t>(s[iw] - zp);
+      } else {
+        for (int64_t iw = 0; iw < g.W; ++iw) d[iw] = static_cast<int16_t>(src[iw] - zp);
+      }
+    } else if (is_signed) {
       const auto* s = reinterpret_cast<const int8_t*>(src);
       for (int64_t iw = iw0, j = 0; iw < g.W; iw += g.SW, ++j) d[j] = static_cast<int16_t>(s[iw] - zp);
     } else {
@@ -228,16 +235,18 @@ bool has_avx512() {
 
 // 16 lanes of requantize's SSE2 steps; the clamped values fit the output
 // type, so vpmovdb's truncation is the conversion.
-__attribute__((target("avx512f"))) int64_t requantize_avx512(const int32_t* acc, int64_t n, const float* mult,
-                                                             bool per_element, float zero, float lo, float hi,
-                                                             uint8_t* out) {
+__attribute__((target("avx512f"))) int64_t requantize_avx512(const int32_t* acc, int64_t n, const int32_t* bias,
+                                                             const float* mult, bool per_element, float zero,
+                                                             float lo, float hi, uint8_t* out) {
   const __m512 vz = _mm512_set1_ps(zero), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   const __m512 vbig = _mm512_set1_ps(4194304.f), vnbig = _mm512_set1_ps(-4194304.f);
   const __m512 one = _mm512_set1_ps(mult[0]);
+  const __m512i one_bias = _mm512_set1_epi32(bias ? bias[0] : 0);
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     __m512 m = per_element ? _mm512_loadu_ps(mult + i) : one;
-    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(acc + i)), m);
+    __m512i b = bias && per_element ? _mm512_loadu_si512(bias + i) : one_bias;
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_loadu_si512(acc + i), b)), m);
     v = _mm512_min_ps(_mm512_max_ps(v, vnbig), vbig);
     v = _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtps_epi32(v)), vz);
     v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
@@ -274,21 +283,29 @@ void transpose_16x16(const uint8_t* src, int64_t lds, uint8_t* dst, int64_t ldd)
 
 }  // namespace
 
-void requantize_8bit(const int32_t* acc, int64_t n, const float* mult, bool per_element, float zero, bool is_signed,
-                     uint8_t* out) {
+void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, bool per_element,
+                     float zero, bool is_signed, uint8_t* out) {
   int64_t i = 0;
 #ifdef ONYX_CONV_X86
   if (has_avx512())
-    i = requantize_avx512(acc, n, mult, per_element, zero, is_signed ? -128.f : 0.f, is_signed ? 127.f : 255.f, out);
+    i = requantize_avx512(acc, n, bias, mult, per_element, zero, is_signed ? -128.f : 0.f, is_signed ? 127.f : 255.f,
+                          out);
 #endif
-  if (i == n) return;
-  if (is_signed) {
-    auto* o = reinterpret_cast<int8_t*>(out + i);
-    if (per_element) requantize_each(acc + i, n - i, mult + i, zero, o);
-    else requantize(acc + i, n - i, mult[0], zero, o);
-  } else {
-    if (per_element) requantize_each(acc + i, n - i, mult + i, zero, out + i);
-    else requantize(acc + i, n - i, mult[0], zero, out + i);
+  for (; i < n; i += 64) {  // the rest, through a small buffer holding acc + bias
+    int32_t buf[64];
+    const int64_t len = std::min<int64_t>(64, n - i);
+    for (int64_t j = 0; j < len; ++j) {
+      const int32_t b = bias ? bias[per_element ? i + j : 0] : 0;
+      buf[j] = static_cast<int32_t>(static_cast<uint32_t>(acc[i + j]) + static_cast<uint32_t>(b));
+    }
+    if (is_signed) {
+      auto* o = reinterpret_cast<int8_t*>(out + i);
+      if (per_element) requantize_each(buf, len, mult + i, zero, o);
+      else requantize(buf, len, mult[0], zero, o);
+    } else {
+      if (per_element) requantize_each(buf, len, mult + i, zero, out + i);
+      else requantize(buf, len, mult[0], zero, out + i);
+    }
   }
 }
 

@@ -54,11 +54,12 @@ std::shared_ptr<const Int8ConvWeights> prepare_int8_conv_weights(const Tensor* w
 void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvWeights& w,
                const std::vector<int32_t>& w_zero_points, const Int8ConvSink& sink, ThreadPool* pool);
 
-// out[i] = requantize(acc[i], mult[per_element ? i : 0]) into uint8, or int8
-// when is_signed: the same float operations as requantize in quant_round.h,
-// 16 at a time where the CPU has AVX-512.
-void requantize_8bit(const int32_t* acc, int64_t n, const float* mult, bool per_element, float zero, bool is_signed,
-                     uint8_t* out);
+// out[i] = requantize(acc[i] + bias[j], mult[j]) with j = per_element ? i : 0
+// (bias may be null) into uint8, or int8 when is_signed: the same int32 and
+// float operations as requantize in quant_round.h, 16 at a time where the CPU
+// has AVX-512.
+void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, bool per_element,
+                     float zero, bool is_signed, uint8_t* out);
 
 // dst[c * ldd + r] = src[r * lds + c] for bytes, in 16 x 16 SSE2 blocks.
 void transpose_8bit(const uint8_t* src, int64_t rows, int64_t cols, int64_t lds, uint8_t* dst, int64_t ldd);

@@ -293,20 +293,16 @@ Int8ConvSink requantize_sink(uint8_t* out, bool is_signed, int64_t M, int64_t P,
   return {[=, &mult](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
                      int64_t ps) {
     const int64_t mc = m1 - m0;
-    if (bias)
-      for (int64_t i = 0; i < count; ++i)
-        for (int64_t m = m0; m < m1; ++m) {
-          int32_t& a = acc[(m - m0) * ms + i * ps];
-          a = static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(bias[m]));
-        }
     if (ps == 1) {
       for (int64_t m = m0; m < m1; ++m)
-        requantize_8bit(acc + (m - m0) * ms, count, &mult[m], false, zero, is_signed, out + (n * M + m) * P + p0);
+        requantize_8bit(acc + (m - m0) * ms, count, bias ? bias + m : nullptr, &mult[m], false, zero, is_signed,
+                        out + (n * M + m) * P + p0);
       return;
     }
     std::vector<uint8_t> rows(static_cast<size_t>(count * mc));
     for (int64_t i = 0; i < count; ++i)
-      requantize_8bit(acc + i * ps, mc, mult.data() + m0, true, zero, is_signed, rows.data() + i * mc);
+      requantize_8bit(acc + i * ps, mc, bias ? bias + m0 : nullptr, mult.data() + m0, true, zero, is_signed,
+                      rows.data() + i * mc);
     transpose_8bit(rows.data(), count, mc, mc, out + (n * M + m0) * P + p0, P);
   }};
 }

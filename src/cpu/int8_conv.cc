@@ -128,20 +128,23 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
   });
 }
 
-void accumulate_taps_scalar(const int16_t* const* taps, const int32_t* f, int64_t ntaps, int64_t n, int32_t* acc) {
+void accumulate_taps_scalar(const int16_t* base, const int64_t* taps, const int32_t* f, int64_t ntaps, int64_t n,
+                            int32_t* acc) {
   for (int64_t t = 0; t < ntaps; ++t)
     for (int64_t i = 0; i < n; ++i)
-      acc[i] = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(f[t] * taps[t][i]));
+      acc[i] = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(f[t] * base[taps[t] + i]));
 }
 
 #ifdef ONYX_CONV_X86
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void accumulate_taps_avx512(const int16_t* const* taps, const int32_t* f,
-                                                               int64_t ntaps, int64_t n, int32_t* acc) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void accumulate_taps_avx512(const int16_t* base,
+                                                                                const int64_t* taps, const int32_t* f,
+                                                                                int64_t ntaps, int64_t n,
+                                                                                int32_t* acc) {
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 mask = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
     __m512i a = _mm512_maskz_loadu_epi32(mask, acc + i);
     for (int64_t t = 0; t < ntaps; ++t) {
-      __m512i v = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(mask, taps[t] + i));
+      __m512i v = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(mask, base + taps[t] + i));
       a = _mm512_add_epi32(a, _mm512_mullo_epi32(v, _mm512_set1_epi32(f[t])));
     }
     _mm512_mask_storeu_epi32(acc + i, mask, a);
@@ -149,37 +152,79 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void accumulate_taps_avx512
 }
 #endif
 
-// acc[i] += sum_t f[t] * taps[t][i] (int32, wrapping) for i < n.
-void accumulate_taps(const int16_t* const* taps, const int32_t* f, int64_t ntaps, int64_t n, int32_t* acc) {
+// acc[i] += sum_t f[t] * base[taps[t] + i] (int32, wrapping) for i < n.
+void accumulate_taps(const int16_t* base, const int64_t* taps, const int32_t* f, int64_t ntaps, int64_t n,
+                     int32_t* acc) {
 #ifdef ONYX_CONV_X86
   static const bool avx512 = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl");
   }();
-  if (avx512) return accumulate_taps_avx512(taps, f, ntaps, n, acc);
+  if (avx512) return accumulate_taps_avx512(base, taps, f, ntaps, n, acc);
 #endif
-  accumulate_taps_scalar(taps, f, ntaps, n, acc);
+  accumulate_taps_scalar(base, taps, f, ntaps, n, acc);
 }
+
+#ifdef ONYX_CONV_X86
+// widen_row's leading whole vectors for stride 1, or stride 2 where 64 input
+// bytes give the 32 even and 32 odd columns as the low and high bytes of
+// 16-bit lanes. Returns how many input columns it did.
+__attribute__((target("avx512f,avx512bw"))) int64_t widen_row_avx512(const uint8_t* src, int64_t W, int64_t sw,
+                                                                     bool is_signed, int32_t zp, int64_t pl,
+                                                                     int64_t Wq, int16_t* dst) {
+  const __m512i z = _mm512_set1_epi16(static_cast<int16_t>(zp)), low = _mm512_set1_epi16(0x00FF);
+  int64_t iw = 0;
+  if (sw == 1) {
+    for (; iw + 32 <= W; iw += 32) {
+      __m512i v = is_signed ? _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + iw)))
+                            : _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + iw)));
+      _mm512_storeu_si512(dst + pl + iw, _mm512_sub_epi16(v, z));
+    }
+    return iw;
+  }
+  for (; iw + 64 <= W; iw += 64) {
+    __m512i v = _mm512_loadu_si512(src + iw);
+    __m512i e = is_signed ? _mm512_srai_epi16(_mm512_slli_epi16(v, 8), 8) : _mm512_and_si512(v, low);
+    __m512i o = is_signed ? _mm512_srai_epi16(v, 8) : _mm512_srli_epi16(v, 8);
+    int16_t* even = dst + pl % 2 * Wq + pl / 2;
+    int16_t* odd = dst + (pl + 1) % 2 * Wq + (pl + 1) / 2;
+    _mm512_storeu_si512(even + iw / 2, _mm512_sub_epi16(e, z));
+    _mm512_storeu_si512(odd + iw / 2, _mm512_sub_epi16(o, z));
+  }
+  return iw;
+}
+
+bool has_avx512bw() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  }();
+  return yes;
+}
+#endif
 
 // Input row (x - x_zp) into the zero-padded row of the plane, phase by phase:
 // column col goes to dst[col % SW * Wq + col / SW].
 void widen_row(const uint8_t* src, bool is_signed, int32_t zp, const Geo2& g, int64_t Wq, int16_t* dst) {
+  int64_t done = 0;
+#ifdef ONYX_CONV_X86
+  if (g.SW <= 2 && has_avx512bw())
+    done = widen_row_avx512(src, g.W, g.SW, is_signed, zp, g.PL, Wq, dst);
+#endif
   for (int64_t ph = 0; ph < g.SW; ++ph) {
     const int64_t iw0 = ((ph - g.PL) % g.SW + g.SW) % g.SW;  // first iw with (iw + PL) % SW == ph
     int16_t* d = dst + ph * Wq + (iw0 + g.PL) / g.SW;
-    if (g.SW == 1) {  // contiguous: vectorizes
-      if (is_signed) {
-        const auto* s = reinterpret_cast<const int8_t*>(src);
-        for (int64_t iw = 0; iw < g.W; ++iw) d[iw] = static_cast<int16_t>(s[iw] - zp);
-      } else {
-        for (int64_t iw = 0; iw < g.W; ++iw) d[iw] = static_cast<int16_t>(src[iw] - zp);
-      }
-    } else if (is_signed) {
+    int64_t iw = iw0, j = 0;
+    if (done > iw0) {  // skip the columns the vector loop wrote
+      j = (done - iw0 + g.SW - 1) / g.SW;
+      iw = iw0 + j * g.SW;
+    }
+    if (is_signed) {
       const auto* s = reinterpret_cast<const int8_t*>(src);
-      for (int64_t iw = iw0, j = 0; iw < g.W; iw += g.SW, ++j) d[j] = static_cast<int16_t>(s[iw] - zp);
+      for (; iw < g.W; iw += g.SW, ++j) d[j] = static_cast<int16_t>(s[iw] - zp);
     } else {
-      for (int64_t iw = iw0, j = 0; iw < g.W; iw += g.SW, ++j) d[j] = static_cast<int16_t>(src[iw] - zp);
+      for (; iw < g.W; iw += g.SW, ++j) d[j] = static_cast<int16_t>(src[iw] - zp);
     }
   }
 }
@@ -194,10 +239,15 @@ void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w
   const int64_t Hp = std::max(g.H + g.PT, (g.OH - 1) * g.SH + (g.KH - 1) * g.DH + 1);
   const int64_t Wp = std::max(g.W + g.PL, (g.OW - 1) * g.SW + (g.KW - 1) * g.DW + 1);
   const int64_t Wq = (Wp + g.SW - 1) / g.SW, row_len = g.SW * Wq;
+  std::vector<int64_t> tap_offsets;  // of each tap from its output row's start in the plane
+  for (int64_t kh = 0; kh < g.KH; ++kh)
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      const int64_t col = kw * g.DW;
+      tap_offsets.push_back(kh * g.DH * row_len + col % g.SW * Wq + col / g.SW);
+    }
   parallel_for(x.N * M * P * ks * Cg >= (1 << 14) ? pool : nullptr, x.N * M, [&](int64_t t0, int64_t t1) {
     std::vector<int16_t> plane(static_cast<size_t>(Hp * row_len));
     std::vector<int32_t> acc(static_cast<size_t>(P)), wv(static_cast<size_t>(Cg * ks));
-    std::vector<const int16_t*> taps(static_cast<size_t>(ks));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / M, m = t % M;
       const int32_t z = wzp[wzp.size() == 1 ? 0 : m];
@@ -208,16 +258,9 @@ void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w
         const uint8_t* xc = static_cast<const uint8_t*>(x.x) + (n * C + m * Cg + c) * HW;
         for (int64_t ih = 0; ih < g.H; ++ih) widen_row(xc + ih * g.W, x.is_signed, x.zero_point, g, Wq,
                                                         plane.data() + (ih + g.PT) * row_len);
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          for (int64_t kh = 0; kh < g.KH; ++kh) {
-            const int16_t* prow = plane.data() + (oh * g.SH + kh * g.DH) * row_len;
-            for (int64_t kw = 0; kw < g.KW; ++kw) {
-              const int64_t col = kw * g.DW;
-              taps[kh * g.KW + kw] = prow + col % g.SW * Wq + col / g.SW;
-            }
-          }
-          accumulate_taps(taps.data(), wv.data() + c * ks, ks, g.OW, acc.data() + oh * g.OW);
-        }
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          accumulate_taps(plane.data() + oh * g.SH * row_len, tap_offsets.data(), wv.data() + c * ks, ks, g.OW,
+                          acc.data() + oh * g.OW);
       }
       sink.fn(n, m, m + 1, 0, P, acc.data(), P, 1);
     }

@@ -32,6 +32,9 @@ std::vector<ConvCase> cases() {
       {1, 3, 17, 19, 70, 1, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, false, true, false, true},   // stem-like
       {2, 5, 0, 23, 6, 1, 1, 4, {1, 3}, {1, 2}, {0, 2, 0, 1}, false, true, false, true},     // 1-D
       {1, 4, 0, 17, 4, 4, 1, 3, {1, 2}, {1, 1}, {0, 1, 0, 1}, true, true, true, true},       // 1-D depthwise
+      {1, 3, 5, 131, 3, 3, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, true, false, true},    // wide rows: vector widening
+      {1, 2, 4, 150, 2, 2, 3, 3, {1, 2}, {1, 1}, {0, 2, 1, 0}, true, true, true, false},
+      {1, 2, 3, 97, 2, 2, 3, 3, {1, 1}, {1, 2}, {1, 3, 0, 2}, false, true, false, true},
   };
 }
 

@@ -167,38 +167,41 @@ void accumulate_taps(const int16_t* base, const int64_t* taps, const int32_t* f,
 }
 
 #ifdef ONYX_CONV_X86
-// widen_row's leading whole vectors for stride 1, or stride 2 where 64 input
-// bytes give the 32 even and 32 odd columns as the low and high bytes of
-// 16-bit lanes. Returns how many input columns it did.
-__attribute__((target("avx512f,avx512bw"))) int64_t widen_row_avx512(const uint8_t* src, int64_t W, int64_t sw,
-                                                                     bool is_signed, int32_t zp, int64_t pl,
-                                                                     int64_t Wq, int16_t* dst) {
+// widen_row for stride 1, or stride 2 where 64 input bytes give the 32 even
+// and 32 odd columns as the low and high bytes of 16-bit lanes; masked loads
+// and stores for the last, partial vector.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void widen_row_avx512(const uint8_t* src, int64_t W, int64_t sw,
+                                                                  bool is_signed, int32_t zp, int64_t pl, int64_t Wq,
+                                                                  int16_t* dst) {
   const __m512i z = _mm512_set1_epi16(static_cast<int16_t>(zp)), low = _mm512_set1_epi16(0x00FF);
-  int64_t iw = 0;
+  auto mask_of = [](int64_t left) { return left >= 32 ? __mmask32(~0u) : __mmask32((1u << left) - 1); };
   if (sw == 1) {
-    for (; iw + 32 <= W; iw += 32) {
-      __m512i v = is_signed ? _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + iw)))
-                            : _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + iw)));
-      _mm512_storeu_si512(dst + pl + iw, _mm512_sub_epi16(v, z));
+    for (int64_t iw = 0; iw < W; iw += 32) {
+      const __mmask32 m = mask_of(W - iw);
+      __m256i b = _mm256_maskz_loadu_epi8(m, src + iw);
+      __m512i v = is_signed ? _mm512_cvtepi8_epi16(b) : _mm512_cvtepu8_epi16(b);
+      _mm512_mask_storeu_epi16(dst + pl + iw, m, _mm512_sub_epi16(v, z));
     }
-    return iw;
+    return;
   }
-  for (; iw + 64 <= W; iw += 64) {
-    __m512i v = _mm512_loadu_si512(src + iw);
+  int16_t* even = dst + pl % 2 * Wq + pl / 2;
+  int16_t* odd = dst + (pl + 1) % 2 * Wq + (pl + 1) / 2;
+  for (int64_t iw = 0; iw < W; iw += 64) {
+    const int64_t left = W - iw;
+    const __mmask64 m = left >= 64 ? __mmask64(~0ull) : __mmask64((1ull << left) - 1);
+    __m512i v = _mm512_maskz_loadu_epi8(m, src + iw);
     __m512i e = is_signed ? _mm512_srai_epi16(_mm512_slli_epi16(v, 8), 8) : _mm512_and_si512(v, low);
     __m512i o = is_signed ? _mm512_srai_epi16(v, 8) : _mm512_srli_epi16(v, 8);
-    int16_t* even = dst + pl % 2 * Wq + pl / 2;
-    int16_t* odd = dst + (pl + 1) % 2 * Wq + (pl + 1) / 2;
-    _mm512_storeu_si512(even + iw / 2, _mm512_sub_epi16(e, z));
-    _mm512_storeu_si512(odd + iw / 2, _mm512_sub_epi16(o, z));
+    _mm512_mask_storeu_epi16(even + iw / 2, mask_of((left + 1) / 2), _mm512_sub_epi16(e, z));
+    _mm512_mask_storeu_epi16(odd + iw / 2, mask_of(left / 2), _mm512_sub_epi16(o, z));
   }
-  return iw;
 }
 
-bool has_avx512bw() {
+bool has_avx512bw_vl() {
   static const bool yes = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
   }();
   return yes;
 }
@@ -207,19 +210,13 @@ bool has_avx512bw() {
 // Input row (x - x_zp) into the zero-padded row of the plane, phase by phase:
 // column col goes to dst[col % SW * Wq + col / SW].
 void widen_row(const uint8_t* src, bool is_signed, int32_t zp, const Geo2& g, int64_t Wq, int16_t* dst) {
-  int64_t done = 0;
 #ifdef ONYX_CONV_X86
-  if (g.SW <= 2 && has_avx512bw())
-    done = widen_row_avx512(src, g.W, g.SW, is_signed, zp, g.PL, Wq, dst);
+  if (g.SW <= 2 && has_avx512bw_vl()) return widen_row_avx512(src, g.W, g.SW, is_signed, zp, g.PL, Wq, dst);
 #endif
   for (int64_t ph = 0; ph < g.SW; ++ph) {
     const int64_t iw0 = ((ph - g.PL) % g.SW + g.SW) % g.SW;  // first iw with (iw + PL) % SW == ph
     int16_t* d = dst + ph * Wq + (iw0 + g.PL) / g.SW;
     int64_t iw = iw0, j = 0;
-    if (done > iw0) {  // skip the columns the vector loop wrote
-      j = (done - iw0 + g.SW - 1) / g.SW;
-      iw = iw0 + j * g.SW;
-    }
     if (is_signed) {
       const auto* s = reinterpret_cast<const int8_t*>(src);
       for (; iw < g.W; iw += g.SW, ++j) d[j] = static_cast<int16_t>(s[iw] - zp);

@@ -48,4 +48,31 @@ void requantize(const int32_t* acc, int64_t n, float mult, float zero, Q* out) {
   }
 }
 
+// requantize with one multiplier per element: out[i] uses mult[i]. The same
+// float operations, element by element, as requantize.
+template <class Q>
+void requantize_each(const int32_t* acc, int64_t n, const float* mult, float zero, Q* out) {
+  constexpr float lo = static_cast<float>(std::numeric_limits<Q>::lowest());
+  constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
+  int64_t i = 0;
+#if defined(__SSE2__)
+  const __m128 vz = _mm_set1_ps(zero), vlo = _mm_set1_ps(lo), vhi = _mm_set1_ps(hi);
+  const __m128 vbig = _mm_set1_ps(4194304.f), vnbig = _mm_set1_ps(-4194304.f);
+  alignas(16) int32_t q[4];
+  for (; i + 4 <= n; i += 4) {
+    __m128 v = _mm_mul_ps(_mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(acc + i))),
+                          _mm_loadu_ps(mult + i));
+    v = _mm_min_ps(_mm_max_ps(v, vnbig), vbig);
+    v = _mm_add_ps(_mm_cvtepi32_ps(_mm_cvtps_epi32(v)), vz);
+    v = _mm_min_ps(_mm_max_ps(v, vlo), vhi);
+    _mm_store_si128(reinterpret_cast<__m128i*>(q), _mm_cvttps_epi32(v));
+    for (int j = 0; j < 4; ++j) out[i + j] = static_cast<Q>(q[j]);
+  }
+#endif
+  for (; i < n; ++i) {
+    float v = round_half_even(static_cast<float>(acc[i]) * mult[i]) + zero;
+    out[i] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(v, lo), hi)));
+  }
+}
+
 }  // namespace onyx

@@ -24,6 +24,7 @@
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
+
 namespace onyx {
 namespace {
 

@@ -7,6 +7,7 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
+#include "cpu/int8_conv.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
@@ -382,7 +383,8 @@ std::unique_ptr<Kernel> make_conv_integer(const KernelInitContext& ic) {
   SpatialAttrs attrs = SpatialAttrs::read(ic);
   attrs.ceil_mode = false;
   int64_t group = ic.get_int("group", 1);
-  return std::make_unique<LambdaKernel>([attrs, group](KernelContext& ctx) {
+  std::shared_ptr<const Int8ConvWeights> packed = prepare_int8_conv_weights(ic.constant_input(1), group);
+  return std::make_unique<LambdaKernel>([attrs, group, packed](KernelContext& ctx) {
     const Tensor& X = ctx.input(0);
     const Tensor& W = ctx.input(1);
     auto check_type = [](const Tensor& t, const char* name) {
@@ -409,6 +411,24 @@ std::unique_ptr<Kernel> make_conv_integer(const KernelInitContext& ic) {
     }
     Tensor& Y = ctx.allocate_output(0, DataType::Int32, s.out_shape);
     if (Y.numel() == 0) return;
+    if (int8_conv_supported(s.g) && W.dim(1) > 0) {
+      std::shared_ptr<const Int8ConvWeights> wp = packed ? packed : prepare_int8_conv_weights(&W, group);
+      Int8ConvInput in{X.raw(), X.dtype() == DataType::Int8, xzp, s.N, s.C};
+      int32_t* out = Y.data<int32_t>();
+      const int64_t M = s.M, P = s.g.out_size();
+      // The sums are the output: copy them into NCHW.
+      Int8ConvSink sink{[=](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
+                            int64_t ps) {
+        int32_t* dst = out + (n * M + m0) * P + p0;
+        if (ps == 1) {
+          for (int64_t m = m0; m < m1; ++m) std::memcpy(dst + (m - m0) * P, acc + (m - m0) * ms, count * sizeof(int32_t));
+        } else {
+          transpose_block(acc, count, m1 - m0, ps, dst, P);
+        }
+      }};
+      int8_conv(in, s.g, *wp, wzp, sink, ctx.thread_pool());
+      return;
+    }
     std::vector<int32_t> xi(X.numel()), wi(W.numel());
     for (int64_t i = 0; i < X.numel(); ++i) xi[i] = static_cast<int32_t>(X.int_at(i)) - xzp;
     int64_t per_m = W.numel() / std::max<int64_t>(s.M, 1);

@@ -11,7 +11,7 @@
 #include "cpu/conv_geometry.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
-#include "cpu/int8_gemm.h"
+#include "cpu/int8_conv.h"
 #include "cpu/quant_round.h"
 #include "cpu/quantize_8bit.h"
 #include "kernels/broadcast.h"
@@ -284,128 +284,28 @@ KernelFactory dynamic_quantize_factory() {
   });
 }
 
-// QLinearConv on the exact 8-bit GEMM: per image and group,
-// Y^T[out, Mg] = cols^T[out, K] (W_g - w_zp)^T with the columns of x
-// (padding holds x_zp, so it adds nothing) used in place for 1x1 stride-1
-// convolutions, then requantized per output channel.
-// For every kernel tap and output position, the input element offset within
-// one channel plane (-1 where the tap falls on padding).
-std::vector<int64_t> conv_input_offsets(const SpatialGeometry& g) {
-  const int nd = g.nd;
-  const int64_t out_size = g.out_size(), ksize = g.kernel_size();
-  std::vector<int64_t> offs(static_cast<size_t>(ksize * out_size));
-  std::vector<int64_t> oi(nd, 0), ki(nd, 0);
-  for (int64_t k = 0; k < ksize; ++k) {
-    int64_t r2 = k;
-    for (int d = nd - 1; d >= 0; --d) {
-      ki[d] = r2 % g.kernel[d];
-      r2 /= g.kernel[d];
-    }
-    std::fill(oi.begin(), oi.end(), 0);
-    for (int64_t o = 0; o < out_size; ++o) {
-      if (o > 0)  // step the output position like an odometer: no divisions
-        for (int d = nd - 1; d >= 0; --d) {
-          if (++oi[d] < g.out[d]) break;
-          oi[d] = 0;
-        }
-      int64_t off = 0;
-      bool inside = true;
-      for (int d = 0; d < nd; ++d) {
-        int64_t p = oi[d] * g.strides[d] - g.pad_begin[d] + ki[d] * g.dilations[d];
-        if (p < 0 || p >= g.in[d]) {
-          inside = false;
-          break;
-        }
-        off = off * g.in[d] + p;
-      }
-      offs[k * out_size + o] = inside ? off : -1;
-    }
-  }
-  return offs;
-}
-
-// acc[oh, ow] += sum over taps of w[kh, kw] * x[ih, iw] for one 2-D channel
-// plane, each tap over the output range it reaches inside the input (no
-// per-element padding test).
-void depthwise_taps_2d(const SpatialGeometry& g, const int32_t* w, const int32_t* x, int32_t* acc) {
-  const int64_t OH = g.out[0], OW = g.out[1], H = g.in[0], W = g.in[1];
-  const int64_t sh = g.strides[0], sw = g.strides[1];
-  for (int64_t kh = 0; kh < g.kernel[0]; ++kh)
-    for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
-      int32_t wv = w[kh * g.kernel[1] + kw];
-      if (wv == 0) continue;
-      int64_t off_w = kw * g.dilations[1] - g.pad_begin[1];  // iw = ow * sw + off_w
-      int64_t ow_lo = off_w >= 0 ? 0 : (-off_w + sw - 1) / sw;
-      int64_t last = W - 1 - off_w;
-      int64_t ow_hi = last < 0 ? 0 : std::min(OW, last / sw + 1);
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        int64_t ih = oh * sh - g.pad_begin[0] + kh * g.dilations[0];
-        if (ih < 0 || ih >= H) continue;
-        const int32_t* xr = x + ih * W + off_w;
-        int32_t* ar = acc + oh * OW;
-        for (int64_t ow = ow_lo; ow < ow_hi; ++ow) ar[ow] += wv * xr[ow * sw];
-      }
-    }
-}
-
 bool is_8bit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
 
-// One packed (W_g)^T per group, for a constant weight packed at load.
-std::vector<PackedInt8B> pack_conv_weights(const Tensor& w, int64_t group) {
-  const int64_t M = w.dim(0), wper = w.numel() / std::max<int64_t>(M, 1), Mg = M / group;
-  const auto* base = static_cast<const uint8_t*>(w.raw());
-  std::vector<PackedInt8B> out;
-  for (int64_t gi = 0; gi < group; ++gi)
-    out.emplace_back(base + gi * Mg * wper, w.dtype() == DataType::Int8, wper, Mg, wper, true);
-  return out;
-}
-
-struct Int8ConvRun {
-  const Tensor& x;
-  int32_t x_zp;
-  int64_t C, Cg, Mg, M, in_size, out_size, ksize, group;
-  const int64_t* offs;  // [ksize][out_size] input offsets, -1 for padding
-  const std::vector<PackedInt8B>& packed;
-  const Tensor& wz;
-  const Tensor* bias;
-  const std::vector<float>& mult;  // per output channel
-  float y_zp;
-  ThreadPool* pool;
-
-  template <class Q>
-  void run(int64_t n, Q* out) const {
-    const int64_t K = Cg * ksize;
-    bool identity = ksize == 1 && in_size == out_size;
-    for (int64_t o = 0; identity && o < out_size; ++o) identity = offs[o] == o;
-    const auto* xb = static_cast<const uint8_t*>(x.raw());
-    std::vector<uint8_t> cols(identity ? 0 : static_cast<size_t>(K * out_size));
-    std::vector<int32_t> acc(static_cast<size_t>(out_size * Mg)), row(static_cast<size_t>(out_size));
-    const uint8_t pad = static_cast<uint8_t>(x_zp);
-    for (int64_t gi = 0; gi < group; ++gi) {
-      const uint8_t* plane = xb + (n * C + gi * Cg) * in_size;
-      if (!identity)
-        for (int64_t c = 0; c < Cg; ++c)
-          for (int64_t k = 0; k < ksize; ++k) {
-            const int64_t* op = offs + k * out_size;
-            uint8_t* col = cols.data() + (c * ksize + k) * out_size;
-            const uint8_t* xp = plane + c * in_size;
-            for (int64_t o = 0; o < out_size; ++o) col[o] = op[o] >= 0 ? xp[op[o]] : pad;
-          }
-      Int8A a{identity ? plane : cols.data(), x.dtype() == DataType::Int8, out_size, true};
-      std::vector<int32_t> w_zp;
-      if (wz.numel() == 1) w_zp = {static_cast<int32_t>(wz.int_at(0))};
-      else
-        for (int64_t m = 0; m < Mg; ++m) w_zp.push_back(static_cast<int32_t>(wz.int_at(gi * Mg + m)));
-      int8_gemm(out_size, a, {x_zp}, packed[gi], w_zp, acc.data(), Mg, pool);
-      for (int64_t mm = 0; mm < Mg; ++mm) {
-        int64_t m = gi * Mg + mm;
-        int32_t b0 = bias ? bias->data<int32_t>()[m] : 0;
-        for (int64_t o = 0; o < out_size; ++o) row[o] = acc[o * Mg + mm] + b0;
-        requantize(row.data(), out_size, mult[m], y_zp, out + (n * M + m) * out_size);
-      }
+// Adds the bias and requantizes the int32 sums of the fast convolution into
+// the NCHW 8-bit output (transposing blocks that come pixel by pixel).
+Int8ConvSink requantize_sink(uint8_t* out, bool is_signed, int64_t M, int64_t P, const int32_t* bias,
+                             const std::vector<float>& mult, float zero) {
+  return {[=, &mult](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
+                     int64_t ps) {
+    const int64_t mc = m1 - m0;
+    if (ps == 1) {
+      for (int64_t m = m0; m < m1; ++m)
+        requantize_8bit(acc + (m - m0) * ms, count, bias ? bias + m : nullptr, &mult[m], false, zero, is_signed,
+                        out + (n * M + m) * P + p0);
+      return;
     }
-  }
-};
+    std::vector<uint8_t> rows(static_cast<size_t>(count * mc));
+    for (int64_t i = 0; i < count; ++i)
+      requantize_8bit(acc + i * ps, mc, bias ? bias + m0 : nullptr, mult.data() + m0, true, zero, is_signed,
+                      rows.data() + i * mc);
+    transpose_8bit(rows.data(), count, mc, mc, out + (n * M + m0) * P + p0, P);
+  }};
+}
 
 // QLinearConv: integer convolution of (x - x_zp) and (w - w_zp) accumulated in
 // int32, plus the int32 bias, requantized with x_scale * w_scale / y_scale.
@@ -413,10 +313,7 @@ KernelFactory qlinear_conv_factory() {
   return lambda_factory([](const KernelInitContext& ic) {
     SpatialAttrs sa = SpatialAttrs::read(ic);
     int64_t group = ic.get_int("group", 1);
-    auto const_packed = std::make_shared<std::vector<PackedInt8B>>();
-    const Tensor* wc = ic.constant_input(3);
-    if (wc && group > 0 && wc->rank() >= 3 && is_8bit(wc->dtype()) && wc->dim(0) % group == 0)
-      *const_packed = pack_conv_weights(*wc, group);
+    std::shared_ptr<const Int8ConvWeights> packed = prepare_int8_conv_weights(ic.constant_input(3), group);
     return [=](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
       const Tensor& xs = ctx.input(1);
@@ -448,26 +345,25 @@ KernelFactory qlinear_conv_factory() {
       Shape yshape = {N, M};
       for (auto o : g.out) yshape.push_back(o);
       Tensor& y = ctx.allocate_output(0, yz.dtype(), yshape);
-      const int64_t in_size = g.in_size(), out_size = g.out_size(), ksize = g.kernel_size();
-      const int64_t Mg = M / group;
-      const int64_t K8 = Cg * g.kernel_size();
-      const bool int8_path = is_8bit(x.dtype()) && is_8bit(w.dtype()) && !(Mg == 1 && K8 <= 64) && y.numel() > 0;
-      if (int8_path) {
-        std::vector<PackedInt8B> local;
-        if (const_packed->empty()) local = pack_conv_weights(w, group);
-        const std::vector<PackedInt8B>& packed = const_packed->empty() ? local : *const_packed;
-        std::vector<int64_t> offs = conv_input_offsets(g);
+      if (is_8bit(x.dtype()) && is_8bit(w.dtype()) && is_8bit(yz.dtype()) && int8_conv_supported(g) && Cg > 0) {
+        std::shared_ptr<const Int8ConvWeights> wp = packed ? packed : prepare_int8_conv_weights(&w, group);
+        std::vector<int32_t> wzp(static_cast<size_t>(wz.numel()));
+        for (int64_t m = 0; m < wz.numel(); ++m) wzp[m] = static_cast<int32_t>(wz.int_at(m));
         std::vector<float> mult(static_cast<size_t>(M));
-        float xsv = static_cast<float>(xs.float_at(0)), ysv = static_cast<float>(ys.float_at(0));
+        const float xsv = static_cast<float>(xs.float_at(0)), ysv = static_cast<float>(ys.float_at(0));
         for (int64_t m = 0; m < M; ++m) mult[m] = xsv * static_cast<float>(ws.float_at(ws.numel() == 1 ? 0 : m)) / ysv;
-        Int8ConvRun r{x, static_cast<int32_t>(xz.int_at(0)), C, Cg, Mg, M, g.in_size(), g.out_size(), g.kernel_size(),
-                      group, offs.data(), packed, wz, bias, mult, static_cast<float>(yz.int_at(0)), ctx.thread_pool()};
-        dispatch_quant(yz.dtype(), [&](auto tag) {
-          using Q = typename decltype(tag)::type;
-          for (int64_t n = 0; n < N; ++n) r.run(n, y.data<Q>());
-        });
+        const int32_t* bp = bias ? bias->data<int32_t>() : nullptr;
+        Int8ConvInput in{x.raw(), x.dtype() == DataType::Int8, static_cast<int32_t>(xz.int_at(0)), N, C};
+        const float zero = static_cast<float>(yz.int_at(0));
+        const int64_t P = g.out_size();
+        int8_conv(in, g, *wp, wzp,
+                  requantize_sink(static_cast<uint8_t*>(y.raw()), yz.dtype() == DataType::Int8, M, P, bp, mult, zero),
+                  ctx.thread_pool());
         return;
       }
+      const int nd = g.nd;
+      const int64_t in_size = g.in_size(), out_size = g.out_size(), ksize = g.kernel_size();
+      const int64_t Mg = M / group;
       // widen x and w (minus their zero points) to int32 once
       std::vector<int32_t> xi(static_cast<size_t>(x.numel())), wi(static_cast<size_t>(w.numel()));
       int32_t xzv = static_cast<int32_t>(xz.int_at(0));
@@ -483,7 +379,35 @@ KernelFactory qlinear_conv_factory() {
           for (int64_t j = 0; j < wper; ++j) wi[m * wper + j] = static_cast<int32_t>(wv[m * wper + j]) - z;
         }
       });
-      std::vector<int64_t> offs = conv_input_offsets(g);
+      // per kernel offset and output position, the input offset (-1: padding)
+      std::vector<int64_t> offs(static_cast<size_t>(ksize * out_size));
+      std::vector<int64_t> oi(nd, 0), ki(nd, 0);
+      for (int64_t k = 0; k < ksize; ++k) {
+        int64_t r2 = k;
+        for (int d = nd - 1; d >= 0; --d) {
+          ki[d] = r2 % g.kernel[d];
+          r2 /= g.kernel[d];
+        }
+        std::fill(oi.begin(), oi.end(), 0);
+        for (int64_t o = 0; o < out_size; ++o) {
+          if (o > 0)  // step the output position like an odometer: no divisions
+            for (int d = nd - 1; d >= 0; --d) {
+              if (++oi[d] < g.out[d]) break;
+              oi[d] = 0;
+            }
+          int64_t off = 0;
+          bool inside = true;
+          for (int d = 0; d < nd; ++d) {
+            int64_t p = oi[d] * g.strides[d] - g.pad_begin[d] + ki[d] * g.dilations[d];
+            if (p < 0 || p >= g.in[d]) {
+              inside = false;
+              break;
+            }
+            off = off * g.in[d] + p;
+          }
+          offs[k * out_size + o] = inside ? off : -1;
+        }
+      }
       float xsv = static_cast<float>(xs.float_at(0)), ysv = static_cast<float>(ys.float_at(0));
       float yzv = static_cast<float>(yz.int_at(0));
       // The products and their sums are integers, so a float GEMM gives the
@@ -524,10 +448,6 @@ KernelFactory qlinear_conv_factory() {
               const int32_t* wp = wi.data() + gi * wper;
               for (int64_t c = 0; c < Cg; ++c) {
                 const int32_t* xp = xi.data() + (n * C + gi * Cg + c) * in_size;
-                if (g.nd == 2) {
-                  depthwise_taps_2d(g, wp + c * ksize, xp, a);
-                  continue;
-                }
                 for (int64_t k = 0; k < ksize; ++k) {
                   int32_t wv = wp[c * ksize + k];
                   const int64_t* op = offs.data() + k * out_size;

@@ -1,0 +1,402 @@
+#include "cpu/int8_conv.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "cpu/quant_round.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ONYX_CONV_X86 1
+#endif
+
+namespace onyx {
+
+namespace {
+
+// A 1-D convolution is the 2-D one with a single row.
+struct Geo2 {
+  int64_t H, W, KH, KW, SH, SW, DH, DW, PT, PL, OH, OW;
+  int64_t pixels() const { return OH * OW; }
+};
+
+Geo2 as_2d(const SpatialGeometry& g) {
+  if (g.nd == 1) return {1, g.in[0], 1, g.kernel[0], 1, g.strides[0], 1, g.dilations[0], 0, g.pad_begin[0], 1, g.out[0]};
+  return {g.in[0],        g.in[1],        g.kernel[0],    g.kernel[1],    g.strides[0], g.strides[1],
+          g.dilations[0], g.dilations[1], g.pad_begin[0], g.pad_begin[1], g.out[0],     g.out[1]};
+}
+
+// Output pixel p reads input pixel p: the channel-last input is the GEMM's A.
+bool plain_1x1(const Geo2& g) {
+  return g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.H && g.OW == g.W;
+}
+
+// Rows [p0, p0 + rows) of the im2col matrix of one channel-last image xh
+// ([H*W][C]) for channels [c0, c0 + Cg): a[r * K + (kh * KW + kw) * Cg + c].
+// Padding takes the zero point's byte so that it contributes nothing.
+void im2col_rows(const uint8_t* xh, int64_t C, int64_t c0, int64_t Cg, const Geo2& g, int64_t p0, int64_t rows,
+                 uint8_t pad, uint8_t* a) {
+  const int64_t K = g.KH * g.KW * Cg;
+  int64_t oh = p0 / g.OW, ow = p0 % g.OW;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t kh = 0; kh < g.KH; ++kh) {
+      uint8_t* d = a + r * K + kh * g.KW * Cg;
+      const int64_t ih = oh * g.SH - g.PT + kh * g.DH;
+      if (ih < 0 || ih >= g.H) {
+        std::memset(d, pad, static_cast<size_t>(g.KW * Cg));
+        continue;
+      }
+      const uint8_t* row = xh + ih * g.W * C + c0;
+      const int64_t iw0 = ow * g.SW - g.PL;
+      if (g.DW == 1 && Cg == C) {  // the taps of a row are one run of bytes
+        const int64_t lo = std::clamp<int64_t>(-iw0, 0, g.KW), hi = std::clamp<int64_t>(g.W - iw0, lo, g.KW);
+        std::memset(d, pad, static_cast<size_t>(lo * Cg));
+        std::memcpy(d + lo * Cg, row + (iw0 + lo) * C, static_cast<size_t>((hi - lo) * Cg));
+        std::memset(d + hi * Cg, pad, static_cast<size_t>((g.KW - hi) * Cg));
+        continue;
+      }
+      for (int64_t kw = 0; kw < g.KW; ++kw) {
+        const int64_t iw = iw0 + kw * g.DW;
+        if (iw < 0 || iw >= g.W) std::memset(d + kw * Cg, pad, static_cast<size_t>(Cg));
+        else std::memcpy(d + kw * Cg, row + iw * C, static_cast<size_t>(Cg));
+      }
+    }
+    if (++ow == g.OW) {
+      ow = 0;
+      ++oh;
+    }
+  }
+}
+
+// Rows of output pixels per task: the im2col block stays in L2 and there are
+// enough tasks to share.
+int64_t rows_per_task(int64_t pixels, int64_t K, int64_t images, ThreadPool* pool) {
+  int64_t rows = std::clamp<int64_t>((int64_t{96} << 10) / std::max<int64_t>(K, 1), 24, 240) / 6 * 6;
+  const int threads = pool ? pool->num_threads() : 1;
+  while (rows > 24 && images * ((pixels + rows - 1) / rows) < 4 * threads) rows = std::max<int64_t>(24, rows / 2 / 6 * 6);
+  return std::min(rows, pixels);
+}
+
+void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, const std::vector<int32_t>& wzp,
+               const Int8ConvSink& sink, ThreadPool* pool) {
+  const int64_t C = x.C, HW = g.H * g.W, P = g.pixels(), M = w.M, Mg = M / w.group, Cg = w.Cg;
+  const int64_t K = g.KH * g.KW * Cg;
+  const auto* src = static_cast<const uint8_t*>(x.x);
+  // Channel-last copy of the input.
+  std::vector<uint8_t> nhwc;
+  const uint8_t* xh = src;
+  if (C > 1 && HW > 1) {
+    nhwc.resize(static_cast<size_t>(x.N * HW * C));
+    constexpr int64_t kChunk = 256;
+    const int64_t chunks = (HW + kChunk - 1) / kChunk;
+    parallel_for(x.N * C * HW >= (1 << 15) ? pool : nullptr, x.N * chunks, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t n = t / chunks, q0 = t % chunks * kChunk, q1 = std::min(HW, q0 + kChunk);
+        transpose_8bit(src + n * C * HW + q0, C, q1 - q0, HW, nhwc.data() + (n * HW + q0) * C, C);
+      }
+    });
+    xh = nhwc.data();
+  }
+  const bool direct_a = plain_1x1(g);
+  const int64_t rows = rows_per_task(P, K, x.N, pool);
+  const int64_t blocks = (P + rows - 1) / rows;
+  const std::vector<int32_t> a_zp{x.zero_point};
+  std::vector<std::vector<int32_t>> b_zp(static_cast<size_t>(w.group));
+  for (int64_t gi = 0; gi < w.group; ++gi)
+    if (wzp.size() == 1) b_zp[gi] = wzp;
+    else b_zp[gi].assign(wzp.begin() + gi * Mg, wzp.begin() + (gi + 1) * Mg);
+  const auto pad = static_cast<uint8_t>(x.zero_point);
+  parallel_for(pool, x.N * blocks, [&](int64_t t0, int64_t t1) {
+    std::vector<uint8_t> a(direct_a ? 0 : static_cast<size_t>(rows * K));
+    std::vector<int32_t> tile(static_cast<size_t>(rows * M));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / blocks, p0 = t % blocks * rows, count = std::min(rows, P - p0);
+      const uint8_t* image = xh + n * HW * C;
+      for (int64_t gi = 0; gi < w.group; ++gi) {
+        Int8A op{nullptr, x.is_signed, K, false};
+        if (direct_a) {
+          op.data = image + p0 * C + gi * Cg;
+          op.lda = C;
+        } else {
+          im2col_rows(image, C, gi * Cg, Cg, g, p0, count, pad, a.data());
+          op.data = a.data();
+        }
+        int8_gemm(count, op, a_zp, w.packed[gi], b_zp[gi], tile.data() + gi * Mg, M, nullptr);
+      }
+      sink.fn(n, 0, M, p0, count, tile.data(), 1, M);
+    }
+  });
+}
+
+void accumulate_taps_scalar(const int16_t* base, const int64_t* taps, const int32_t* f, int64_t ntaps, int64_t n,
+                            int32_t* acc) {
+  for (int64_t t = 0; t < ntaps; ++t)
+    for (int64_t i = 0; i < n; ++i)
+      acc[i] = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(f[t] * base[taps[t] + i]));
+}
+
+#ifdef ONYX_CONV_X86
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void accumulate_taps_avx512(const int16_t* base,
+                                                                                const int64_t* taps, const int32_t* f,
+                                                                                int64_t ntaps, int64_t n,
+                                                                                int32_t* acc) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    __m512i a = _mm512_maskz_loadu_epi32(mask, acc + i);
+    for (int64_t t = 0; t < ntaps; ++t) {
+      __m512i v = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(mask, base + taps[t] + i));
+      a = _mm512_add_epi32(a, _mm512_mullo_epi32(v, _mm512_set1_epi32(f[t])));
+    }
+    _mm512_mask_storeu_epi32(acc + i, mask, a);
+  }
+}
+#endif
+
+// acc[i] += sum_t f[t] * base[taps[t] + i] (int32, wrapping) for i < n.
+void accumulate_taps(const int16_t* base, const int64_t* taps, const int32_t* f, int64_t ntaps, int64_t n,
+                     int32_t* acc) {
+#ifdef ONYX_CONV_X86
+  static const bool avx512 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
+  }();
+  if (avx512) return accumulate_taps_avx512(base, taps, f, ntaps, n, acc);
+#endif
+  accumulate_taps_scalar(base, taps, f, ntaps, n, acc);
+}
+
+#ifdef ONYX_CONV_X86
+// widen_row for stride 1, or stride 2 where 64 input bytes give the 32 even
+// and 32 odd columns as the low and high bytes of 16-bit lanes; masked loads
+// and stores for the last, partial vector.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void widen_row_avx512(const uint8_t* src, int64_t W, int64_t sw,
+                                                                  bool is_signed, int32_t zp, int64_t pl, int64_t Wq,
+                                                                  int16_t* dst) {
+  const __m512i z = _mm512_set1_epi16(static_cast<int16_t>(zp)), low = _mm512_set1_epi16(0x00FF);
+  auto mask_of = [](int64_t left) { return left >= 32 ? __mmask32(~0u) : __mmask32((1u << left) - 1); };
+  if (sw == 1) {
+    for (int64_t iw = 0; iw < W; iw += 32) {
+      const __mmask32 m = mask_of(W - iw);
+      __m256i b = _mm256_maskz_loadu_epi8(m, src + iw);
+      __m512i v = is_signed ? _mm512_cvtepi8_epi16(b) : _mm512_cvtepu8_epi16(b);
+      _mm512_mask_storeu_epi16(dst + pl + iw, m, _mm512_sub_epi16(v, z));
+    }
+    return;
+  }
+  int16_t* even = dst + pl % 2 * Wq + pl / 2;
+  int16_t* odd = dst + (pl + 1) % 2 * Wq + (pl + 1) / 2;
+  for (int64_t iw = 0; iw < W; iw += 64) {
+    const int64_t left = W - iw;
+    const __mmask64 m = left >= 64 ? __mmask64(~0ull) : __mmask64((1ull << left) - 1);
+    __m512i v = _mm512_maskz_loadu_epi8(m, src + iw);
+    __m512i e = is_signed ? _mm512_srai_epi16(_mm512_slli_epi16(v, 8), 8) : _mm512_and_si512(v, low);
+    __m512i o = is_signed ? _mm512_srai_epi16(v, 8) : _mm512_srli_epi16(v, 8);
+    _mm512_mask_storeu_epi16(even + iw / 2, mask_of((left + 1) / 2), _mm512_sub_epi16(e, z));
+    _mm512_mask_storeu_epi16(odd + iw / 2, mask_of(left / 2), _mm512_sub_epi16(o, z));
+  }
+}
+
+bool has_avx512bw_vl() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
+  }();
+  return yes;
+}
+#endif
+
+// Input row (x - x_zp) into the zero-padded row of the plane, phase by phase:
+// column col goes to dst[col % SW * Wq + col / SW].
+void widen_row(const uint8_t* src, bool is_signed, int32_t zp, const Geo2& g, int64_t Wq, int16_t* dst) {
+#ifdef ONYX_CONV_X86
+  if (g.SW <= 2 && has_avx512bw_vl()) return widen_row_avx512(src, g.W, g.SW, is_signed, zp, g.PL, Wq, dst);
+#endif
+  for (int64_t ph = 0; ph < g.SW; ++ph) {
+    const int64_t iw0 = ((ph - g.PL) % g.SW + g.SW) % g.SW;  // first iw with (iw + PL) % SW == ph
+    int16_t* d = dst + ph * Wq + (iw0 + g.PL) / g.SW;
+    int64_t iw = iw0, j = 0;
+    if (is_signed) {
+      const auto* s = reinterpret_cast<const int8_t*>(src);
+      for (; iw < g.W; iw += g.SW, ++j) d[j] = static_cast<int16_t>(s[iw] - zp);
+    } else {
+      for (; iw < g.W; iw += g.SW, ++j) d[j] = static_cast<int16_t>(src[iw] - zp);
+    }
+  }
+}
+
+// One output channel per group: sum over the group's input channels and the
+// kernel taps of w * (x - x_zp), vectorized along output rows. The input is
+// widened into a zero-padded plane split by column phase (column % SW), so
+// that every tap reads a contiguous run.
+void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, const std::vector<int32_t>& wzp,
+                 const Int8ConvSink& sink, ThreadPool* pool) {
+  const int64_t C = x.C, HW = g.H * g.W, P = g.pixels(), M = w.M, Cg = w.Cg, ks = g.KH * g.KW;
+  const int64_t Hp = std::max(g.H + g.PT, (g.OH - 1) * g.SH + (g.KH - 1) * g.DH + 1);
+  const int64_t Wp = std::max(g.W + g.PL, (g.OW - 1) * g.SW + (g.KW - 1) * g.DW + 1);
+  const int64_t Wq = (Wp + g.SW - 1) / g.SW, row_len = g.SW * Wq;
+  std::vector<int64_t> tap_offsets;  // of each tap from its output row's start in the plane
+  for (int64_t kh = 0; kh < g.KH; ++kh)
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      const int64_t col = kw * g.DW;
+      tap_offsets.push_back(kh * g.DH * row_len + col % g.SW * Wq + col / g.SW);
+    }
+  parallel_for(x.N * M * P * ks * Cg >= (1 << 14) ? pool : nullptr, x.N * M, [&](int64_t t0, int64_t t1) {
+    std::vector<int16_t> plane(static_cast<size_t>(Hp * row_len));
+    std::vector<int32_t> acc(static_cast<size_t>(P)), wv(static_cast<size_t>(Cg * ks));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / M, m = t % M;
+      const int32_t z = wzp[wzp.size() == 1 ? 0 : m];
+      for (int64_t j = 0; j < Cg * ks; ++j) wv[j] = w.raw[m * Cg * ks + j] - z;
+      std::fill(acc.begin(), acc.end(), 0);
+      for (int64_t c = 0; c < Cg; ++c) {
+        std::fill(plane.begin(), plane.end(), int16_t{0});
+        const uint8_t* xc = static_cast<const uint8_t*>(x.x) + (n * C + m * Cg + c) * HW;
+        for (int64_t ih = 0; ih < g.H; ++ih) widen_row(xc + ih * g.W, x.is_signed, x.zero_point, g, Wq,
+                                                        plane.data() + (ih + g.PT) * row_len);
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          accumulate_taps(plane.data() + oh * g.SH * row_len, tap_offsets.data(), wv.data() + c * ks, ks, g.OW,
+                          acc.data() + oh * g.OW);
+      }
+      sink.fn(n, m, m + 1, 0, P, acc.data(), P, 1);
+    }
+  });
+}
+
+#ifdef ONYX_CONV_X86
+bool has_avx512() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return yes;
+}
+
+// 16 lanes of requantize's SSE2 steps; the clamped values fit the output
+// type, so vpmovdb's truncation is the conversion.
+__attribute__((target("avx512f"))) int64_t requantize_avx512(const int32_t* acc, int64_t n, const int32_t* bias,
+                                                             const float* mult, bool per_element, float zero,
+                                                             float lo, float hi, uint8_t* out) {
+  const __m512 vz = _mm512_set1_ps(zero), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const __m512 vbig = _mm512_set1_ps(4194304.f), vnbig = _mm512_set1_ps(-4194304.f);
+  const __m512 one = _mm512_set1_ps(mult[0]);
+  const __m512i one_bias = _mm512_set1_epi32(bias ? bias[0] : 0);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 m = per_element ? _mm512_loadu_ps(mult + i) : one;
+    __m512i b = bias && per_element ? _mm512_loadu_si512(bias + i) : one_bias;
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_loadu_si512(acc + i), b)), m);
+    v = _mm512_min_ps(_mm512_max_ps(v, vnbig), vbig);
+    v = _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtps_epi32(v)), vz);
+    v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v)));
+  }
+  return i;
+}
+
+// One 16 x 16 byte block: four rounds of interleaving.
+void transpose_16x16(const uint8_t* src, int64_t lds, uint8_t* dst, int64_t ldd) {
+  __m128i r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * lds));
+  for (int i = 0; i < 8; ++i) {
+    t[i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    t[i + 8] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm_unpacklo_epi16(t[2 * i], t[2 * i + 1]);
+    r[i + 8] = _mm_unpackhi_epi16(t[2 * i], t[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    t[i] = _mm_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[i + 8] = _mm_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm_unpacklo_epi64(t[2 * i], t[2 * i + 1]);
+    r[i + 8] = _mm_unpackhi_epi64(t[2 * i], t[2 * i + 1]);
+  }
+  // r[k] now holds source column perm(k); see the index map below.
+  static constexpr int col[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+  for (int k = 0; k < 16; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + col[k] * ldd), r[k]);
+}
+#endif
+
+}  // namespace
+
+void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, bool per_element,
+                     float zero, bool is_signed, uint8_t* out) {
+  int64_t i = 0;
+#ifdef ONYX_CONV_X86
+  if (has_avx512())
+    i = requantize_avx512(acc, n, bias, mult, per_element, zero, is_signed ? -128.f : 0.f, is_signed ? 127.f : 255.f,
+                          out);
+#endif
+  for (; i < n; i += 64) {  // the rest, through a small buffer holding acc + bias
+    int32_t buf[64];
+    const int64_t len = std::min<int64_t>(64, n - i);
+    for (int64_t j = 0; j < len; ++j) {
+      const int32_t b = bias ? bias[per_element ? i + j : 0] : 0;
+      buf[j] = static_cast<int32_t>(static_cast<uint32_t>(acc[i + j]) + static_cast<uint32_t>(b));
+    }
+    if (is_signed) {
+      auto* o = reinterpret_cast<int8_t*>(out + i);
+      if (per_element) requantize_each(buf, len, mult + i, zero, o);
+      else requantize(buf, len, mult[0], zero, o);
+    } else {
+      if (per_element) requantize_each(buf, len, mult + i, zero, out + i);
+      else requantize(buf, len, mult[0], zero, out + i);
+    }
+  }
+}
+
+void transpose_8bit(const uint8_t* src, int64_t rows, int64_t cols, int64_t lds, uint8_t* dst, int64_t ldd) {
+#ifdef ONYX_CONV_X86
+  const int64_t r16 = rows / 16 * 16, c16 = cols / 16 * 16;
+  for (int64_t r = 0; r < r16; r += 16)
+    for (int64_t c = 0; c < c16; c += 16) transpose_16x16(src + r * lds + c, lds, dst + c * ldd + r, ldd);
+  if (c16 < cols) transpose_block(src + c16, rows, cols - c16, lds, dst + c16 * ldd, ldd);
+  if (r16 < rows) transpose_block(src + r16 * lds, rows - r16, c16, lds, dst + r16, ldd);
+#else
+  transpose_block(src, rows, cols, lds, dst, ldd);
+#endif
+}
+
+Int8ConvWeights::Int8ConvWeights(const void* w, bool is_signed, int64_t M_, int64_t Cg_, int64_t ksize_,
+                                 int64_t group_)
+    : M(M_), Cg(Cg_), ksize(ksize_), group(group_) {
+  const auto* src = static_cast<const uint8_t*>(w);
+  const int64_t K = Cg * ksize;
+  if (direct()) {
+    raw.resize(static_cast<size_t>(M * K));
+    for (int64_t i = 0; i < M * K; ++i) raw[i] = is_signed ? static_cast<int8_t>(src[i]) : src[i];
+    return;
+  }
+  const int64_t Mg = M / group;
+  std::vector<uint8_t> reordered(static_cast<size_t>(Mg * K));  // [Mg][ksize][Cg]
+  for (int64_t gi = 0; gi < group; ++gi) {
+    for (int64_t m = 0; m < Mg; ++m)
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t k = 0; k < ksize; ++k)
+          reordered[(m * ksize + k) * Cg + c] = src[((gi * Mg + m) * Cg + c) * ksize + k];
+    packed.emplace_back(reordered.data(), is_signed, K, Mg, K, true);
+  }
+}
+
+std::shared_ptr<const Int8ConvWeights> prepare_int8_conv_weights(const Tensor* w, int64_t group) {
+  const bool is_8bit = w && (w->dtype() == DataType::UInt8 || w->dtype() == DataType::Int8);
+  if (!is_8bit || (w->rank() != 3 && w->rank() != 4) || group <= 0 || w->dim(0) % group != 0 || w->dim(1) <= 0 ||
+      w->numel() == 0)
+    return nullptr;
+  return std::make_shared<const Int8ConvWeights>(w->raw(), w->dtype() == DataType::Int8, w->dim(0), w->dim(1),
+                                                 w->numel() / (w->dim(0) * w->dim(1)), group);
+}
+
+void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvWeights& w,
+               const std::vector<int32_t>& w_zero_points, const Int8ConvSink& sink, ThreadPool* pool) {
+  const Geo2 g2 = as_2d(g);
+  if (x.N == 0 || g2.pixels() == 0 || w.M == 0) return;
+  if (w.direct()) direct_conv(x, g2, w, w_zero_points, sink, pool);
+  else gemm_conv(x, g2, w, w_zero_points, sink, pool);
+}
+
+}  // namespace onyx

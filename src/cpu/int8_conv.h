@@ -1,0 +1,79 @@
+// Exact 8-bit convolution (QLinearConv, ConvInteger): int32 sums of
+// (x - x_zp) * (w - w_zp) over 1-D and 2-D kernels, equal to the plain loop.
+// Convolutions with several output channels per group run as the int8 GEMM
+// on channel-last rows of the input (im2col only when the kernel is not a
+// plain 1x1); one output channel per group (depthwise) is a direct loop.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "cpu/conv_geometry.h"
+#include "cpu/int8_gemm.h"
+
+namespace onyx {
+
+// Weights [M, Cg, kernel...] of uint8 / int8, prepared once: packed GEMM
+// operands per group (rows k = kernel position * Cg + channel), or for one
+// output channel per group the plain values for the direct loop.
+struct Int8ConvWeights {
+  Int8ConvWeights(const void* w, bool is_signed, int64_t M, int64_t Cg, int64_t ksize, int64_t group);
+  bool direct() const { return M == group; }
+
+  int64_t M, Cg, ksize, group;
+  std::vector<PackedInt8B> packed;  // GEMM
+  std::vector<int32_t> raw;         // direct: [M][Cg * ksize]
+};
+
+struct Int8ConvInput {
+  const void* x = nullptr;  // [N, C, spatial...]
+  bool is_signed = false;
+  int32_t zero_point = 0;
+  int64_t N = 0, C = 0;
+};
+
+// Receives the int32 sums of image n, output channels [m0, m1), output pixels
+// [p0, p0 + count): acc[(m - m0) * m_stride + i * p_stride], which it may
+// change. Called concurrently for disjoint blocks.
+struct Int8ConvSink {
+  std::function<void(int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t m_stride,
+                     int64_t p_stride)>
+      fn;
+};
+
+// Geometries the fast path takes (1-D and 2-D kernels).
+inline bool int8_conv_supported(const SpatialGeometry& g) { return g.nd == 1 || g.nd == 2; }
+
+// The weights of an 8-bit convolution (rank 3 or 4, uint8 / int8) prepared
+// for int8_conv, or null when `w` is not such a tensor.
+std::shared_ptr<const Int8ConvWeights> prepare_int8_conv_weights(const Tensor* w, int64_t group);
+
+// w_zero_points: 1 or M values.
+void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvWeights& w,
+               const std::vector<int32_t>& w_zero_points, const Int8ConvSink& sink, ThreadPool* pool);
+
+// out[i] = requantize(acc[i] + bias[j], mult[j]) with j = per_element ? i : 0
+// (bias may be null) into uint8, or int8 when is_signed: the same int32 and
+// float operations as requantize in quant_round.h, 16 at a time where the CPU
+// has AVX-512.
+void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, bool per_element,
+                     float zero, bool is_signed, uint8_t* out);
+
+// dst[c * ldd + r] = src[r * lds + c] for bytes, in 16 x 16 SSE2 blocks.
+void transpose_8bit(const uint8_t* src, int64_t rows, int64_t cols, int64_t lds, uint8_t* dst, int64_t ldd);
+
+// dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols.
+template <class T>
+void transpose_block(const T* src, int64_t rows, int64_t cols, int64_t lds, T* dst, int64_t ldd) {
+  constexpr int64_t B = 16;
+  for (int64_t r0 = 0; r0 < rows; r0 += B)
+    for (int64_t c0 = 0; c0 < cols; c0 += B) {
+      const int64_t r1 = r0 + B < rows ? r0 + B : rows, c1 = c0 + B < cols ? c0 + B : cols;
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = r0; r < r1; ++r) dst[c * ldd + r] = src[r * lds + c];
+    }
+}
+
+}  // namespace onyx

@@ -1,0 +1,188 @@
+// The fast 8-bit convolution (QLinearConv, ConvInteger) against plain loops:
+// exact equality on odd shapes, groups, depthwise, strides, dilations, pads.
+#include <cmath>
+#include <random>
+
+#include "base/thread_pool.h"
+#include "cpu/int8_conv.h"
+#include "cpu/quant_round.h"
+#include "op_test_util.h"
+
+namespace onyx::test {
+namespace {
+
+struct ConvCase {
+  int64_t N, C, H, W, M, group, KH, KW;  // H == 0: a 1-D convolution (rank-3 input)
+  std::vector<int64_t> strides, dilations, pads;
+  bool x_signed, w_signed, y_signed;
+  bool per_channel;  // per-output-channel weight scales and non-zero zero points
+};
+
+std::vector<ConvCase> cases() {
+  return {
+      {1, 3, 11, 13, 5, 1, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, true, false, false},
+      {2, 6, 9, 7, 9, 3, 3, 2, {2, 1}, {1, 2}, {0, 1, 2, 0}, true, true, true, true},        // groups, asymmetric
+      {1, 7, 10, 9, 7, 7, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, true, false, true},     // depthwise
+      {2, 5, 13, 11, 5, 5, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false, false},   // depthwise, stride 2
+      {1, 4, 9, 9, 4, 4, 5, 5, {3, 2}, {2, 1}, {4, 2, 3, 1}, false, true, true, true},       // depthwise, odd strides
+      {1, 6, 8, 8, 3, 3, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false, false, true},     // 2 inputs per output
+      {1, 20, 7, 9, 19, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, true, false, true},    // plain 1x1
+      {2, 10, 7, 9, 66, 2, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, true, true, false},     // grouped 1x1
+      {1, 9, 9, 11, 17, 1, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, false, true, false, true},    // strided 1x1
+      {1, 3, 17, 19, 70, 1, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, false, true, false, true},   // stem-like
+      {2, 5, 0, 23, 6, 1, 1, 4, {1, 3}, {1, 2}, {0, 2, 0, 1}, false, true, false, true},     // 1-D
+      {1, 4, 0, 17, 4, 4, 1, 3, {1, 2}, {1, 1}, {0, 1, 0, 1}, true, true, true, true},       // 1-D depthwise
+      {1, 3, 5, 131, 3, 3, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, true, false, true},    // wide rows: vector widening
+      {1, 2, 4, 150, 2, 2, 3, 3, {1, 2}, {1, 1}, {0, 2, 1, 0}, true, true, true, false},
+      {1, 2, 3, 97, 2, 2, 3, 3, {1, 1}, {1, 2}, {1, 3, 0, 2}, false, true, false, true},
+  };
+}
+
+struct Built {
+  Tensor x, w, wz, ws, bias;
+  Shape y_shape;
+  std::vector<int32_t> acc;  // the reference int32 sums before the bias, [N, M, OH, OW]
+};
+
+template <class T>
+Tensor random_8bit(const Shape& s, std::mt19937& rng) {
+  Tensor t = Tensor::zeros(std::is_signed_v<T> ? DataType::Int8 : DataType::UInt8, s);
+  std::uniform_int_distribution<int> d(std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max());
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<T>()[i] = static_cast<T>(d(rng));
+  return t;
+}
+
+Tensor random_8bit(bool is_signed, const Shape& s, std::mt19937& rng) {
+  return is_signed ? random_8bit<int8_t>(s, rng) : random_8bit<uint8_t>(s, rng);
+}
+
+int32_t value_at(const Tensor& t, int64_t i) { return static_cast<int32_t>(t.int_at(i)); }
+
+// Builds the inputs of a case and the plain-loop sums.
+Built build(const ConvCase& c, int32_t xz, std::mt19937& rng) {
+  Built b;
+  const bool one_d = c.H == 0;
+  const int64_t H = one_d ? 1 : c.H, Cg = c.C / c.group, Mg = c.M / c.group;
+  Shape xs = one_d ? Shape{c.N, c.C, c.W} : Shape{c.N, c.C, c.H, c.W};
+  Shape wsh = one_d ? Shape{c.M, Cg, c.KW} : Shape{c.M, Cg, c.KH, c.KW};
+  b.x = random_8bit(c.x_signed, xs, rng);
+  b.w = random_8bit(c.w_signed, wsh, rng);
+  b.wz = random_8bit(c.w_signed, c.per_channel ? Shape{c.M} : Shape{}, rng);
+  if (!c.per_channel) std::memset(b.wz.raw(), 0, 1);
+  b.ws = Tensor::zeros(DataType::Float, c.per_channel ? Shape{c.M} : Shape{});
+  for (int64_t m = 0; m < b.ws.numel(); ++m) b.ws.data<float>()[m] = 0.0007f * static_cast<float>(m + 3);
+  b.bias = Tensor::zeros(DataType::Int32, {c.M});
+  for (int64_t m = 0; m < c.M; ++m) b.bias.data<int32_t>()[m] = static_cast<int32_t>(m * 977 % 4001) - 2000;
+  const int64_t sh = one_d ? 1 : c.strides[0], sw = c.strides.back(), dh = one_d ? 1 : c.dilations[0],
+                dw = c.dilations.back();
+  const int64_t pt = one_d ? 0 : c.pads[0], pl = one_d ? c.pads[0] : c.pads[1];
+  const int64_t pb = one_d ? 0 : c.pads[2], pr = one_d ? c.pads[1] : c.pads[3];
+  const int64_t OH = (H + pt + pb - (c.KH - 1) * dh - 1) / sh + 1, OW = (c.W + pl + pr - (c.KW - 1) * dw - 1) / sw + 1;
+  b.y_shape = one_d ? Shape{c.N, c.M, OW} : Shape{c.N, c.M, OH, OW};
+  b.acc.assign(static_cast<size_t>(c.N * c.M * OH * OW), 0);
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          int32_t sum = 0;
+          const int64_t gi = m / Mg;
+          for (int64_t ci = 0; ci < Cg; ++ci)
+            for (int64_t kh = 0; kh < c.KH; ++kh)
+              for (int64_t kw = 0; kw < c.KW; ++kw) {
+                const int64_t ih = oh * sh - pt + kh * dh, iw = ow * sw - pl + kw * dw;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= c.W) continue;
+                const int32_t xv = value_at(b.x, ((n * c.C + gi * Cg + ci) * H + ih) * c.W + iw) - xz;
+                const int32_t wv = value_at(b.w, ((m * Cg + ci) * c.KH + kh) * c.KW + kw) -
+                                   value_at(b.wz, b.wz.numel() == 1 ? 0 : m);
+                sum += xv * wv;
+              }
+          b.acc[((n * c.M + m) * OH + oh) * OW + ow] = sum;
+        }
+  return b;
+}
+
+std::map<std::string, Attribute> attrs_of(const ConvCase& c) {
+  const bool one_d = c.H == 0;
+  return {{"group", attr_int(c.group)},
+          {"strides", attr_ints(one_d ? std::vector<int64_t>{c.strides.back()} : c.strides)},
+          {"dilations", attr_ints(one_d ? std::vector<int64_t>{c.dilations.back()} : c.dilations)},
+          {"pads", attr_ints(one_d ? std::vector<int64_t>{c.pads[0], c.pads[1]} : c.pads)}};
+}
+
+Tensor scalar_8bit(bool is_signed, int32_t v) {
+  return is_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(v)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(v));
+}
+
+TEST(Int8Conv, QLinearConvMatchesPlainLoop) {
+  std::mt19937 rng(7);
+  ThreadPool pool(2);
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool})
+    for (const ConvCase& c : cases()) {
+      const int32_t xz = c.x_signed ? -3 : 131, yz = c.y_signed ? 5 : 120;
+      Built b = build(c, xz, rng);
+      const float xs = 0.02f, ys = 0.011f;
+      auto node = make_node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"}, attrs_of(c));
+      auto y = run_op(node,
+                      {b.x, Tensor::scalar<float>(xs), scalar_8bit(c.x_signed, xz), b.w, b.ws, b.wz,
+                       Tensor::scalar<float>(ys), scalar_8bit(c.y_signed, yz), b.bias},
+                      10, p);
+      ASSERT_EQ(y[0].shape(), b.y_shape);
+      const int64_t per_m = y[0].numel() / (c.N * c.M);
+      const float lo = c.y_signed ? -128.f : 0.f, hi = c.y_signed ? 127.f : 255.f;
+      for (int64_t i = 0; i < y[0].numel(); ++i) {
+        const int64_t m = i / per_m % c.M;
+        const float mult = xs * b.ws.data<float>()[b.ws.numel() == 1 ? 0 : m] / ys;
+        const int32_t acc = b.acc[i] + b.bias.data<int32_t>()[m];
+        const float q = std::min(std::max(std::nearbyint(static_cast<float>(acc) * mult) + static_cast<float>(yz), lo), hi);
+        ASSERT_EQ(y[0].int_at(i), static_cast<int64_t>(q)) << "case C=" << c.C << " M=" << c.M << " group=" << c.group
+                                                           << " at " << i;
+      }
+    }
+}
+
+TEST(Int8Conv, ConvIntegerMatchesPlainLoop) {
+  std::mt19937 rng(11);
+  ThreadPool pool(2);
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool})
+    for (const ConvCase& c : cases()) {
+      const int32_t xz = c.x_signed ? 9 : 77;
+      Built b = build(c, xz, rng);
+      auto node = make_node("ConvInteger", {"x", "w", "xz", "wz"}, {"y"}, attrs_of(c));
+      auto y = run_op(node, {b.x, b.w, scalar_8bit(c.x_signed, xz), b.wz}, 10, p);
+      ASSERT_EQ(y[0].shape(), b.y_shape);
+      EXPECT_EQ(to_vector<int32_t>(y[0]), b.acc) << "case C=" << c.C << " M=" << c.M << " group=" << c.group;
+    }
+}
+
+TEST(Int8Conv, RequantizeAndTransposeHelpers) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int32_t> d(-300000, 300000);
+  for (int64_t n : {1, 15, 16, 17, 37, 100}) {
+    std::vector<int32_t> acc(n), bias(n);
+    std::vector<float> mult(n);
+    for (int64_t i = 0; i < n; ++i) {
+      acc[i] = d(rng);
+      bias[i] = d(rng) / 10;
+      mult[i] = 0.0001f * static_cast<float>(i % 7 + 1);
+    }
+    for (bool is_signed : {false, true}) {
+      std::vector<uint8_t> got(n);
+      requantize_8bit(acc.data(), n, bias.data(), mult.data(), true, 3.f, is_signed, got.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+        const float q = std::min(std::max(std::nearbyint(static_cast<float>(acc[i] + bias[i]) * mult[i]) + 3.f, lo), hi);
+        ASSERT_EQ(got[i], static_cast<uint8_t>(static_cast<int32_t>(q))) << i;
+      }
+    }
+  }
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{16, 16}, {33, 47}, {5, 70}, {70, 3}}) {
+    std::vector<uint8_t> src(rows * (cols + 2)), got(cols * (rows + 1), 0), want(cols * (rows + 1), 0);
+    for (auto& v : src) v = static_cast<uint8_t>(rng());
+    transpose_8bit(src.data(), rows, cols, cols + 2, got.data(), rows + 1);
+    transpose_block(src.data(), rows, cols, cols + 2, want.data(), rows + 1);
+    EXPECT_EQ(got, want) << rows << "x" << cols;
+  }
+}
+
+}  // namespace
+}  // namespace onyx::test

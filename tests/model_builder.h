@@ -32,6 +32,20 @@ inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std
   return n;
 }
 
+inline void add_ints_attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+inline void add_int_attr(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
 inline onnx::TensorProto float_tensor(const std::string& name, const std::vector<int64_t>& dims,
                                       const std::vector<float>& values) {
   onnx::TensorProto t;

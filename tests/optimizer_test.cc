@@ -14,6 +14,8 @@
 namespace onyx {
 namespace {
 
+using test::add_int_attr;
+using test::add_ints_attr;
 using test::add_node;
 using test::float_tensor;
 using test::tensor_info;
@@ -46,20 +48,6 @@ OptimizationReport check_same(const onnx::ModelProto& m, const Feeds& feeds, Opt
       EXPECT_NEAR(b.float_at(i), a.float_at(i), tol * std::max(1.0, std::abs(a.float_at(i)))) << "output " << k << " at " << i;
   }
   return s->optimization_report();
-}
-
-void add_ints_attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a->add_ints(v);
-}
-
-void add_int_attr(onnx::NodeProto* n, const std::string& name, int64_t value) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
 }
 
 TEST(Optimizer, ConvBatchNormAndReluFuse) {

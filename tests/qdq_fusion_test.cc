@@ -15,6 +15,8 @@
 namespace onyx {
 namespace {
 
+using test::add_int_attr;
+using test::add_ints_attr;
 using test::add_node;
 using test::float_tensor;
 using test::tensor_info;
@@ -57,20 +59,6 @@ void quantize(onnx::GraphProto* g, const std::string& in, const std::string& par
 
 void dequantize(onnx::GraphProto* g, const std::string& in, const std::string& params, const std::string& out) {
   add_node(g, "DequantizeLinear", {in, params + "_s", params + "_z"}, {out});
-}
-
-void add_ints_attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a->add_ints(v);
-}
-
-void add_int_attr(onnx::NodeProto* n, const std::string& name, int64_t value) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
 }
 
 std::unique_ptr<Session> load(const onnx::ModelProto& m, OptimizationLevel level, const std::string& save_to = "") {

@@ -327,26 +327,26 @@ bool has_avx512() {
   return yes;
 }
 
-// 16 lanes of requantize's SSE2 steps; the clamped values fit the output
-// type, so vpmovdb's truncation is the conversion.
-__attribute__((target("avx512f"))) int64_t requantize_avx512(const int32_t* acc, int64_t n, const int32_t* bias,
-                                                             const float* mult, bool per_element, float zero,
-                                                             float lo, float hi, uint8_t* out) {
+// 16 lanes of requantize's SSE2 steps, the last, partial vector masked; the
+// clamped values fit the output type, so vpmovdb's truncation is the
+// conversion.
+__attribute__((target("avx512f"))) void requantize_avx512(const int32_t* acc, int64_t n, const int32_t* bias,
+                                                          const float* mult, bool per_element, float zero, float lo,
+                                                          float hi, uint8_t* out) {
   const __m512 vz = _mm512_set1_ps(zero), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   const __m512 vbig = _mm512_set1_ps(4194304.f), vnbig = _mm512_set1_ps(-4194304.f);
   const __m512 one = _mm512_set1_ps(mult[0]);
   const __m512i one_bias = _mm512_set1_epi32(bias ? bias[0] : 0);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512 m = per_element ? _mm512_loadu_ps(mult + i) : one;
-    __m512i b = bias && per_element ? _mm512_loadu_si512(bias + i) : one_bias;
-    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_loadu_si512(acc + i), b)), m);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    __m512 m = per_element ? _mm512_maskz_loadu_ps(k, mult + i) : one;
+    __m512i b = bias && per_element ? _mm512_maskz_loadu_epi32(k, bias + i) : one_bias;
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + i), b)), m);
     v = _mm512_min_ps(_mm512_max_ps(v, vnbig), vbig);
     v = _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtps_epi32(v)), vz);
     v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v)));
+    _mm512_mask_cvtepi32_storeu_epi8(out + i, k, _mm512_cvttps_epi32(v));
   }
-  return i;
 }
 
 // One 16 x 16 byte block: four rounds of interleaving.
@@ -379,13 +379,12 @@ void transpose_16x16(const uint8_t* src, int64_t lds, uint8_t* dst, int64_t ldd)
 
 void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, bool per_element,
                      float zero, bool is_signed, uint8_t* out) {
-  int64_t i = 0;
 #ifdef ONYX_CONV_X86
   if (has_avx512())
-    i = requantize_avx512(acc, n, bias, mult, per_element, zero, is_signed ? -128.f : 0.f, is_signed ? 127.f : 255.f,
-                          out);
+    return requantize_avx512(acc, n, bias, mult, per_element, zero, is_signed ? -128.f : 0.f,
+                             is_signed ? 127.f : 255.f, out);
 #endif
-  for (; i < n; i += 64) {  // the rest, through a small buffer holding acc + bias
+  for (int64_t i = 0; i < n; i += 64) {  // the rest, through a small buffer holding acc + bias
     int32_t buf[64];
     const int64_t len = std::min<int64_t>(64, n - i);
     for (int64_t j = 0; j < len; ++j) {

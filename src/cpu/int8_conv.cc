@@ -128,43 +128,76 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
   });
 }
 
-void accumulate_taps_scalar(const int16_t* base, const int64_t* taps, const int32_t* f, int64_t ntaps, int64_t n,
-                            int32_t* acc) {
-  for (int64_t t = 0; t < ntaps; ++t)
+// Two taps whose plane offsets differ by one, as the 16-bit pair (lo, hi) of
+// one int32: out[i] += lo * base[offset + i] + hi * base[offset + i + 1]. A
+// tap without a partner has hi = 0 (its neighbour is read, not counted).
+struct TapPair {
+  int64_t offset;
+  int tap_lo, tap_hi;  // tap_hi < 0: none
+};
+
+std::vector<TapPair> pair_taps(const std::vector<int64_t>& offsets) {
+  std::vector<TapPair> pairs;
+  std::vector<bool> used(offsets.size(), false);
+  for (size_t t = 0; t < offsets.size(); ++t) {
+    if (used[t]) continue;
+    used[t] = true;
+    TapPair p{offsets[t], static_cast<int>(t), -1};
+    for (size_t u = t + 1; u < offsets.size(); ++u)
+      if (!used[u] && offsets[u] == offsets[t] + 1) {
+        used[u] = true;
+        p.tap_hi = static_cast<int>(u);
+        break;
+      }
+    pairs.push_back(p);
+  }
+  return pairs;
+}
+
+int32_t pack_pair(int32_t lo, int32_t hi) {
+  return static_cast<int32_t>(static_cast<uint16_t>(lo) | static_cast<uint32_t>(static_cast<uint16_t>(hi)) << 16);
+}
+
+// The exact pair sum is < 2^18 in magnitude; the running sum wraps like the
+// int32 loop.
+void accumulate_pairs_scalar(const int16_t* base, const TapPair* pairs, const int32_t* w, int64_t npairs, int64_t n,
+                             int32_t* acc) {
+  for (int64_t k = 0; k < npairs; ++k) {
+    const int32_t lo = static_cast<int16_t>(w[k] & 0xFFFF), hi = static_cast<int16_t>(w[k] >> 16);
+    const int16_t* b = base + pairs[k].offset;
     for (int64_t i = 0; i < n; ++i)
-      acc[i] = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(f[t] * base[taps[t] + i]));
+      acc[i] = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) +
+                                    static_cast<uint32_t>(lo * b[i] + hi * b[i + 1]));
+  }
 }
 
 #ifdef ONYX_CONV_X86
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void accumulate_taps_avx512(const int16_t* base,
-                                                                                const int64_t* taps, const int32_t* f,
-                                                                                int64_t ntaps, int64_t n,
-                                                                                int32_t* acc) {
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 mask = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
-    __m512i a = _mm512_maskz_loadu_epi32(mask, acc + i);
-    for (int64_t t = 0; t < ntaps; ++t) {
-      __m512i v = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(mask, base + taps[t] + i));
-      a = _mm512_add_epi32(a, _mm512_mullo_epi32(v, _mm512_set1_epi32(f[t])));
+// 32 outputs at a time: the int32 lanes of a load at base + offset + i hold
+// the pairs of the even outputs, of one at + 1 those of the odd ones, which
+// vpmaddwd multiplies and adds exactly; a final interleave restores the order.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void accumulate_pairs_avx512(const int16_t* base,
+                                                                                 const TapPair* pairs,
+                                                                                 const int32_t* w, int64_t npairs,
+                                                                                 int64_t n, int32_t* acc) {
+  const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  for (int64_t i = 0; i < n; i += 32) {
+    __m512i even = _mm512_setzero_si512(), odd = _mm512_setzero_si512();
+    for (int64_t k = 0; k < npairs; ++k) {
+      const int16_t* b = base + pairs[k].offset + i;
+      const __m512i wk = _mm512_set1_epi32(w[k]);
+      even = _mm512_add_epi32(even, _mm512_madd_epi16(_mm512_loadu_si512(b), wk));
+      odd = _mm512_add_epi32(odd, _mm512_madd_epi16(_mm512_loadu_si512(b + 1), wk));
     }
-    _mm512_mask_storeu_epi32(acc + i, mask, a);
+    const int64_t left = n - i;
+    const __mmask16 m0 = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    const __mmask16 m1 = left >= 32 ? __mmask16(0xFFFF) : left <= 16 ? __mmask16(0) : __mmask16((1u << (left - 16)) - 1);
+    __m512i r0 = _mm512_permutex2var_epi32(even, lo_idx, odd), r1 = _mm512_permutex2var_epi32(even, hi_idx, odd);
+    _mm512_mask_storeu_epi32(acc + i, m0, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m0, acc + i), r0));
+    _mm512_mask_storeu_epi32(acc + i + 16, m1, _mm512_add_epi32(_mm512_maskz_loadu_epi32(m1, acc + i + 16), r1));
   }
 }
 #endif
-
-// acc[i] += sum_t f[t] * base[taps[t] + i] (int32, wrapping) for i < n.
-void accumulate_taps(const int16_t* base, const int64_t* taps, const int32_t* f, int64_t ntaps, int64_t n,
-                     int32_t* acc) {
-#ifdef ONYX_CONV_X86
-  static const bool avx512 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl");
-  }();
-  if (avx512) return accumulate_taps_avx512(base, taps, f, ntaps, n, acc);
-#endif
-  accumulate_taps_scalar(base, taps, f, ntaps, n, acc);
-}
 
 #ifdef ONYX_CONV_X86
 // widen_row for stride 1, or stride 2 where 64 input bytes give the 32 even
@@ -226,39 +259,60 @@ void widen_row(const uint8_t* src, bool is_signed, int32_t zp, const Geo2& g, in
   }
 }
 
+// acc[i] += the pair sums of base over i < n (int32, wrapping).
+void accumulate_pairs(const int16_t* base, const TapPair* pairs, const int32_t* w, int64_t npairs, int64_t n,
+                      int32_t* acc) {
+#ifdef ONYX_CONV_X86
+  if (has_avx512bw_vl()) return accumulate_pairs_avx512(base, pairs, w, npairs, n, acc);
+#endif
+  accumulate_pairs_scalar(base, pairs, w, npairs, n, acc);
+}
+
 // One output channel per group: sum over the group's input channels and the
-// kernel taps of w * (x - x_zp), vectorized along output rows. The input is
-// widened into a zero-padded plane split by column phase (column % SW), so
-// that every tap reads a contiguous run.
+// kernel taps of w * (x - x_zp). The input is widened into a zero-padded
+// plane split by row and column phase (index % stride), so that output
+// (oh, ow) of every tap reads plane[offset + oh * row_len + ow]: the whole
+// output is one run over plane positions (a few junk columns per row, which
+// are dropped), whatever the row width.
 void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, const std::vector<int32_t>& wzp,
                  const Int8ConvSink& sink, ThreadPool* pool) {
   const int64_t C = x.C, HW = g.H * g.W, P = g.pixels(), M = w.M, Cg = w.Cg, ks = g.KH * g.KW;
   const int64_t Hp = std::max(g.H + g.PT, (g.OH - 1) * g.SH + (g.KH - 1) * g.DH + 1);
   const int64_t Wp = std::max(g.W + g.PL, (g.OW - 1) * g.SW + (g.KW - 1) * g.DW + 1);
-  const int64_t Wq = (Wp + g.SW - 1) / g.SW, row_len = g.SW * Wq;
-  std::vector<int64_t> tap_offsets;  // of each tap from its output row's start in the plane
+  const int64_t Hq = (Hp + g.SH - 1) / g.SH, Wq = (Wp + g.SW - 1) / g.SW, row_len = g.SW * Wq;
+  const int64_t run = (g.OH - 1) * row_len + g.OW;
+  constexpr int64_t kSlack = 64;  // vector reads past the run's last output
+  std::vector<int64_t> tap_offsets;
   for (int64_t kh = 0; kh < g.KH; ++kh)
     for (int64_t kw = 0; kw < g.KW; ++kw) {
-      const int64_t col = kw * g.DW;
-      tap_offsets.push_back(kh * g.DH * row_len + col % g.SW * Wq + col / g.SW);
+      const int64_t row = kh * g.DH, col = kw * g.DW;
+      tap_offsets.push_back((row % g.SH * Hq + row / g.SH) * row_len + col % g.SW * Wq + col / g.SW);
     }
+  const std::vector<TapPair> pairs = pair_taps(tap_offsets);
+  const auto npairs = static_cast<int64_t>(pairs.size());
   parallel_for(x.N * M * P * ks * Cg >= (1 << 14) ? pool : nullptr, x.N * M, [&](int64_t t0, int64_t t1) {
-    std::vector<int16_t> plane(static_cast<size_t>(Hp * row_len));
-    std::vector<int32_t> acc(static_cast<size_t>(P)), wv(static_cast<size_t>(Cg * ks));
+    // Widening writes the same positions for every channel: the padding
+    // stays zero from here on.
+    std::vector<int16_t> plane(static_cast<size_t>(g.SH * Hq * row_len + kSlack), 0);
+    std::vector<int32_t> sums(static_cast<size_t>(run)), acc(static_cast<size_t>(P)), wv(static_cast<size_t>(npairs));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / M, m = t % M;
       const int32_t z = wzp[wzp.size() == 1 ? 0 : m];
-      for (int64_t j = 0; j < Cg * ks; ++j) wv[j] = w.raw[m * Cg * ks + j] - z;
-      std::fill(acc.begin(), acc.end(), 0);
+      std::fill(sums.begin(), sums.end(), 0);
       for (int64_t c = 0; c < Cg; ++c) {
-        std::fill(plane.begin(), plane.end(), int16_t{0});
+        const int32_t* wr = w.raw.data() + (m * Cg + c) * ks;
+        for (int64_t k = 0; k < npairs; ++k)
+          wv[k] = pack_pair(wr[pairs[k].tap_lo] - z, pairs[k].tap_hi < 0 ? 0 : wr[pairs[k].tap_hi] - z);
         const uint8_t* xc = static_cast<const uint8_t*>(x.x) + (n * C + m * Cg + c) * HW;
-        for (int64_t ih = 0; ih < g.H; ++ih) widen_row(xc + ih * g.W, x.is_signed, x.zero_point, g, Wq,
-                                                        plane.data() + (ih + g.PT) * row_len);
-        for (int64_t oh = 0; oh < g.OH; ++oh)
-          accumulate_taps(plane.data() + oh * g.SH * row_len, tap_offsets.data(), wv.data() + c * ks, ks, g.OW,
-                          acc.data() + oh * g.OW);
+        for (int64_t ih = 0; ih < g.H; ++ih) {
+          const int64_t r = ih + g.PT;
+          widen_row(xc + ih * g.W, x.is_signed, x.zero_point, g, Wq,
+                    plane.data() + (r % g.SH * Hq + r / g.SH) * row_len);
+        }
+        accumulate_pairs(plane.data(), pairs.data(), wv.data(), npairs, run, sums.data());
       }
+      for (int64_t oh = 0; oh < g.OH; ++oh)
+        std::memcpy(acc.data() + oh * g.OW, sums.data() + oh * row_len, static_cast<size_t>(g.OW) * sizeof(int32_t));
       sink.fn(n, m, m + 1, 0, P, acc.data(), P, 1);
     }
   });
@@ -273,26 +327,26 @@ bool has_avx512() {
   return yes;
 }
 
-// 16 lanes of requantize's SSE2 steps; the clamped values fit the output
-// type, so vpmovdb's truncation is the conversion.
-__attribute__((target("avx512f"))) int64_t requantize_avx512(const int32_t* acc, int64_t n, const int32_t* bias,
-                                                             const float* mult, bool per_element, float zero,
-                                                             float lo, float hi, uint8_t* out) {
+// 16 lanes of requantize's SSE2 steps, the last, partial vector masked; the
+// clamped values fit the output type, so vpmovdb's truncation is the
+// conversion.
+__attribute__((target("avx512f"))) void requantize_avx512(const int32_t* acc, int64_t n, const int32_t* bias,
+                                                          const float* mult, bool per_element, float zero, float lo,
+                                                          float hi, uint8_t* out) {
   const __m512 vz = _mm512_set1_ps(zero), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   const __m512 vbig = _mm512_set1_ps(4194304.f), vnbig = _mm512_set1_ps(-4194304.f);
   const __m512 one = _mm512_set1_ps(mult[0]);
   const __m512i one_bias = _mm512_set1_epi32(bias ? bias[0] : 0);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512 m = per_element ? _mm512_loadu_ps(mult + i) : one;
-    __m512i b = bias && per_element ? _mm512_loadu_si512(bias + i) : one_bias;
-    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_loadu_si512(acc + i), b)), m);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    __m512 m = per_element ? _mm512_maskz_loadu_ps(k, mult + i) : one;
+    __m512i b = bias && per_element ? _mm512_maskz_loadu_epi32(k, bias + i) : one_bias;
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + i), b)), m);
     v = _mm512_min_ps(_mm512_max_ps(v, vnbig), vbig);
     v = _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtps_epi32(v)), vz);
     v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v)));
+    _mm512_mask_cvtepi32_storeu_epi8(out + i, k, _mm512_cvttps_epi32(v));
   }
-  return i;
 }
 
 // One 16 x 16 byte block: four rounds of interleaving.
@@ -319,19 +373,58 @@ void transpose_16x16(const uint8_t* src, int64_t lds, uint8_t* dst, int64_t ldd)
   static constexpr int col[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
   for (int k = 0; k < 16; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + col[k] * ldd), r[k]);
 }
+
+// Four side-by-side 16 x 16 blocks (16 rows of 64 bytes) in one pass: the
+// unpacks of transpose_16x16 work on each 128-bit lane separately.
+__attribute__((target("avx512f,avx512bw"))) void transpose_16x64(const uint8_t* src, int64_t lds, uint8_t* dst,
+                                                                 int64_t ldd) {
+  __m512i r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(src + i * lds);
+  for (int i = 0; i < 8; ++i) {
+    t[i] = _mm512_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+    t[i + 8] = _mm512_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_unpacklo_epi16(t[2 * i], t[2 * i + 1]);
+    r[i + 8] = _mm512_unpackhi_epi16(t[2 * i], t[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    t[i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[i + 8] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_unpacklo_epi64(t[2 * i], t[2 * i + 1]);
+    r[i + 8] = _mm512_unpackhi_epi64(t[2 * i], t[2 * i + 1]);
+  }
+  static constexpr int col[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+  for (int k = 0; k < 16; ++k) {
+    uint8_t* d = dst + col[k] * ldd;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm512_castsi512_si128(r[k]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 16 * ldd), _mm512_extracti32x4_epi32(r[k], 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 32 * ldd), _mm512_extracti32x4_epi32(r[k], 2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 48 * ldd), _mm512_extracti32x4_epi32(r[k], 3));
+  }
+}
+
+bool has_avx512bw() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  }();
+  return yes;
+}
 #endif
 
 }  // namespace
 
 void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, bool per_element,
                      float zero, bool is_signed, uint8_t* out) {
-  int64_t i = 0;
 #ifdef ONYX_CONV_X86
   if (has_avx512())
-    i = requantize_avx512(acc, n, bias, mult, per_element, zero, is_signed ? -128.f : 0.f, is_signed ? 127.f : 255.f,
-                          out);
+    return requantize_avx512(acc, n, bias, mult, per_element, zero, is_signed ? -128.f : 0.f,
+                             is_signed ? 127.f : 255.f, out);
 #endif
-  for (; i < n; i += 64) {  // the rest, through a small buffer holding acc + bias
+  for (int64_t i = 0; i < n; i += 64) {  // the rest, through a small buffer holding acc + bias
     int32_t buf[64];
     const int64_t len = std::min<int64_t>(64, n - i);
     for (int64_t j = 0; j < len; ++j) {
@@ -352,8 +445,11 @@ void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const f
 void transpose_8bit(const uint8_t* src, int64_t rows, int64_t cols, int64_t lds, uint8_t* dst, int64_t ldd) {
 #ifdef ONYX_CONV_X86
   const int64_t r16 = rows / 16 * 16, c16 = cols / 16 * 16;
-  for (int64_t r = 0; r < r16; r += 16)
-    for (int64_t c = 0; c < c16; c += 16) transpose_16x16(src + r * lds + c, lds, dst + c * ldd + r, ldd);
+  const int64_t c64 = has_avx512bw() ? cols / 64 * 64 : 0;
+  for (int64_t r = 0; r < r16; r += 16) {
+    for (int64_t c = 0; c < c64; c += 64) transpose_16x64(src + r * lds + c, lds, dst + c * ldd + r, ldd);
+    for (int64_t c = c64; c < c16; c += 16) transpose_16x16(src + r * lds + c, lds, dst + c * ldd + r, ldd);
+  }
   if (c16 < cols) transpose_block(src + c16, rows, cols - c16, lds, dst + c16 * ldd, ldd);
   if (r16 < rows) transpose_block(src + r16 * lds, rows - r16, c16, lds, dst + r16, ldd);
 #else

@@ -217,7 +217,9 @@ struct PackedA {
   int64_t ld = 0;
 };
 
-PackedA pack_a(int64_t M, int64_t K, const Int8A& a, Int8Isa isa) {
+// Row sums only matter where some column's shift is non-zero (int8 weights
+// with zero point 0 have none), so in-place A may skip them.
+PackedA pack_a(int64_t M, int64_t K, const Int8A& a, Int8Isa isa, bool need_sums) {
   PackedA p;
   const uint8_t* src = static_cast<const uint8_t*>(a.data);
   const uint8_t flip = a.is_signed ? 0x80 : 0;  // int8 x + 128 as a byte
@@ -229,6 +231,7 @@ PackedA pack_a(int64_t M, int64_t K, const Int8A& a, Int8Isa isa) {
   if (!a.trans && !a.is_signed && K % 4 == 0) {
     p.data = src;
     p.ld = a.lda;
+    if (!need_sums) return p;
     for (int64_t m = 0; m < M; ++m) p.row_sum[m] = flip_sum(src + m * a.lda, K, 0, nullptr);
     return p;
   }
@@ -301,7 +304,6 @@ void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, cons
                const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool, Int8Isa isa) {
   const int64_t K = b.K(), N = b.N(), np = b.padded_n();
   if (M <= 0 || N <= 0) return;
-  PackedA pa = pack_a(M, K, a, isa);
   // A = a_u8 - 128 (int8) or a_u8; B = b_s8 + shift.
   const int32_t a_shift = a.is_signed ? -128 : 0;
   std::vector<int32_t> row_shift(static_cast<size_t>(M)), col_shift(static_cast<size_t>(np), 0),
@@ -312,6 +314,8 @@ void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, cons
     col_term[n] = static_cast<int32_t>(static_cast<uint32_t>(b.col_sums()[n]) +
                                        static_cast<uint32_t>(K) * static_cast<uint32_t>(col_shift[n]));
   }
+  const bool need_sums = std::any_of(col_shift.begin(), col_shift.end(), [](int32_t v) { return v != 0; });
+  PackedA pa = pack_a(M, K, a, isa, need_sums);
   const Kernels kern = kernels_for(isa);
   const int64_t panels = (np + kPanel - 1) / kPanel, row_blocks = (M + kRowBlock - 1) / kRowBlock;
   const bool big = M * N * std::max<int64_t>(K, 1) >= (int64_t{1} << 18);

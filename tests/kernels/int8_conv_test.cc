@@ -175,7 +175,7 @@ TEST(Int8Conv, RequantizeAndTransposeHelpers) {
       }
     }
   }
-  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{16, 16}, {33, 47}, {5, 70}, {70, 3}}) {
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{16, 16}, {33, 47}, {5, 70}, {70, 3}, {35, 150}, {16, 64}}) {
     std::vector<uint8_t> src(rows * (cols + 2)), got(cols * (rows + 1), 0), want(cols * (rows + 1), 0);
     for (auto& v : src) v = static_cast<uint8_t>(rng());
     transpose_8bit(src.data(), rows, cols, cols + 2, got.data(), rows + 1);

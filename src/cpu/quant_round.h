@@ -20,21 +20,23 @@ inline float round_half_even(float v) {
   return std::copysign((a + k) - k, v);
 }
 
-// out[i] = saturate(round_half_even(acc[i] * mult) + zero): the requantization
-// of an int32 accumulator. SSE2's float->int conversion rounds half to even
-// (the default MXCSR mode) four at a time; compilers turn the scalar clamps
-// into branches, which mispredict on real activations.
+// out[i] = saturate(round_half_even(acc[i] * m) + zero), m = mult[i] when
+// per_element, else mult[0]: the requantization of an int32 accumulator.
+// SSE2's float->int conversion rounds half to even (the default MXCSR mode)
+// four at a time; compilers turn the scalar clamps into branches, which
+// mispredict on real activations.
 template <class Q>
-void requantize(const int32_t* acc, int64_t n, float mult, float zero, Q* out) {
+void requantize_with(const int32_t* acc, int64_t n, const float* mult, bool per_element, float zero, Q* out) {
   constexpr float lo = static_cast<float>(std::numeric_limits<Q>::lowest());
   constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
   int64_t i = 0;
 #if defined(__SSE2__)
-  const __m128 vm = _mm_set1_ps(mult), vz = _mm_set1_ps(zero), vlo = _mm_set1_ps(lo), vhi = _mm_set1_ps(hi);
+  const __m128 vm = _mm_set1_ps(mult[0]), vz = _mm_set1_ps(zero), vlo = _mm_set1_ps(lo), vhi = _mm_set1_ps(hi);
   const __m128 vbig = _mm_set1_ps(4194304.f), vnbig = _mm_set1_ps(-4194304.f);  // +-2^22: no int overflow
   alignas(16) int32_t q[4];
   for (; i + 4 <= n; i += 4) {
-    __m128 v = _mm_mul_ps(_mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(acc + i))), vm);
+    __m128 v = _mm_mul_ps(_mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(acc + i))),
+                          per_element ? _mm_loadu_ps(mult + i) : vm);
     v = _mm_min_ps(_mm_max_ps(v, vnbig), vbig);
     v = _mm_add_ps(_mm_cvtepi32_ps(_mm_cvtps_epi32(v)), vz);
     v = _mm_min_ps(_mm_max_ps(v, vlo), vhi);
@@ -43,36 +45,21 @@ void requantize(const int32_t* acc, int64_t n, float mult, float zero, Q* out) {
   }
 #endif
   for (; i < n; ++i) {
-    float v = round_half_even(static_cast<float>(acc[i]) * mult) + zero;
+    float v = round_half_even(static_cast<float>(acc[i]) * mult[per_element ? i : 0]) + zero;
     out[i] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(v, lo), hi)));
   }
 }
 
-// requantize with one multiplier per element: out[i] uses mult[i]. The same
-// float operations, element by element, as requantize.
+// One multiplier for every element.
+template <class Q>
+void requantize(const int32_t* acc, int64_t n, float mult, float zero, Q* out) {
+  requantize_with(acc, n, &mult, false, zero, out);
+}
+
+// One multiplier per element: out[i] uses mult[i].
 template <class Q>
 void requantize_each(const int32_t* acc, int64_t n, const float* mult, float zero, Q* out) {
-  constexpr float lo = static_cast<float>(std::numeric_limits<Q>::lowest());
-  constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
-  int64_t i = 0;
-#if defined(__SSE2__)
-  const __m128 vz = _mm_set1_ps(zero), vlo = _mm_set1_ps(lo), vhi = _mm_set1_ps(hi);
-  const __m128 vbig = _mm_set1_ps(4194304.f), vnbig = _mm_set1_ps(-4194304.f);
-  alignas(16) int32_t q[4];
-  for (; i + 4 <= n; i += 4) {
-    __m128 v = _mm_mul_ps(_mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(acc + i))),
-                          _mm_loadu_ps(mult + i));
-    v = _mm_min_ps(_mm_max_ps(v, vnbig), vbig);
-    v = _mm_add_ps(_mm_cvtepi32_ps(_mm_cvtps_epi32(v)), vz);
-    v = _mm_min_ps(_mm_max_ps(v, vlo), vhi);
-    _mm_store_si128(reinterpret_cast<__m128i*>(q), _mm_cvttps_epi32(v));
-    for (int j = 0; j < 4; ++j) out[i + j] = static_cast<Q>(q[j]);
-  }
-#endif
-  for (; i < n; ++i) {
-    float v = round_half_even(static_cast<float>(acc[i]) * mult[i]) + zero;
-    out[i] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(v, lo), hi)));
-  }
+  requantize_with(acc, n, mult, true, zero, out);
 }
 
 }  // namespace onyx

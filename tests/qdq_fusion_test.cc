@@ -77,7 +77,9 @@ struct Optimized {
 // Runs `m` unoptimized and at level extended; each output must agree within
 // `steps[k]` (its quantization step; integer outputs: one unit).
 Optimized check_within_steps(const onnx::ModelProto& m, const Feeds& feeds, const std::vector<double>& steps) {
-  std::string path = testing::TempDir() + "qdq_fusion_test_optimized.onnx";
+  // One file per test: ctest runs the tests of this suite in parallel processes.
+  std::string path = testing::TempDir() + "qdq_fusion_" +
+                     testing::UnitTest::GetInstance()->current_test_info()->name() + "_optimized.onnx";
   auto ref = load(m, OptimizationLevel::Disable)->run(feeds);
   auto s = load(m, OptimizationLevel::Extended, path);
   auto got = s->run(feeds);

@@ -1,4 +1,5 @@
 #include "cpu/block_transpose_avx512.h"
+#include "base/cpu_features.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -36,13 +37,7 @@ inline void transpose16(__m512 r[16]) {
 
 }  // namespace
 
-bool block_transpose_available() {
-  static const bool ok = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return ok;
-}
+bool block_transpose_available() { return cpu_features().avx512f; }
 
 void block_to_planes16(const float* src, int64_t S, int64_t channels, float* dst) {
   int64_t s0 = 0;

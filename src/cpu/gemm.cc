@@ -6,6 +6,7 @@
 // Bias and activation are applied in the micro-kernel's epilogue, on the tile
 // while it is in cache.
 #include "cpu/gemm.h"
+#include "base/cpu_features.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -274,10 +275,9 @@ struct Arch {
 
 Arch pick_arch() {
 #ifdef ONYX_GEMM_X86
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    return {8, 32, true, true, micro_avx512, pack_a<8>, pack_b<32>};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {6, 16, false, false, micro_avx2, pack_a<6>, pack_b<16>};
+  const CpuFeatures& f = cpu_features();
+  if (f.avx512f && f.avx512dq && f.avx512vl) return {8, 32, true, true, micro_avx512, pack_a<8>, pack_b<32>};
+  if (f.avx2 && f.fma) return {6, 16, false, false, micro_avx2, pack_a<6>, pack_b<16>};
 #endif
   return {kGenericMR, kGenericNR, false, false, micro_generic, pack_a<kGenericMR>, pack_b<kGenericNR>};
 }

@@ -1,4 +1,5 @@
 #include "cpu/gemm_vmath.h"
+#include "base/cpu_features.h"
 
 #include <cmath>
 
@@ -204,9 +205,8 @@ struct Table {
 Table make_table() {
   Table t;
 #ifdef ONYX_VM_X86
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl")) {
+  const CpuFeatures& f = cpu_features();
+  if (f.avx512f && f.avx512dq && f.avx512vl) {
     t.exp = map16<exp16_avx512>;
     t.sigmoid = map16<sigmoid16_avx512>;
     t.swish = swish_avx512;

@@ -1,4 +1,5 @@
 #include "cpu/half_convert.h"
+#include "base/cpu_features.h"
 
 #include "onyx/dtype.h"
 
@@ -28,13 +29,7 @@ __attribute__((target("avx,f16c"))) void to_floats_f16c(const uint16_t* x, float
   for (; i < n; ++i) y[i] = half_to_float(x[i]);
 }
 
-bool has_f16c() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-  }();
-  return yes;
-}
+bool has_f16c() { return cpu_features().f16c; }
 #endif
 
 }  // namespace

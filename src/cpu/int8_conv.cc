@@ -1,4 +1,5 @@
 #include "cpu/int8_conv.h"
+#include "base/cpu_features.h"
 
 #include <algorithm>
 #include <cstring>
@@ -230,14 +231,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void widen_row_avx512(const
   }
 }
 
-bool has_avx512bw_vl() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl");
-  }();
-  return yes;
-}
+bool has_avx512bw_vl() { return cpu_features().avx512f && cpu_features().avx512bw && cpu_features().avx512vl; }
 #endif
 
 // Input row (x - x_zp) into the zero-padded row of the plane, phase by phase:
@@ -319,13 +313,7 @@ void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w
 }
 
 #ifdef ONYX_CONV_X86
-bool has_avx512() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return yes;
-}
+bool has_avx512() { return cpu_features().avx512f; }
 
 // 16 lanes of requantize's SSE2 steps, the last, partial vector masked; the
 // clamped values fit the output type, so vpmovdb's truncation is the
@@ -406,13 +394,7 @@ __attribute__((target("avx512f,avx512bw"))) void transpose_16x64(const uint8_t* 
   }
 }
 
-bool has_avx512bw() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-  }();
-  return yes;
-}
+bool has_avx512bw() { return cpu_features().avx512f && cpu_features().avx512bw; }
 #endif
 
 }  // namespace

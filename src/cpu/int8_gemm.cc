@@ -1,4 +1,5 @@
 #include "cpu/int8_gemm.h"
+#include "base/cpu_features.h"
 
 #include <algorithm>
 #include <cstring>
@@ -258,15 +259,10 @@ int32_t zero_point_at(const std::vector<int32_t>& zp, int64_t i) {
 
 Int8Isa int8_gemm_best_isa() {
 #ifdef ONYX_INT8_X86
-  static const Int8Isa best = [] {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vnni"))
-      return Int8Isa::Avx512Vnni;
-    if (__builtin_cpu_supports("avx2")) return Int8Isa::Avx2;
-    return Int8Isa::Scalar;
-  }();
-  return best;
+  const CpuFeatures& f = cpu_features();
+  if (f.avx512f && f.avx512bw && f.avx512vnni) return Int8Isa::Avx512Vnni;
+  if (f.avx2) return Int8Isa::Avx2;
+  return Int8Isa::Scalar;
 #else
   return Int8Isa::Scalar;
 #endif

@@ -11,6 +11,7 @@
 // Depthwise convolutions run a row kernel per (pair of channel blocks,
 // output row): edge pixels over their valid taps, the rest in tiles of 8.
 #include "cpu/nchwc_conv.h"
+#include "base/cpu_features.h"
 
 #include <algorithm>
 #include <array>
@@ -31,16 +32,8 @@ using nchwc::TileArgs;
 using nchwc::TileFn;
 
 bool nchwc_direct_available() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static bool ok = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  }();
-  return ok;
-#else
-  return false;
-#endif
+  const CpuFeatures& f = cpu_features();
+  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
 }
 
 namespace {

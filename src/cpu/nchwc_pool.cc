@@ -1,4 +1,5 @@
 #include "cpu/nchwc_pool.h"
+#include "base/cpu_features.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -58,17 +59,7 @@ struct Vec {
 #pragma GCC pop_options
 #endif
 
-bool has_avx512() {
-#ifdef ONYX_POOL_X86
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return yes;
-#else
-  return false;
-#endif
-}
+bool has_avx512() { return cpu_features().avx512f; }
 
 RowFn row_kernel(int block) {
 #ifdef ONYX_POOL_X86

@@ -1,4 +1,5 @@
 #include "cpu/quantize_8bit.h"
+#include "base/cpu_features.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,26 +21,9 @@ uint8_t quantize_one(float x, float scale, float zp, float lo, float hi) {
   return static_cast<uint8_t>(static_cast<int32_t>(std::min(std::max(r, lo), hi)));
 }
 
-bool has_avx2() {
-#ifdef ONYX_Q8_X86
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return yes;
-#else
-  return false;
-#endif
-}
+bool has_avx2() { return cpu_features().avx2; }
 
-bool has_avx2_fma() {
-#ifdef ONYX_Q8_X86
-  static const bool yes = has_avx2() && __builtin_cpu_supports("fma") != 0;
-  return yes;
-#else
-  return false;
-#endif
-}
+bool has_avx2_fma() { return cpu_features().avx2 && cpu_features().fma; }
 
 #ifdef ONYX_Q8_X86
 ONYX_TARGET_AVX2 int64_t quantize_avx2(const float* x, int64_t n, float scale, float zp, bool is_signed, uint8_t* y) {

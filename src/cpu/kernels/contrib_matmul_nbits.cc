@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cpu/cpu_provider.h"
+#include "base/cpu_features.h"
 #include "cpu/float_values.h"
 #include "cpu/gemm.h"
 
@@ -273,13 +274,7 @@ ONYX_TARGET_AVX2 float row_dot_8bit_avx2(const NBitsShape& s, const uint8_t* cod
   return hsum(total);
 }
 
-bool has_avx2() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return yes;
-}
+bool has_avx2() { return cpu_features().avx2 && cpu_features().fma; }
 #endif
 
 using RowDot = float (*)(const NBitsShape&, const uint8_t*, const float*, const float*);

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "opt/passes/channel_affine.h"
+#include "base/cpu_features.h"
 #include "opt/passes/passes.h"
 #include "opt/rewrite.h"
 
@@ -21,12 +22,7 @@ namespace onyx {
 namespace {
 
 int preferred_block() {
-#if defined(__x86_64__) || defined(__i386__)
-  static int b = __builtin_cpu_supports("avx512f") ? 16 : 8;
-  return b;
-#else
-  return 8;
-#endif
+  return cpu_features().avx512f ? 16 : 8;  // the CPU kernels' block (dnnl_preferred_block)
 }
 
 bool perm_is(const Node& n, const std::vector<int64_t>& perm) {

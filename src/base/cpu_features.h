@@ -1,0 +1,32 @@
+// What the CPU this process runs on can execute, read once. SIMD paths are
+// compiled with target attributes beside the baseline x86-64 code and picked
+// at run time by these flags; elsewhere every flag is false.
+#pragma once
+
+namespace onyx {
+
+struct CpuFeatures {
+  bool avx2 = false, fma = false, f16c = false;
+  bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false, avx512vnni = false;
+};
+
+inline const CpuFeatures& cpu_features() {
+  static const CpuFeatures features = [] {
+    CpuFeatures c;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    c.avx2 = __builtin_cpu_supports("avx2");
+    c.fma = __builtin_cpu_supports("fma");
+    c.f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    c.avx512f = __builtin_cpu_supports("avx512f");
+    c.avx512bw = __builtin_cpu_supports("avx512bw");
+    c.avx512dq = __builtin_cpu_supports("avx512dq");
+    c.avx512vl = __builtin_cpu_supports("avx512vl");
+    c.avx512vnni = __builtin_cpu_supports("avx512vnni");
+#endif
+    return c;
+  }();
+  return features;
+}
+
+}  // namespace onyx

@@ -92,6 +92,11 @@ MATMUL_NBITS = [
     Case("MatMulNBits_4bit_3d_batch", _mnb(7, 64, 12, 4, 32, lead=(2,))),
     Case("MatMulNBits_4bit_runtime_B", _mnb(3, 80, 6, 4, 16, zp="u8", bias=True, const=False)),
     Case("MatMulNBits_4bit_runtime_B_M1", _mnb(1, 80, 6, 4, 16, zp="f", const=False)),
+    # More than 4 rows with B not kept as float (fed at run time, or over 4 MiB as float): the
+    # column-tiled dequantize-and-multiply path.
+    Case("MatMulNBits_4bit_runtime_B_M9", _mnb(9, 96, 21, 4, 32, zp="u8", bias=True, const=False), atol=1e-4),
+    Case("MatMulNBits_4bit_runtime_B_g_idx_M6", _mnb(6, 64, 10, 4, 16, zp="f", const=False, g_idx=True), atol=1e-4),
+    Case("MatMulNBits_4bit_large_B_tiled_M6", _mnb(6, 1024, 1040, 4, 32, zp="u8", bias=True), atol=2e-4),
     Case("MatMulNBits_4bit_g_idx", _mnb(3, 64, 8, 4, 16, g_idx=True)),
     Case("MatMulNBits_4bit_g_idx_M1", _mnb(1, 64, 8, 4, 16, zp="f", g_idx=True), atol=1e-4),
     Case("MatMulNBits_8bit", _mnb(3, 64, 8, 8, 32), rtol=1e-4, atol=1e-3),

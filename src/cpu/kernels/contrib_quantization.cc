@@ -75,51 +75,6 @@ void qlinear_mul_run(const Q* a, int64_t sa, const Q* b, int64_t sb, Q* y, int64
   }
 }
 
-// Calls run(offset_a, stride_a, offset_b, stride_b, offset_y, count) over
-// runs along the innermost non-unit output dimension.
-template <class F>
-void for_each_broadcast_run(const Shape& as, const Shape& bs, const Shape& ys, F&& run) {
-  int64_t n = shape_numel(ys);
-  if (n == 0) return;
-  int64_t na = shape_numel(as), nb = shape_numel(bs);
-  if ((na == n || na == 1) && (nb == n || nb == 1)) {  // no real broadcast: one run
-    run(0, na == 1 ? 0 : 1, 0, nb == 1 ? 0 : 1, 0, n);
-    return;
-  }
-  Shape out = ys;
-  while (out.size() > 1 && out.back() == 1) out.pop_back();
-  Shape a = as, b = bs;
-  auto trim = [&](Shape& s) {
-    while (s.size() > out.size()) {
-      if (s.back() != 1) break;
-      s.pop_back();
-    }
-  };
-  trim(a);
-  trim(b);
-  if (out.empty()) {
-    run(0, 1, 0, 1, 0, 1);
-    return;
-  }
-  std::vector<int64_t> sa = broadcast_strides(a, out), sb = broadcast_strides(b, out);
-  int rank = static_cast<int>(out.size());
-  int64_t inner = out[rank - 1];
-  std::vector<int64_t> idx(rank, 0);
-  int64_t oa = 0, ob = 0;
-  for (int64_t i = 0; i < n; i += inner) {
-    run(oa, sa[rank - 1], ob, sb[rank - 1], i, inner);
-    for (int d = rank - 2; d >= 0; --d) {
-      ++idx[d];
-      oa += sa[d];
-      ob += sb[d];
-      if (idx[d] < out[d]) break;
-      oa -= sa[d] * out[d];
-      ob -= sb[d] * out[d];
-      idx[d] = 0;
-    }
-  }
-}
-
 template <bool kMul>
 void run_qlinear_binary(KernelContext& ctx) {
   const char* op = kMul ? "QLinearMul" : "QLinearAdd";

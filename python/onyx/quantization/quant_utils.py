@@ -6,7 +6,21 @@ from enum import Enum
 import numpy as np
 
 
-class QuantType(Enum):
+class _NamedEnum(Enum):
+    """An enum printed by name and parsed from its name, as onnxruntime's are."""
+
+    def __str__(self):
+        return self.name
+
+    @classmethod
+    def from_string(cls, name):
+        try:
+            return cls[name]
+        except KeyError:
+            raise ValueError(f"unknown {cls.__name__} {name!r}") from None
+
+
+class QuantType(_NamedEnum):
     QInt8 = 0
     QUInt8 = 1
     QFLOAT8E4M3FN = 2
@@ -15,30 +29,10 @@ class QuantType(Enum):
     QInt4 = 5
     QUInt4 = 6
 
-    def __str__(self):
-        return self.name
 
-    @staticmethod
-    def from_string(t):
-        try:
-            return QuantType[t]
-        except KeyError:
-            raise ValueError(f"unknown QuantType {t!r}") from None
-
-
-class QuantFormat(Enum):
+class QuantFormat(_NamedEnum):
     QOperator = 0
     QDQ = 1
-
-    def __str__(self):
-        return self.name
-
-    @staticmethod
-    def from_string(f):
-        try:
-            return QuantFormat[f]
-        except KeyError:
-            raise ValueError(f"unknown QuantFormat {f!r}") from None
 
 
 # (numpy dtype, TensorProto elem type) of the 8-bit types Onyx's quantizer writes.

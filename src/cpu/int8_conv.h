@@ -2,7 +2,8 @@
 // (x - x_zp) * (w - w_zp) over 1-D and 2-D kernels, equal to the plain loop.
 // Convolutions with several output channels per group run as the int8 GEMM
 // on channel-last rows of the input (im2col only when the kernel is not a
-// plain 1x1); one output channel per group (depthwise) is a direct loop.
+// plain 1x1); one output channel per group (depthwise) is a direct loop, over
+// planes for channels-first input and over channel vectors for channels-last.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -28,10 +29,11 @@ struct Int8ConvWeights {
 };
 
 struct Int8ConvInput {
-  const void* x = nullptr;  // [N, C, spatial...]
+  const void* x = nullptr;  // [N, C, spatial...], or [N, spatial..., C] when channels_last
   bool is_signed = false;
   int32_t zero_point = 0;
   int64_t N = 0, C = 0;
+  bool channels_last = false;
 };
 
 // Receives the int32 sums of image n, output channels [m0, m1), output pixels
@@ -53,6 +55,9 @@ std::shared_ptr<const Int8ConvWeights> prepare_int8_conv_weights(const Tensor* w
 // w_zero_points: 1 or M values.
 void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvWeights& w,
                const std::vector<int32_t>& w_zero_points, const Int8ConvSink& sink, ThreadPool* pool);
+// The same with a chosen kernel family (tests compare all the CPU runs).
+void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvWeights& w,
+               const std::vector<int32_t>& w_zero_points, const Int8ConvSink& sink, ThreadPool* pool, Int8Isa isa);
 
 // out[i] = requantize(acc[i] + bias[j], mult[j]) with j = per_element ? i : 0
 // (bias may be null) into uint8, or int8 when is_signed: the same int32 and

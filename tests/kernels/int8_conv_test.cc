@@ -35,6 +35,9 @@ std::vector<ConvCase> cases() {
       {1, 3, 5, 131, 3, 3, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, true, false, true},    // wide rows: vector widening
       {1, 2, 4, 150, 2, 2, 3, 3, {1, 2}, {1, 1}, {0, 2, 1, 0}, true, true, true, false},
       {1, 2, 3, 97, 2, 2, 3, 3, {1, 1}, {1, 2}, {1, 3, 0, 2}, false, true, false, true},
+      {2, 40, 9, 8, 40, 40, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false, false, true},  // 16-channel blocks + tail
+      {1, 35, 7, 7, 35, 35, 3, 3, {2, 2}, {1, 1}, {0, 1, 1, 0}, true, true, true, true},
+      {1, 48, 6, 5, 48, 48, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, false, true, false, false},
   };
 }
 
@@ -137,6 +140,96 @@ TEST(Int8Conv, QLinearConvMatchesPlainLoop) {
         ASSERT_EQ(y[0].int_at(i), static_cast<int64_t>(q)) << "case C=" << c.C << " M=" << c.M << " group=" << c.group
                                                            << " at " << i;
       }
+    }
+}
+
+// [N, C, spatial...] -> [N, spatial..., C] for 8-bit tensors, and back when to_last is false.
+Tensor move_channels(const Tensor& t, bool to_last) {
+  const Shape& s = t.shape();
+  const int64_t N = s[0], C = to_last ? s[1] : s.back(), HW = t.numel() / (N * C);
+  Shape out = {N};
+  if (to_last) {
+    out.insert(out.end(), s.begin() + 2, s.end());
+    out.push_back(C);
+  } else {
+    out.push_back(C);
+    out.insert(out.end(), s.begin() + 1, s.end() - 1);
+  }
+  Tensor r = Tensor::zeros(t.dtype(), out);
+  const auto* src = static_cast<const uint8_t*>(t.raw());
+  auto* dst = static_cast<uint8_t*>(r.raw());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < HW; ++p) {
+        const int64_t chw = (n * C + c) * HW + p, hwc = (n * HW + p) * C + c;
+        if (to_last) dst[hwc] = src[chw];
+        else dst[chw] = src[hwc];
+      }
+  return r;
+}
+
+std::vector<uint8_t> bytes_of(const Tensor& t) {
+  const auto* p = static_cast<const uint8_t*>(t.raw());
+  return {p, p + t.numel()};
+}
+
+// com.microsoft QLinearConv with channels_last: the NHWC output is the
+// channels-first op's output with its channels moved last, byte for byte.
+TEST(Int8Conv, ChannelsLastQLinearConvMatchesChannelsFirst) {
+  std::mt19937 rng(5);
+  ThreadPool pool(2);
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool})
+    for (const ConvCase& c : cases()) {
+      const int32_t xz = c.x_signed ? 7 : 140, yz = c.y_signed ? -4 : 100;
+      Built b = build(c, xz, rng);
+      std::vector<Tensor> inputs = {b.x, Tensor::scalar<float>(0.03f), scalar_8bit(c.x_signed, xz), b.w, b.ws, b.wz,
+                                    Tensor::scalar<float>(0.02f), scalar_8bit(c.y_signed, yz), b.bias};
+      auto want = run_op(make_node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"},
+                                   attrs_of(c)),
+                         inputs, 10, p);
+      auto attrs = attrs_of(c);
+      attrs["channels_last"] = attr_int(1);
+      inputs[0] = move_channels(b.x, true);
+      auto got = run_op(make_node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"}, attrs,
+                                  "com.microsoft"),
+                        inputs, 1, p);
+      ASSERT_EQ(got[0].shape(), move_channels(want[0], true).shape());
+      EXPECT_EQ(bytes_of(move_channels(got[0], false)), bytes_of(want[0]))
+          << "case C=" << c.C << " M=" << c.M << " group=" << c.group;
+    }
+}
+
+// The int32 sums of channel-last input, from every kernel family this CPU runs.
+TEST(Int8Conv, ChannelsLastSumsMatchPlainLoopOnEveryIsa) {
+  std::mt19937 rng(9);
+  std::vector<Int8Isa> isas = {Int8Isa::Scalar};
+  if (int8_gemm_best_isa() != Int8Isa::Scalar) isas.push_back(int8_gemm_best_isa());
+  for (Int8Isa isa : isas)
+    for (const ConvCase& c : cases()) {
+      const int32_t xz = c.x_signed ? -11 : 99;
+      Built b = build(c, xz, rng);
+      const bool one_d = c.H == 0;
+      std::vector<int64_t> in_sp = one_d ? std::vector<int64_t>{c.W} : std::vector<int64_t>{c.H, c.W};
+      std::vector<int64_t> ksp = one_d ? std::vector<int64_t>{c.KW} : std::vector<int64_t>{c.KH, c.KW};
+      SpatialAttrs sa;
+      sa.strides = one_d ? std::vector<int64_t>{c.strides.back()} : c.strides;
+      sa.dilations = one_d ? std::vector<int64_t>{c.dilations.back()} : c.dilations;
+      sa.pads = one_d ? std::vector<int64_t>{c.pads[0], c.pads[1]} : c.pads;
+      const SpatialGeometry g = compute_geometry(in_sp, sa, ksp);
+      const int64_t P = g.out_size();
+      auto w = prepare_int8_conv_weights(&b.w, c.group);
+      std::vector<int32_t> wzp;
+      for (int64_t m = 0; m < b.wz.numel(); ++m) wzp.push_back(value_at(b.wz, m));
+      const Tensor x = move_channels(b.x, true);
+      std::vector<int32_t> got(b.acc.size(), -1);
+      Int8ConvSink sink{[&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
+                            int64_t ps) {
+        for (int64_t m = m0; m < m1; ++m)
+          for (int64_t i = 0; i < count; ++i) got[(n * c.M + m) * P + p0 + i] = acc[(m - m0) * ms + i * ps];
+      }};
+      int8_conv(Int8ConvInput{x.raw(), c.x_signed, xz, c.N, c.C, true}, g, *w, wzp, sink, nullptr, isa);
+      EXPECT_EQ(got, b.acc) << "case C=" << c.C << " M=" << c.M << " group=" << c.group << " isa "
+                            << static_cast<int>(isa);
     }
 }
 

@@ -287,16 +287,32 @@ KernelFactory dynamic_quantize_factory() {
 bool is_8bit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
 
 // Adds the bias and requantizes the int32 sums of the fast convolution into
-// the NCHW 8-bit output (transposing blocks that come pixel by pixel).
+// the 8-bit output: NCHW (transposing blocks that come pixel by pixel) or,
+// when channels_last, NHWC (transposing blocks that come channel by channel).
 Int8ConvSink requantize_sink(uint8_t* out, bool is_signed, int64_t M, int64_t P, const int32_t* bias,
-                             const std::vector<float>& mult, float zero) {
+                             const std::vector<float>& mult, float zero, bool channels_last) {
   return {[=, &mult](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
                      int64_t ps) {
     const int64_t mc = m1 - m0;
-    if (ps == 1) {
+    const bool contiguous_rows = channels_last ? ms == 1 : ps == 1;
+    if (contiguous_rows && !channels_last) {
       for (int64_t m = m0; m < m1; ++m)
         requantize_8bit(acc + (m - m0) * ms, count, bias ? bias + m : nullptr, &mult[m], false, zero, is_signed,
                         out + (n * M + m) * P + p0);
+      return;
+    }
+    if (contiguous_rows) {
+      for (int64_t i = 0; i < count; ++i)
+        requantize_8bit(acc + i * ps, mc, bias ? bias + m0 : nullptr, mult.data() + m0, true, zero, is_signed,
+                        out + (n * P + p0 + i) * M + m0);
+      return;
+    }
+    if (channels_last) {
+      std::vector<uint8_t> planes(static_cast<size_t>(count * mc));
+      for (int64_t m = m0; m < m1; ++m)
+        requantize_8bit(acc + (m - m0) * ms, count, bias ? bias + m : nullptr, &mult[m], false, zero, is_signed,
+                        planes.data() + (m - m0) * count);
+      transpose_8bit(planes.data(), mc, count, count, out + (n * P + p0) * M + m0, M);
       return;
     }
     std::vector<uint8_t> rows(static_cast<size_t>(count * mc));
@@ -309,10 +325,13 @@ Int8ConvSink requantize_sink(uint8_t* out, bool is_signed, int64_t M, int64_t P,
 
 // QLinearConv: integer convolution of (x - x_zp) and (w - w_zp) accumulated in
 // int32, plus the int32 bias, requantized with x_scale * w_scale / y_scale.
+// ORT's com.microsoft version adds channels_last: x [N, spatial..., C] and y
+// [N, spatial..., M] (what the int8 layout pass and ORT's NHWC transformer write).
 KernelFactory qlinear_conv_factory() {
   return lambda_factory([](const KernelInitContext& ic) {
     SpatialAttrs sa = SpatialAttrs::read(ic);
     int64_t group = ic.get_int("group", 1);
+    const bool channels_last = ic.get_int("channels_last", 0) != 0;
     std::shared_ptr<const Int8ConvWeights> packed = prepare_int8_conv_weights(ic.constant_input(3), group);
     return [=](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
@@ -330,7 +349,7 @@ KernelFactory qlinear_conv_factory() {
       if (xs.numel() != 1 || xz.numel() != 1 || ys.numel() != 1 || yz.numel() != 1)
         kernel_fail("x/y scales and zero points must be scalars");
       if (group <= 0) kernel_fail("group must be positive");
-      const int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0), Cg = w.dim(1);
+      const int64_t N = x.dim(0), C = channels_last ? x.dim(x.rank() - 1) : x.dim(1), M = w.dim(0), Cg = w.dim(1);
       if (C != Cg * group || M % group != 0)
         kernel_fail("input channels " + std::to_string(C) + " / weight " + shape_to_string(w.shape()) +
                     " do not match group " + std::to_string(group));
@@ -338,14 +357,20 @@ KernelFactory qlinear_conv_factory() {
       if (wz.numel() != 1 && wz.numel() != M) kernel_fail("w_zero_point must have 1 or M=" + std::to_string(M) + " values");
       if (bias && bias->numel() != M) kernel_fail("bias must have M=" + std::to_string(M) + " values");
       if (bias && bias->dtype() != DataType::Int32) kernel_fail("bias must be int32");
-      std::vector<int64_t> in_sp(x.shape().begin() + 2, x.shape().end());
+      std::vector<int64_t> in_sp(x.shape().begin() + (channels_last ? 1 : 2), x.shape().end() - (channels_last ? 1 : 0));
       std::vector<int64_t> ksp(w.shape().begin() + 2, w.shape().end());
       if (!sa.kernel.empty() && sa.kernel != ksp) kernel_fail("kernel_shape does not match the weight shape");
       SpatialGeometry g = compute_geometry(in_sp, sa, ksp);
-      Shape yshape = {N, M};
+      Shape yshape = {N};
+      if (!channels_last) yshape.push_back(M);
       for (auto o : g.out) yshape.push_back(o);
+      if (channels_last) yshape.push_back(M);
+      const bool fast = is_8bit(x.dtype()) && is_8bit(w.dtype()) && is_8bit(yz.dtype()) && int8_conv_supported(g) && Cg > 0;
+      if (channels_last && !fast)
+        kernel_fail("QLinearConv with channels_last runs 8-bit 1-D and 2-D convolutions only, got input " +
+                    shape_to_string(x.shape()) + " and weight " + shape_to_string(w.shape()));
       Tensor& y = ctx.allocate_output(0, yz.dtype(), yshape);
-      if (is_8bit(x.dtype()) && is_8bit(w.dtype()) && is_8bit(yz.dtype()) && int8_conv_supported(g) && Cg > 0) {
+      if (fast) {
         std::shared_ptr<const Int8ConvWeights> wp = packed ? packed : prepare_int8_conv_weights(&w, group);
         std::vector<int32_t> wzp(static_cast<size_t>(wz.numel()));
         for (int64_t m = 0; m < wz.numel(); ++m) wzp[m] = static_cast<int32_t>(wz.int_at(m));
@@ -353,11 +378,12 @@ KernelFactory qlinear_conv_factory() {
         const float xsv = static_cast<float>(xs.float_at(0)), ysv = static_cast<float>(ys.float_at(0));
         for (int64_t m = 0; m < M; ++m) mult[m] = xsv * static_cast<float>(ws.float_at(ws.numel() == 1 ? 0 : m)) / ysv;
         const int32_t* bp = bias ? bias->data<int32_t>() : nullptr;
-        Int8ConvInput in{x.raw(), x.dtype() == DataType::Int8, static_cast<int32_t>(xz.int_at(0)), N, C};
+        Int8ConvInput in{x.raw(), x.dtype() == DataType::Int8, static_cast<int32_t>(xz.int_at(0)), N, C, channels_last};
         const float zero = static_cast<float>(yz.int_at(0));
         const int64_t P = g.out_size();
         int8_conv(in, g, *wp, wzp,
-                  requantize_sink(static_cast<uint8_t*>(y.raw()), yz.dtype() == DataType::Int8, M, P, bp, mult, zero),
+                  requantize_sink(static_cast<uint8_t*>(y.raw()), yz.dtype() == DataType::Int8, M, P, bp, mult, zero,
+                                  channels_last),
                   ctx.thread_pool());
         return;
       }
@@ -512,6 +538,7 @@ void register_quantization(KernelRegistry& r) {
   r.add("DequantizeLinear", 1, kMaxOpset, dequantize_factory(), "com.microsoft");
   r.add("DynamicQuantizeLinear", 11, kMaxOpset, dynamic_quantize_factory());
   r.add("QLinearConv", 10, kMaxOpset, qlinear_conv_factory());
+  r.add("QLinearConv", 1, kMaxOpset, qlinear_conv_factory(), "com.microsoft");
 }
 
 }  // namespace onyx

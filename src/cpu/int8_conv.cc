@@ -378,23 +378,48 @@ void depthwise_pixel_scalar(const DepthwisePlan& p, const uint8_t* const* ptr, b
 
 #ifdef ONYX_CONV_X86
 // 16 channels at a time: the bytes of taps 2p and 2p + 1 interleaved and
-// widened to 16 bits, then vpmaddwd against the interleaved weights.
+// widened to 16 bits, then vpmaddwd against the interleaved weights. NB
+// blocks of 16 channels together: independent sums hide vpmaddwd's latency.
+template <bool Signed, int NB>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void depthwise_blocks_avx512(const DepthwisePlan& p,
+                                                                                       const uint8_t* const* ptr,
+                                                                                       int64_t b0, int32_t* acc) {
+  __m512i sum[NB];
+  __mmask16 mask[NB];
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) {
+    const int64_t left = p.C - (b0 + j) * 16;
+    mask[j] = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    sum[j] = _mm512_loadu_si512(p.neg_correction.data() + (b0 + j) * 16);
+  }
+  for (int64_t k = 0; k < p.pairs; ++k) {
+    const uint8_t *pa = ptr[2 * k], *pb = ptr[2 * k + 1];
+    const int16_t* w = p.paired.data() + (k * p.blocks + b0) * 32;
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) {
+      const int64_t c0 = (b0 + j) * 16;
+      const __m128i a = _mm_maskz_loadu_epi8(mask[j], pa + c0), b = _mm_maskz_loadu_epi8(mask[j], pb + c0);
+      const __m256i ab =
+          _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(a, b)), _mm_unpackhi_epi8(a, b), 1);
+      const __m512i x = Signed ? _mm512_cvtepi8_epi16(ab) : _mm512_cvtepu8_epi16(ab);
+      sum[j] = _mm512_add_epi32(sum[j], _mm512_madd_epi16(x, _mm512_loadu_si512(w + j * 32)));
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) _mm512_mask_storeu_epi32(acc + (b0 + j) * 16, mask[j], sum[j]);
+}
+
+template <bool Signed>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void depthwise_pixel_avx512(const DepthwisePlan& p,
                                                                                 const uint8_t* const* ptr,
-                                                                                bool is_signed, int32_t* acc) {
-  for (int64_t b = 0; b < p.blocks; ++b) {
-    const int64_t c0 = b * 16, left = p.C - c0;
-    const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
-    __m512i sum = _mm512_loadu_si512(p.neg_correction.data() + c0);
-    for (int64_t k = 0; k < p.pairs; ++k) {
-      const __m128i a = _mm_maskz_loadu_epi8(m, ptr[2 * k] + c0), bb = _mm_maskz_loadu_epi8(m, ptr[2 * k + 1] + c0);
-      const __m256i ab = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(a, bb)),
-                                                 _mm_unpackhi_epi8(a, bb), 1);
-      const __m512i x = is_signed ? _mm512_cvtepi8_epi16(ab) : _mm512_cvtepu8_epi16(ab);
-      const __m512i w = _mm512_loadu_si512(p.paired.data() + (k * p.blocks + b) * 32);
-      sum = _mm512_add_epi32(sum, _mm512_madd_epi16(x, w));
-    }
-    _mm512_mask_storeu_epi32(acc + c0, m, sum);
+                                                                                int32_t* acc) {
+  int64_t b = 0;
+  for (; b + 4 <= p.blocks; b += 4) depthwise_blocks_avx512<Signed, 4>(p, ptr, b, acc);
+  switch (p.blocks - b) {
+    case 3: depthwise_blocks_avx512<Signed, 3>(p, ptr, b, acc); break;
+    case 2: depthwise_blocks_avx512<Signed, 2>(p, ptr, b, acc); break;
+    case 1: depthwise_blocks_avx512<Signed, 1>(p, ptr, b, acc); break;
+    default: break;
   }
 }
 #endif
@@ -416,13 +441,24 @@ void depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const Int8Co
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / g.OH, oh = t % g.OH;
       const uint8_t* image = src + n * g.H * g.W * C;
+      const int64_t ih0 = oh * g.SH - g.PT;
+      const bool rows_inside = ih0 >= 0 && ih0 + (g.KH - 1) * g.DH < g.H;
+      bool last_inside = false;
       for (int64_t ow = 0; ow < g.OW; ++ow) {
-        tap_pointers(image, pad_row.data(), C, g, oh, ow, ptr.data());
-        if (taps % 2) ptr[taps] = ptr[taps - 1];  // partner of the last tap, weight 0
+        const int64_t iw0 = ow * g.SW - g.PL;
+        const bool inside = rows_inside && iw0 >= 0 && iw0 + (g.KW - 1) * g.DW < g.W;
+        if (inside && last_inside) {  // the previous pixel's taps, one stride on
+          for (auto& q : ptr) q += g.SW * C;
+        } else {
+          tap_pointers(image, pad_row.data(), C, g, oh, ow, ptr.data());
+          if (taps % 2) ptr[taps] = ptr[taps - 1];  // partner of the last tap, weight 0
+        }
+        last_inside = inside;
         int32_t* acc = tile.data() + ow * C;
 #ifdef ONYX_CONV_X86
         if (simd) {
-          depthwise_pixel_avx512(plan, ptr.data(), x.is_signed, acc);
+          if (x.is_signed) depthwise_pixel_avx512<true>(plan, ptr.data(), acc);
+          else depthwise_pixel_avx512<false>(plan, ptr.data(), acc);
           continue;
         }
 #endif
@@ -434,27 +470,60 @@ void depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const Int8Co
 }
 
 #ifdef ONYX_CONV_X86
-bool has_avx512() { return cpu_features().avx512f; }
 
-// 16 lanes of requantize's SSE2 steps, the last, partial vector masked; the
-// clamped values fit the output type, so vpmovdb's truncation is the
-// conversion.
-__attribute__((target("avx512f"))) void requantize_avx512(const int32_t* acc, int64_t n, const int32_t* bias,
+// requantize's steps on 16 lanes, reordered: clamping acc * m to
+// [lo - zero, hi - zero] before rounding gives the same integers as clamping
+// after (the bounds are integers and rounding is monotonic), and keeps the
+// conversion in int32 range; the zero point is then an integer add and
+// vpmovdb's truncation the narrowing.
+struct Requant16 {
+  __m512 lo, hi;
+  __m512i zero;
+};
+
+__attribute__((target("avx512f"))) inline Requant16 requant16_setup(float zero, float lo, float hi) {
+  return {_mm512_set1_ps(lo - zero), _mm512_set1_ps(hi - zero), _mm512_set1_epi32(static_cast<int32_t>(zero))};
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void requant16_store(const Requant16& q, __m512i acc, __m512 m,
+                                                               __mmask16 k, uint8_t* out) {
+  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), m);
+  v = _mm512_min_ps(_mm512_max_ps(v, q.lo), q.hi);
+  // Narrowed in a register: vpmovdb straight to memory is a slow store.
+  const __m128i bytes = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), q.zero));
+  if (k == 0xFFFF) _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
+  else _mm_mask_storeu_epi8(out, k, bytes);
+}
+
+// 16 at a time, the last, partial vector masked.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void requantize_avx512(const int32_t* acc, int64_t n, const int32_t* bias,
                                                           const float* mult, bool per_element, float zero, float lo,
                                                           float hi, uint8_t* out) {
-  const __m512 vz = _mm512_set1_ps(zero), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  const __m512 vbig = _mm512_set1_ps(4194304.f), vnbig = _mm512_set1_ps(-4194304.f);
+  const Requant16 q = requant16_setup(zero, lo, hi);
   const __m512 one = _mm512_set1_ps(mult[0]);
   const __m512i one_bias = _mm512_set1_epi32(bias ? bias[0] : 0);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
-    __m512 m = per_element ? _mm512_maskz_loadu_ps(k, mult + i) : one;
-    __m512i b = bias && per_element ? _mm512_maskz_loadu_epi32(k, bias + i) : one_bias;
-    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + i), b)), m);
-    v = _mm512_min_ps(_mm512_max_ps(v, vnbig), vbig);
-    v = _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtps_epi32(v)), vz);
-    v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
-    _mm512_mask_cvtepi32_storeu_epi8(out + i, k, _mm512_cvttps_epi32(v));
+    const __m512 m = per_element ? _mm512_maskz_loadu_ps(k, mult + i) : one;
+    const __m512i b = bias && per_element ? _mm512_maskz_loadu_epi32(k, bias + i) : one_bias;
+    requant16_store(q, _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + i), b), m, k, out + i);
+  }
+}
+
+// requantize_avx512 over a [rows][cols] block with one multiplier and bias
+// per column: each 16-column slice loads them once for all rows.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void requantize_rows_avx512(const int32_t* acc, int64_t rows, int64_t cols,
+                                                               int64_t lda, const int32_t* bias, const float* mult,
+                                                               float zero, float lo, float hi, uint8_t* out,
+                                                               int64_t ldo) {
+  const Requant16 q = requant16_setup(zero, lo, hi);
+  for (int64_t c = 0; c < cols; c += 16) {
+    const __mmask16 k = cols - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (cols - c)) - 1);
+    const __m512 m = _mm512_maskz_loadu_ps(k, mult + c);
+    const __m512i b = bias ? _mm512_maskz_loadu_epi32(k, bias + c) : _mm512_setzero_si512();
+    for (int64_t r = 0; r < rows; ++r)
+      requant16_store(q, _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + r * lda + c), b), m, k,
+                      out + r * ldo + c);
   }
 }
 
@@ -523,7 +592,7 @@ bool has_avx512bw() { return cpu_features().avx512f && cpu_features().avx512bw; 
 void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, bool per_element,
                      float zero, bool is_signed, uint8_t* out) {
 #ifdef ONYX_CONV_X86
-  if (has_avx512())
+  if (has_avx512bw_vl())
     return requantize_avx512(acc, n, bias, mult, per_element, zero, is_signed ? -128.f : 0.f,
                              is_signed ? 127.f : 255.f, out);
 #endif
@@ -543,6 +612,16 @@ void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const f
       else requantize(buf, len, mult[0], zero, out + i);
     }
   }
+}
+
+void requantize_rows_8bit(const int32_t* acc, int64_t rows, int64_t cols, int64_t lda, const int32_t* bias,
+                          const float* mult, float zero, bool is_signed, uint8_t* out, int64_t ldo) {
+#ifdef ONYX_CONV_X86
+  if (has_avx512bw_vl())
+    return requantize_rows_avx512(acc, rows, cols, lda, bias, mult, zero, is_signed ? -128.f : 0.f,
+                                  is_signed ? 127.f : 255.f, out, ldo);
+#endif
+  for (int64_t r = 0; r < rows; ++r) requantize_8bit(acc + r * lda, cols, bias, mult, true, zero, is_signed, out + r * ldo);
 }
 
 void transpose_8bit(const uint8_t* src, int64_t rows, int64_t cols, int64_t lds, uint8_t* dst, int64_t ldd) {

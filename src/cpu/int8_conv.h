@@ -66,6 +66,11 @@ void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvW
 void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, bool per_element,
                      float zero, bool is_signed, uint8_t* out);
 
+// requantize_8bit of each row r < rows: out[r * ldo + c] from acc[r * lda + c]
+// with bias[c] (may be null) and mult[c].
+void requantize_rows_8bit(const int32_t* acc, int64_t rows, int64_t cols, int64_t lda, const int32_t* bias,
+                          const float* mult, float zero, bool is_signed, uint8_t* out, int64_t ldo);
+
 // dst[c * ldd + r] = src[r * lds + c] for bytes, in 16 x 16 SSE2 blocks.
 void transpose_8bit(const uint8_t* src, int64_t rows, int64_t cols, int64_t lds, uint8_t* dst, int64_t ldd);
 

@@ -32,8 +32,9 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   p.push_back(make_matmul_add_fusion());
   p.push_back(make_conv_activation_fusion());
   p.push_back(make_spatial_mean_to_pool());
-  // Level all: blocked activation layout through conv / pool chains.
+  // Level all: channel-last 8-bit and blocked float activation layouts through conv / pool chains.
   if (level == OptimizationLevel::All) {
+    p.push_back(make_int8_channels_last());
     p.push_back(make_nchwc_layout());
     p.push_back(make_pointwise_depthwise_fusion());
   }

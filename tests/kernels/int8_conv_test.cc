@@ -261,6 +261,19 @@ TEST(Int8Conv, RequantizeAndTransposeHelpers) {
     for (bool is_signed : {false, true}) {
       std::vector<uint8_t> got(n);
       requantize_8bit(acc.data(), n, bias.data(), mult.data(), true, 3.f, is_signed, got.data());
+      // the same values as rows of a block with per-column parameters
+      const int64_t cols = n % 5 == 0 ? 5 : 1, rows = n / cols;
+      std::vector<int32_t> col_bias(bias.begin(), bias.begin() + cols);
+      std::vector<float> col_mult(mult.begin(), mult.begin() + cols);
+      std::vector<uint8_t> block(rows * (cols + 3), 0);
+      requantize_rows_8bit(acc.data(), rows, cols, cols, col_bias.data(), col_mult.data(), 3.f, is_signed,
+                           block.data(), cols + 3);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          std::vector<uint8_t> one(1);
+          requantize_8bit(acc.data() + r * cols + c, 1, &col_bias[c], &col_mult[c], false, 3.f, is_signed, one.data());
+          ASSERT_EQ(block[r * (cols + 3) + c], one[0]) << r << "," << c;
+        }
       for (int64_t i = 0; i < n; ++i) {
         const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
         const float q = std::min(std::max(std::nearbyint(static_cast<float>(acc[i] + bias[i]) * mult[i]) + 3.f, lo), hi);

@@ -302,9 +302,8 @@ Int8ConvSink requantize_sink(uint8_t* out, bool is_signed, int64_t M, int64_t P,
       return;
     }
     if (contiguous_rows) {
-      for (int64_t i = 0; i < count; ++i)
-        requantize_8bit(acc + i * ps, mc, bias ? bias + m0 : nullptr, mult.data() + m0, true, zero, is_signed,
-                        out + (n * P + p0 + i) * M + m0);
+      requantize_rows_8bit(acc, count, mc, ps, bias ? bias + m0 : nullptr, mult.data() + m0, zero, is_signed,
+                           out + (n * P + p0) * M + m0, M);
       return;
     }
     if (channels_last) {
@@ -316,9 +315,8 @@ Int8ConvSink requantize_sink(uint8_t* out, bool is_signed, int64_t M, int64_t P,
       return;
     }
     std::vector<uint8_t> rows(static_cast<size_t>(count * mc));
-    for (int64_t i = 0; i < count; ++i)
-      requantize_8bit(acc + i * ps, mc, bias ? bias + m0 : nullptr, mult.data() + m0, true, zero, is_signed,
-                      rows.data() + i * mc);
+    requantize_rows_8bit(acc, count, mc, ps, bias ? bias + m0 : nullptr, mult.data() + m0, zero, is_signed,
+                         rows.data(), mc);
     transpose_8bit(rows.data(), count, mc, mc, out + (n * M + m0) * P + p0, P);
   }};
 }

@@ -1,0 +1,178 @@
+// Channel-last 8-bit activations (level `all`): 1-D and 2-D QLinearConv
+// become com.microsoft QLinearConv with channels_last = 1, reading and
+// writing [N, spatial..., C]. The 8-bit convolution works on channel-last rows
+// either way (GEMM rows, channel vectors for depthwise); in NCHW every layer
+// transposes its input and output. Ops that only need the channel axis moved
+// take the channel-last values as they are: QLinearAdd / QLinearMul (both
+// operands channel-last and of one rank, so broadcasting lines up the same),
+// QLinearGlobalAveragePool / QLinearAveragePool (channels_last = 1), 8-bit
+// MaxPool (com.microsoft NhwcMaxPool), QLinearConcat along channels and the
+// elementwise QLinearSigmoid / QLinearLeakyRelu. A Transpose converts to the
+// original layout, under the original name, for any other reader and for
+// graph outputs; one converts into it where a chain starts. So a quantized CNN
+// pays for its layout at the edges only, as with ORT's NHWC transformer.
+#include <map>
+#include <set>
+
+#include "opt/passes/passes.h"
+#include "opt/rewrite.h"
+
+namespace onyx {
+
+namespace {
+
+// [0, 2, ..., r - 1, 1]: channels-first to channels-last, and its inverse.
+std::vector<int64_t> to_last_perm(int64_t rank) {
+  std::vector<int64_t> p = {0};
+  for (int64_t d = 2; d < rank; ++d) p.push_back(d);
+  p.push_back(1);
+  return p;
+}
+
+std::vector<int64_t> to_first_perm(int64_t rank) {
+  std::vector<int64_t> p = {0, rank - 1};
+  for (int64_t d = 1; d + 1 < rank; ++d) p.push_back(d);
+  return p;
+}
+
+bool is_op(const Node& n, const char* op, const std::string& domain) {
+  const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
+  return n.op_type == op && (domain.empty() ? onnx : n.domain == domain);
+}
+
+class Int8ChannelsLast final : public GraphPass {
+ public:
+  std::string name() const override { return "int8_channels_last"; }
+
+  bool run(Graph& g, PassContext& ctx) override {
+    {
+      Node probe;
+      probe.op_type = "QLinearConv";
+      probe.domain = kMicrosoftDomain;
+      if (ctx.can_run && !ctx.can_run(probe)) return false;
+    }
+    GraphView view(g);
+    UniqueNames names(g);
+    struct Last {
+      std::string name;  // the channel-last value
+      int64_t rank;
+      bool materialized = false;
+    };
+    std::map<std::string, Last> last;  // original (channels-first) name -> its channel-last version
+    std::vector<Node> out;
+    bool changed = false;
+
+    auto transpose = [&](const std::string& in, const std::string& result, std::vector<int64_t> perm) {
+      Node t = make_node("Transpose", names.make(result + "_transpose"), {in}, {result});
+      t.attributes["perm"] = ints_attr(std::move(perm));
+      out.push_back(std::move(t));
+    };
+    auto is_last = [&](const std::string& v) { return !v.empty() && last.count(v) != 0; };
+    // Back to the original layout under the original name, once, before its first such reader.
+    auto materialize = [&](const std::string& v) {
+      auto it = last.find(v);
+      if (it == last.end() || it->second.materialized) return;
+      transpose(it->second.name, v, to_first_perm(it->second.rank));
+      it->second.materialized = true;
+    };
+    // The channel-last version of `v`, converting it when it has none.
+    auto channel_last_input = [&](const std::string& v, int64_t rank) {
+      if (!is_last(v)) {
+        const std::string t = names.make(v + "_nhwc");
+        transpose(v, t, to_last_perm(rank));
+        last[v] = {t, rank, true};
+      }
+      return last[v].name;
+    };
+    auto set_last_output = [&](Node& n, int64_t rank) {
+      const std::string orig = n.outputs[0];
+      n.outputs[0] = names.make(orig + "_nhwc");
+      last[orig] = {n.outputs[0], rank};
+    };
+
+    for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+      Node n = g.nodes[i];
+      bool converted = false;
+      if (is_op(n, "QLinearConv", "") && n.inputs.size() >= 8 && n.outputs.size() == 1) {
+        const Tensor* w = view.constant(n.inputs[3]);
+        if (w && (w->rank() == 3 || w->rank() == 4)) {
+          n.inputs[0] = channel_last_input(n.inputs[0], w->rank());
+          n.domain = kMicrosoftDomain;
+          n.attributes["channels_last"] = int_attr(1);
+          set_last_output(n, w->rank());
+          ++ctx.fusion_counts["QLinearConv as channels-last"];
+          converted = true;
+        }
+      } else if ((is_op(n, "QLinearAdd", kMicrosoftDomain) || is_op(n, "QLinearMul", kMicrosoftDomain)) &&
+                 n.inputs.size() >= 7 && n.outputs.size() == 1 && is_last(n.inputs[0]) && is_last(n.inputs[3]) &&
+                 last[n.inputs[0]].rank == last[n.inputs[3]].rank) {
+        const int64_t rank = last[n.inputs[0]].rank;
+        n.inputs[0] = last[n.inputs[0]].name;
+        n.inputs[3] = last[n.inputs[3]].name;
+        set_last_output(n, rank);
+        converted = true;
+      } else if ((is_op(n, "QLinearGlobalAveragePool", kMicrosoftDomain) ||
+                  is_op(n, "QLinearAveragePool", kMicrosoftDomain)) &&
+                 n.outputs.size() == 1 && !n.inputs.empty() && is_last(n.inputs[0]) &&
+                 read_int(n, "channels_last", 0) == 0) {
+        const int64_t rank = last[n.inputs[0]].rank;
+        n.inputs[0] = last[n.inputs[0]].name;
+        n.attributes["channels_last"] = int_attr(1);
+        set_last_output(n, rank);
+        converted = true;
+      } else if (is_op(n, "MaxPool", "") && n.inputs.size() == 1 && is_last(n.inputs[0]) &&
+                 (n.outputs.size() == 1 || n.outputs[1].empty()) && read_int(n, "storage_order", 0) == 0) {
+        // Only 8-bit values are ever channel-last here, which NhwcMaxPool takes.
+        const int64_t rank = last[n.inputs[0]].rank;
+        n.inputs[0] = last[n.inputs[0]].name;
+        n.op_type = "NhwcMaxPool";
+        n.domain = kMicrosoftDomain;
+        n.outputs.resize(1);
+        n.attributes.erase("storage_order");
+        set_last_output(n, rank);
+        converted = true;
+      } else if (is_op(n, "QLinearConcat", kMicrosoftDomain) && n.outputs.size() == 1 && n.inputs.size() >= 5 &&
+                 (n.inputs.size() - 2) % 3 == 0) {
+        int64_t rank = -1;
+        bool ok = true;
+        for (size_t k = 2; ok && k < n.inputs.size(); k += 3) {
+          ok = is_last(n.inputs[k]) && (rank < 0 || last[n.inputs[k]].rank == rank);
+          if (ok) rank = last[n.inputs[k]].rank;
+        }
+        const int64_t axis = read_int(n, "axis", 0);
+        if (ok && (axis == 1 || axis == 1 - rank)) {
+          for (size_t k = 2; k < n.inputs.size(); k += 3) n.inputs[k] = last[n.inputs[k]].name;
+          n.attributes["axis"] = int_attr(rank - 1);
+          set_last_output(n, rank);
+          converted = true;
+        }
+      } else if ((is_op(n, "QLinearSigmoid", kMicrosoftDomain) || is_op(n, "QLinearLeakyRelu", kMicrosoftDomain)) &&
+                 n.outputs.size() == 1 && !n.inputs.empty() && is_last(n.inputs[0])) {
+        const int64_t rank = last[n.inputs[0]].rank;
+        n.inputs[0] = last[n.inputs[0]].name;
+        set_last_output(n, rank);
+        converted = true;
+      }
+      if (converted) {
+        changed = true;
+      } else {
+        for (auto& in : n.inputs) materialize(in);
+        if (n.has_subgraphs())  // values a subgraph reads from this scope
+          for (auto& [v, l] : last)
+            for (int c : view.consumers(v))
+              if (c == i) materialize(v);
+      }
+      out.push_back(std::move(n));
+    }
+    if (!changed) return false;
+    for (auto& o : g.outputs) materialize(o.name);
+    g.nodes = std::move(out);
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GraphPass> make_int8_channels_last() { return std::make_unique<Int8ChannelsLast>(); }
+
+}  // namespace onyx

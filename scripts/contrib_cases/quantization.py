@@ -328,8 +328,10 @@ CASES += [
 ]
 
 
-def _qconv(x_shape, w_shape, group, seed, xdt=np.uint8, wdt=np.int8, per_channel=False, bias=True, **attrs):
-    """Standard QLinearConv, checked here for the depthwise and 8-bit GEMM paths."""
+def _qconv(x_shape, w_shape, group, seed, xdt=np.uint8, wdt=np.int8, per_channel=False, bias=True, nhwc=False,
+           **attrs):
+    """Standard QLinearConv, checked here for the depthwise and 8-bit GEMM paths; with nhwc,
+    com.microsoft QLinearConv with channels_last = 1 (x_shape is then [N, spatial..., C])."""
     def build():
         x, w = _q(x_shape, seed, xdt), _q(w_shape, seed + 1, wdt)
         M = w_shape[0]
@@ -344,8 +346,10 @@ def _qconv(x_shape, w_shape, group, seed, xdt=np.uint8, wdt=np.int8, per_channel
             names.append("B")
         a = dict(attrs)
         a["group"] = group
+        if nhwc:
+            a["channels_last"] = 1
         return node_model("QLinearConv", {"X": x}, [("Y", _TP[xdt])], consts=consts, inputs=names, attrs=a,
-                          domain=""), {"X": x}
+                          domain="com.microsoft" if nhwc else ""), {"X": x}
     return build
 
 
@@ -359,4 +363,15 @@ CASES += [
     Case("QLinearConv_int8gemm_1x1_u8u8_percol", _qconv((2, 9, 6, 5), (11, 9, 1, 1), 1, 134, wdt=np.uint8,
                                                         per_channel=True)),
     Case("QLinearConv_int8gemm_grouped", _qconv((1, 8, 7, 7), (12, 4, 3, 3), 2, 135, pads=[1, 1, 1, 1], bias=False)),
+    # com.microsoft QLinearConv, channels_last (what ORT's NHWC transformer and Onyx's int8_channels_last write)
+    Case("QLinearConv_nhwc_depthwise_40ch", _qconv((2, 9, 8, 40), (40, 1, 3, 3), 40, 136, nhwc=True, per_channel=True,
+                                                   pads=[1, 1, 1, 1])),
+    Case("QLinearConv_nhwc_depthwise_s2_i8", _qconv((1, 11, 10, 19), (19, 1, 3, 3), 19, 137, nhwc=True, xdt=np.int8,
+                                                    strides=[2, 2], pads=[0, 1, 1, 0])),
+    Case("QLinearConv_nhwc_depthwise_5x5_u8w", _qconv((1, 12, 12, 24), (24, 1, 5, 5), 24, 138, nhwc=True,
+                                                      wdt=np.uint8, per_channel=True, pads=[2, 2, 2, 2])),
+    Case("QLinearConv_nhwc_3x3_s2_stem", _qconv((1, 15, 17, 3), (16, 3, 3, 3), 1, 139, nhwc=True, strides=[2, 2],
+                                                pads=[1, 1, 1, 1])),
+    Case("QLinearConv_nhwc_1x1_u8u8", _qconv((2, 6, 5, 20), (33, 20, 1, 1), 1, 140, nhwc=True, wdt=np.uint8)),
+    Case("QLinearConv_nhwc_grouped", _qconv((1, 7, 7, 8), (12, 4, 3, 3), 2, 141, nhwc=True, pads=[1, 1, 1, 1])),
 ]

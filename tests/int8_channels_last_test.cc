@@ -18,25 +18,9 @@ using test::add_int_attr;
 using test::add_ints_attr;
 using test::add_node;
 using test::float_tensor;
+using test::int_tensor;
+using test::random_ints;
 using test::tensor_info;
-
-onnx::TensorProto int_tensor(const std::string& name, int type, const std::vector<int64_t>& dims,
-                             const std::vector<int32_t>& values) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(type);
-  for (auto d : dims) t.add_dims(d);
-  for (int32_t v : values) t.add_int32_data(v);
-  return t;
-}
-
-std::vector<int32_t> random_ints(size_t n, uint32_t seed, int lo, int hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> u(lo, hi);
-  std::vector<int32_t> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
 
 // Scale / zero point constants `p`_s, `p`_z (uint8 zero point).
 void qparams(onnx::GraphProto* g, const std::string& p, float scale, int32_t zero_point) {

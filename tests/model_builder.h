@@ -2,6 +2,7 @@
 #pragma once
 #include <onnx/onnx_pb.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,27 @@ inline onnx::ModelProto add_relu_model() {
   add_node(g, "Add", {"x", "b"}, {"s"}, "add");
   add_node(g, "Relu", {"s"}, {"y"}, "relu");
   return m;
+}
+
+// An integer tensor of any ONNX element type stored in int32_data (8- and
+// 16-bit integers, int32, bool).
+inline onnx::TensorProto int_tensor(const std::string& name, int type, const std::vector<int64_t>& dims,
+                                    const std::vector<int32_t>& values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(type);
+  for (auto d : dims) t.add_dims(d);
+  for (int32_t v : values) t.add_int32_data(v);
+  return t;
+}
+
+// n seeded uniform integers in [lo, hi].
+inline std::vector<int32_t> random_ints(size_t n, uint32_t seed, int lo, int hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> u(lo, hi);
+  std::vector<int32_t> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
 }
 
 inline std::string serialize(const onnx::ModelProto& m) {

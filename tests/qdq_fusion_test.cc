@@ -19,30 +19,14 @@ using test::add_int_attr;
 using test::add_ints_attr;
 using test::add_node;
 using test::float_tensor;
+using test::int_tensor;
+using test::random_ints;
 using test::tensor_info;
-
-onnx::TensorProto int_tensor(const std::string& name, int type, const std::vector<int64_t>& dims,
-                             const std::vector<int32_t>& values) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(type);
-  for (auto d : dims) t.add_dims(d);
-  for (int32_t v : values) t.add_int32_data(v);
-  return t;
-}
 
 std::vector<float> random_values(size_t n, uint32_t seed, float lo = -2, float hi = 2) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(lo, hi);
   std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
-
-std::vector<int32_t> random_ints(size_t n, uint32_t seed, int lo, int hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> u(lo, hi);
-  std::vector<int32_t> v(n);
   for (auto& x : v) x = u(rng);
   return v;
 }

@@ -11,9 +11,7 @@
 // original layout, under the original name, for any other reader and for
 // graph outputs; one converts into it where a chain starts. So a quantized CNN
 // pays for its layout at the edges only, as with ORT's NHWC transformer.
-#include <map>
-#include <set>
-
+#include "opt/passes/layout_values.h"
 #include "opt/passes/passes.h"
 #include "opt/rewrite.h"
 
@@ -56,38 +54,29 @@ class Int8ChannelsLast final : public GraphPass {
     struct Last {
       std::string name;  // the channel-last value
       int64_t rank;
-      bool materialized = false;
     };
-    std::map<std::string, Last> last;  // original (channels-first) name -> its channel-last version
-    std::vector<Node> out;
-    bool changed = false;
-
     auto transpose = [&](const std::string& in, const std::string& result, std::vector<int64_t> perm) {
       Node t = make_node("Transpose", names.make(result + "_transpose"), {in}, {result});
       t.attributes["perm"] = ints_attr(std::move(perm));
-      out.push_back(std::move(t));
+      return t;
     };
-    auto is_last = [&](const std::string& v) { return !v.empty() && last.count(v) != 0; };
-    // Back to the original layout under the original name, once, before its first such reader.
-    auto materialize = [&](const std::string& v) {
-      auto it = last.find(v);
-      if (it == last.end() || it->second.materialized) return;
-      transpose(it->second.name, v, to_first_perm(it->second.rank));
-      it->second.materialized = true;
-    };
+    // original (channels-first) name -> its channel-last version; a Transpose writes the original back.
+    LayoutValues<Last> last(
+        [&](const Last& l, const std::string& v) { return transpose(l.name, v, to_first_perm(l.rank)); });
+    auto is_last = [&](const std::string& v) { return last.has(v); };
     // The channel-last version of `v`, converting it when it has none.
     auto channel_last_input = [&](const std::string& v, int64_t rank) {
       if (!is_last(v)) {
         const std::string t = names.make(v + "_nhwc");
-        transpose(v, t, to_last_perm(rank));
-        last[v] = {t, rank, true};
+        last.append(transpose(v, t, to_last_perm(rank)));
+        last.add(v, {t, rank}, true);
       }
       return last[v].name;
     };
     auto set_last_output = [&](Node& n, int64_t rank) {
       const std::string orig = n.outputs[0];
       n.outputs[0] = names.make(orig + "_nhwc");
-      last[orig] = {n.outputs[0], rank};
+      last.add(orig, {n.outputs[0], rank});
     };
 
     for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
@@ -153,21 +142,9 @@ class Int8ChannelsLast final : public GraphPass {
         set_last_output(n, rank);
         converted = true;
       }
-      if (converted) {
-        changed = true;
-      } else {
-        for (auto& in : n.inputs) materialize(in);
-        if (n.has_subgraphs())  // values a subgraph reads from this scope
-          for (auto& [v, l] : last)
-            for (int c : view.consumers(v))
-              if (c == i) materialize(v);
-      }
-      out.push_back(std::move(n));
+      last.emit(view, i, std::move(n), converted);
     }
-    if (!changed) return false;
-    for (auto& o : g.outputs) materialize(o.name);
-    g.nodes = std::move(out);
-    return true;
+    return last.finish(g);
   }
 };
 

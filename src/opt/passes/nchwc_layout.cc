@@ -9,10 +9,10 @@
 // 0,3,1,2) channels-last reorders. So chains of convolutions and pools pay for
 // layout conversion only at their edges.
 // Blocked values get new names; the NCHW value keeps its original name.
-#include <map>
 #include <set>
 
 #include "opt/passes/channel_affine.h"
+#include "opt/passes/layout_values.h"
 #include "base/cpu_features.h"
 #include "opt/passes/passes.h"
 #include "opt/rewrite.h"
@@ -87,29 +87,23 @@ class NchwcLayout final : public GraphPass {
       std::string name;
       int64_t channels;
     };
-    std::map<std::string, Blocked> blocked;  // NCHW value name -> its blocked version
-    std::map<std::string, bool> materialized;
-    std::vector<Node> out;
-    bool changed = false;
-    auto materialize = [&](const std::string& v) {
-      auto it = blocked.find(v);
-      if (it == blocked.end() || materialized[v]) return;
+    // NCHW value name -> its blocked version; a ReorderOutput writes the NCHW value back.
+    LayoutValues<Blocked> blocked([&](const Blocked& b, const std::string& v) {
       Node r;
       r.name = names.make(v + "_reorder");
       r.op_type = "ReorderOutput";
       r.domain = kOnyxDomain;
-      r.inputs = {it->second.name};
+      r.inputs = {b.name};
       r.outputs = {v};
-      r.attributes["channels"] = int_attr(it->second.channels);
-      out.push_back(std::move(r));
-      materialized[v] = true;
-    };
-    auto is_blocked = [&](const std::string& v) { return !v.empty() && blocked.count(v) != 0; };
+      r.attributes["channels"] = int_attr(b.channels);
+      return r;
+    });
+    auto is_blocked = [&](const std::string& v) { return blocked.has(v); };
     auto make_blocked = [&](Node& n, int64_t channels) {
       std::string orig = n.outputs[0];
       std::string bn = names.make(orig + "_nchwc");
       n.outputs[0] = bn;
-      blocked[orig] = {bn, channels};
+      blocked.add(orig, {bn, channels});
     };
 
     // Whether some reader of `v` would take it blocked: a conv, or arithmetic
@@ -286,21 +280,9 @@ class NchwcLayout final : public GraphPass {
           converted = true;
         }
       }
-      if (converted) {
-        changed = true;
-      } else {
-        for (auto& in : n.inputs) materialize(in);
-        if (n.has_subgraphs())
-          for (auto& [v, b] : blocked)
-            for (int c : view.consumers(v))
-              if (c == i) materialize(v);
-      }
-      out.push_back(std::move(n));
+      blocked.emit(view, i, std::move(n), converted);
     }
-    if (!changed) return false;
-    for (auto& o : g.outputs) materialize(o.name);
-    g.nodes = std::move(out);
-    return true;
+    return blocked.finish(g);
   }
 };
 

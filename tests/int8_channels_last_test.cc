@@ -8,8 +8,7 @@
 #include <map>
 #include <random>
 
-#include "model_builder.h"
-#include "onyx/session.h"
+#include "session_test_util.h"
 
 namespace onyx {
 namespace {
@@ -19,6 +18,7 @@ using test::add_ints_attr;
 using test::add_node;
 using test::float_tensor;
 using test::int_tensor;
+using test::load;
 using test::random_ints;
 using test::tensor_info;
 
@@ -76,14 +76,6 @@ onnx::ModelProto small_cnn() {
   for (const char* o : {"y", "mid"}) *g->add_output() = tensor_info(o, onnx::TensorProto::UINT8, {});
   *g->add_output() = tensor_info("mid_float", onnx::TensorProto::FLOAT, {});
   return m;
-}
-
-std::unique_ptr<Session> load(const onnx::ModelProto& m, OptimizationLevel level, const std::string& save_to = "") {
-  std::string bytes = test::serialize(m);
-  SessionOptions o;
-  o.optimization_level = level;
-  o.optimized_model_filepath = save_to;
-  return Session::from_bytes(bytes.data(), bytes.size(), o);
 }
 
 TEST(Int8ChannelsLast, QuantizedCnnRunsChannelLastWithTheSameBytes) {

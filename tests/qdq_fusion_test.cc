@@ -9,8 +9,7 @@
 #include <map>
 #include <random>
 
-#include "model_builder.h"
-#include "onyx/session.h"
+#include "session_test_util.h"
 
 namespace onyx {
 namespace {
@@ -20,6 +19,7 @@ using test::add_ints_attr;
 using test::add_node;
 using test::float_tensor;
 using test::int_tensor;
+using test::load;
 using test::random_ints;
 using test::tensor_info;
 
@@ -43,14 +43,6 @@ void quantize(onnx::GraphProto* g, const std::string& in, const std::string& par
 
 void dequantize(onnx::GraphProto* g, const std::string& in, const std::string& params, const std::string& out) {
   add_node(g, "DequantizeLinear", {in, params + "_s", params + "_z"}, {out});
-}
-
-std::unique_ptr<Session> load(const onnx::ModelProto& m, OptimizationLevel level, const std::string& save_to = "") {
-  std::string bytes = test::serialize(m);
-  SessionOptions o;
-  o.optimization_level = level;
-  o.optimized_model_filepath = save_to;
-  return Session::from_bytes(bytes.data(), bytes.size(), o);
 }
 
 struct Optimized {

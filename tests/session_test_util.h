@@ -20,6 +20,15 @@ inline std::unique_ptr<Session> load(const onnx::ModelProto& m, SessionOptions o
   return Session::from_bytes(bytes.data(), bytes.size(), options);
 }
 
+// At an optimization level, saving the optimized model to `save_to` when given.
+inline std::unique_ptr<Session> load(const onnx::ModelProto& m, OptimizationLevel level,
+                                     const std::string& save_to = "") {
+  SessionOptions o;
+  o.optimization_level = level;
+  o.optimized_model_filepath = save_to;
+  return load(m, o);
+}
+
 // The values of a float tensor.
 inline std::vector<float> floats(const Value& v) {
   const Tensor& t = v.tensor();

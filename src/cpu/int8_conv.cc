@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cpu/geometry_2d.h"
+#include "cpu/int8_depthwise.h"
 #include "cpu/quant_round.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -14,18 +16,6 @@
 namespace onyx {
 
 namespace {
-
-// A 1-D convolution is the 2-D one with a single row.
-struct Geo2 {
-  int64_t H, W, KH, KW, SH, SW, DH, DW, PT, PL, OH, OW;
-  int64_t pixels() const { return OH * OW; }
-};
-
-Geo2 as_2d(const SpatialGeometry& g) {
-  if (g.nd == 1) return {1, g.in[0], 1, g.kernel[0], 1, g.strides[0], 1, g.dilations[0], 0, g.pad_begin[0], 1, g.out[0]};
-  return {g.in[0],        g.in[1],        g.kernel[0],    g.kernel[1],    g.strides[0], g.strides[1],
-          g.dilations[0], g.dilations[1], g.pad_begin[0], g.pad_begin[1], g.out[0],     g.out[1]};
-}
 
 // Output pixel p reads input pixel p: the channel-last input is the GEMM's A.
 bool plain_1x1(const Geo2& g) {
@@ -312,163 +302,6 @@ void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w
   });
 }
 
-// ---- Depthwise convolution on channel-last input ----
-// sum_t (x_t - x_zp) * w'_t = sum_t x_t * w'_t - x_zp * sum_t w'_t with
-// w' = w - w_zp, so the loop multiplies raw input bytes and one constant per
-// channel corrects the sum; padding reads a row of x_zp bytes, which the
-// correction cancels like any other tap. Products fit 16-bit operands
-// (|x| <= 255, |w'| <= 255) and a pair of them an int32 lane: exact.
-struct DepthwisePlan {
-  int64_t C = 0, taps = 0, pairs = 0, blocks = 0;  // blocks of 16 channels
-  std::vector<int32_t> w;                          // [taps][C]: w - w_zp
-  std::vector<int16_t> paired;                     // [pairs][blocks * 16][2]: taps 2p and 2p + 1 interleaved
-  std::vector<int32_t> neg_correction;             // [blocks * 16]: -x_zp * sum_t w'
-};
-
-DepthwisePlan plan_depthwise(const Int8ConvWeights& wt, const std::vector<int32_t>& wzp, int32_t x_zp, int64_t taps) {
-  DepthwisePlan p;
-  p.C = wt.M;
-  p.taps = taps;
-  p.pairs = (taps + 1) / 2;
-  p.blocks = (p.C + 15) / 16;
-  p.w.assign(static_cast<size_t>(taps * p.C), 0);
-  p.paired.assign(static_cast<size_t>(p.pairs * p.blocks * 32), 0);
-  p.neg_correction.assign(static_cast<size_t>(p.blocks * 16), 0);
-  for (int64_t c = 0; c < p.C; ++c) {
-    const int32_t z = wzp[wzp.size() == 1 ? 0 : c];
-    int32_t sum = 0;
-    for (int64_t t = 0; t < taps; ++t) {
-      const int32_t v = wt.raw[c * taps + t] - z;
-      p.w[t * p.C + c] = v;
-      p.paired[((t / 2) * p.blocks * 16 + c) * 2 + t % 2] = static_cast<int16_t>(v);
-      sum += v;
-    }
-    p.neg_correction[c] = -x_zp * sum;
-  }
-  return p;
-}
-
-// The input pixel each tap of output (oh, ow) reads, or the padding row.
-void tap_pointers(const uint8_t* image, const uint8_t* pad_row, int64_t C, const Geo2& g, int64_t oh, int64_t ow,
-                  const uint8_t** ptr) {
-  const int64_t ih0 = oh * g.SH - g.PT, iw0 = ow * g.SW - g.PL;
-  int64_t t = 0;
-  for (int64_t kh = 0; kh < g.KH; ++kh) {
-    const int64_t ih = ih0 + kh * g.DH;
-    for (int64_t kw = 0; kw < g.KW; ++kw, ++t) {
-      const int64_t iw = iw0 + kw * g.DW;
-      ptr[t] = ih < 0 || ih >= g.H || iw < 0 || iw >= g.W ? pad_row : image + (ih * g.W + iw) * C;
-    }
-  }
-}
-
-// acc[c] for one output pixel, plain C++.
-void depthwise_pixel_scalar(const DepthwisePlan& p, const uint8_t* const* ptr, bool is_signed, int32_t* acc) {
-  for (int64_t c = 0; c < p.C; ++c) acc[c] = p.neg_correction[c];
-  for (int64_t t = 0; t < p.taps; ++t) {
-    const int32_t* w = p.w.data() + t * p.C;
-    if (is_signed) {
-      const auto* x = reinterpret_cast<const int8_t*>(ptr[t]);
-      for (int64_t c = 0; c < p.C; ++c) acc[c] += x[c] * w[c];
-    } else {
-      for (int64_t c = 0; c < p.C; ++c) acc[c] += ptr[t][c] * w[c];
-    }
-  }
-}
-
-#ifdef ONYX_CONV_X86
-// 16 channels at a time: the bytes of taps 2p and 2p + 1 interleaved and
-// widened to 16 bits, then vpmaddwd against the interleaved weights. NB
-// blocks of 16 channels together: independent sums hide vpmaddwd's latency.
-template <bool Signed, int NB>
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void depthwise_blocks_avx512(const DepthwisePlan& p,
-                                                                                       const uint8_t* const* ptr,
-                                                                                       int64_t b0, int32_t* acc) {
-  __m512i sum[NB];
-  __mmask16 mask[NB];
-#pragma GCC unroll 4
-  for (int j = 0; j < NB; ++j) {
-    const int64_t left = p.C - (b0 + j) * 16;
-    mask[j] = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
-    sum[j] = _mm512_loadu_si512(p.neg_correction.data() + (b0 + j) * 16);
-  }
-  for (int64_t k = 0; k < p.pairs; ++k) {
-    const uint8_t *pa = ptr[2 * k], *pb = ptr[2 * k + 1];
-    const int16_t* w = p.paired.data() + (k * p.blocks + b0) * 32;
-#pragma GCC unroll 4
-    for (int j = 0; j < NB; ++j) {
-      const int64_t c0 = (b0 + j) * 16;
-      const __m128i a = _mm_maskz_loadu_epi8(mask[j], pa + c0), b = _mm_maskz_loadu_epi8(mask[j], pb + c0);
-      const __m256i ab =
-          _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(a, b)), _mm_unpackhi_epi8(a, b), 1);
-      const __m512i x = Signed ? _mm512_cvtepi8_epi16(ab) : _mm512_cvtepu8_epi16(ab);
-      sum[j] = _mm512_add_epi32(sum[j], _mm512_madd_epi16(x, _mm512_loadu_si512(w + j * 32)));
-    }
-  }
-#pragma GCC unroll 4
-  for (int j = 0; j < NB; ++j) _mm512_mask_storeu_epi32(acc + (b0 + j) * 16, mask[j], sum[j]);
-}
-
-template <bool Signed>
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void depthwise_pixel_avx512(const DepthwisePlan& p,
-                                                                                const uint8_t* const* ptr,
-                                                                                int32_t* acc) {
-  int64_t b = 0;
-  for (; b + 4 <= p.blocks; b += 4) depthwise_blocks_avx512<Signed, 4>(p, ptr, b, acc);
-  switch (p.blocks - b) {
-    case 3: depthwise_blocks_avx512<Signed, 3>(p, ptr, b, acc); break;
-    case 2: depthwise_blocks_avx512<Signed, 2>(p, ptr, b, acc); break;
-    case 1: depthwise_blocks_avx512<Signed, 1>(p, ptr, b, acc); break;
-    default: break;
-  }
-}
-#endif
-
-void depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w,
-                             const std::vector<int32_t>& wzp, const Int8ConvSink& sink, ThreadPool* pool,
-                             Int8Isa isa) {
-  const int64_t C = x.C, taps = g.KH * g.KW;
-  const DepthwisePlan plan = plan_depthwise(w, wzp, x.zero_point, taps);
-  const std::vector<uint8_t> pad_row(static_cast<size_t>(C), static_cast<uint8_t>(x.zero_point));
-  bool simd = false;
-#ifdef ONYX_CONV_X86
-  simd = isa != Int8Isa::Scalar && has_avx512bw_vl();
-#endif
-  const auto* src = static_cast<const uint8_t*>(x.x);
-  parallel_for(x.N * g.pixels() * C * taps >= (1 << 14) ? pool : nullptr, x.N * g.OH, [&](int64_t t0, int64_t t1) {
-    std::vector<const uint8_t*> ptr(static_cast<size_t>(plan.pairs * 2));
-    std::vector<int32_t> tile(static_cast<size_t>(g.OW * C));
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n = t / g.OH, oh = t % g.OH;
-      const uint8_t* image = src + n * g.H * g.W * C;
-      const int64_t ih0 = oh * g.SH - g.PT;
-      const bool rows_inside = ih0 >= 0 && ih0 + (g.KH - 1) * g.DH < g.H;
-      bool last_inside = false;
-      for (int64_t ow = 0; ow < g.OW; ++ow) {
-        const int64_t iw0 = ow * g.SW - g.PL;
-        const bool inside = rows_inside && iw0 >= 0 && iw0 + (g.KW - 1) * g.DW < g.W;
-        if (inside && last_inside) {  // the previous pixel's taps, one stride on
-          for (auto& q : ptr) q += g.SW * C;
-        } else {
-          tap_pointers(image, pad_row.data(), C, g, oh, ow, ptr.data());
-          if (taps % 2) ptr[taps] = ptr[taps - 1];  // partner of the last tap, weight 0
-        }
-        last_inside = inside;
-        int32_t* acc = tile.data() + ow * C;
-#ifdef ONYX_CONV_X86
-        if (simd) {
-          if (x.is_signed) depthwise_pixel_avx512<true>(plan, ptr.data(), acc);
-          else depthwise_pixel_avx512<false>(plan, ptr.data(), acc);
-          continue;
-        }
-#endif
-        depthwise_pixel_scalar(plan, ptr.data(), x.is_signed, acc);
-      }
-      sink.fn(n, 0, C, oh * g.OW, g.OW, tile.data(), 1, C);
-    }
-  });
-}
-
 #ifdef ONYX_CONV_X86
 
 // requantize's steps on 16 lanes, reordered: clamping acc * m to
@@ -680,7 +513,7 @@ void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvW
   if (x.N == 0 || g2.pixels() == 0 || w.M == 0) return;
   if (!w.direct()) return gemm_conv(x, g2, w, w_zero_points, sink, pool, isa);
   if (!x.channels_last) return direct_conv(x, g2, w, w_zero_points, sink, pool);
-  if (w.Cg == 1) return depthwise_channels_last(x, g2, w, w_zero_points, sink, pool, isa);
+  if (w.Cg == 1) return int8_depthwise_channels_last(x, g2, w, w_zero_points, sink, pool, isa);
   // Several input channels per output channel, channel-last (rare): the planes loop on a channels-first copy.
   const int64_t HW = g2.H * g2.W;
   std::vector<uint8_t> planes(static_cast<size_t>(x.N * x.C * HW));

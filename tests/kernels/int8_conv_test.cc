@@ -16,6 +16,7 @@ struct ConvCase {
   std::vector<int64_t> strides, dilations, pads;
   bool x_signed, w_signed, y_signed;
   bool per_channel;  // per-output-channel weight scales and non-zero zero points
+  bool narrow = false;  // every w - w_zp fits a signed byte (the depthwise kernel's 4-tap groups)
 };
 
 std::vector<ConvCase> cases() {
@@ -38,6 +39,12 @@ std::vector<ConvCase> cases() {
       {2, 40, 9, 8, 40, 40, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false, false, true},  // 16-channel blocks + tail
       {1, 35, 7, 7, 35, 35, 3, 3, {2, 2}, {1, 1}, {0, 1, 1, 0}, true, true, true, true},
       {1, 48, 6, 5, 48, 48, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, false, true, false, false},
+      // Depthwise with narrow weights: 64-channel blocks and tails, runs of 4 pixels and single ones.
+      {1, 72, 9, 11, 72, 72, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, true, false, true, true},
+      {2, 64, 6, 13, 64, 64, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, false, true, true, true},
+      {1, 20, 8, 17, 20, 20, 5, 5, {1, 1}, {2, 2}, {4, 4, 4, 4}, true, true, true, false, true},
+      {1, 130, 0, 23, 130, 130, 1, 3, {1, 1}, {1, 1}, {0, 1, 0, 1}, false, true, false, true, true},
+      {1, 16, 4, 3, 16, 16, 3, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, true, false, true, true},  // no inside run
   };
 }
 
@@ -61,6 +68,17 @@ Tensor random_8bit(bool is_signed, const Shape& s, std::mt19937& rng) {
 
 int32_t value_at(const Tensor& t, int64_t i) { return static_cast<int32_t>(t.int_at(i)); }
 
+// Weights within a signed byte of their zero point: int8 in [-64, 63] around
+// a zero point in [-32, 31], uint8 in [64, 191] around 128 (or 0 when it is
+// per tensor, then the weights lie in [0, 127]).
+void narrow_weights(bool is_signed, Tensor& w, Tensor& wz) {
+  auto* wb = static_cast<uint8_t*>(w.raw());
+  auto* zb = static_cast<uint8_t*>(wz.raw());
+  for (int64_t i = 0; i < w.numel(); ++i) wb[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(wb[i]) / 2) : (wb[i] / 2 + (wz.numel() > 1 ? 64 : 0));
+  for (int64_t i = 0; i < wz.numel(); ++i)
+    if (wz.numel() > 1) zb[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(zb[i]) / 4) : 128;
+}
+
 // Builds the inputs of a case and the plain-loop sums.
 Built build(const ConvCase& c, int32_t xz, std::mt19937& rng) {
   Built b;
@@ -72,6 +90,7 @@ Built build(const ConvCase& c, int32_t xz, std::mt19937& rng) {
   b.w = random_8bit(c.w_signed, wsh, rng);
   b.wz = random_8bit(c.w_signed, c.per_channel ? Shape{c.M} : Shape{}, rng);
   if (!c.per_channel) std::memset(b.wz.raw(), 0, 1);
+  if (c.narrow) narrow_weights(c.w_signed, b.w, b.wz);
   b.ws = Tensor::zeros(DataType::Float, c.per_channel ? Shape{c.M} : Shape{});
   for (int64_t m = 0; m < b.ws.numel(); ++m) b.ws.data<float>()[m] = 0.0007f * static_cast<float>(m + 3);
   b.bias = Tensor::zeros(DataType::Int32, {c.M});
@@ -203,6 +222,7 @@ TEST(Int8Conv, ChannelsLastQLinearConvMatchesChannelsFirst) {
 TEST(Int8Conv, ChannelsLastSumsMatchPlainLoopOnEveryIsa) {
   std::mt19937 rng(9);
   std::vector<Int8Isa> isas = {Int8Isa::Scalar};
+  if (int8_gemm_best_isa() == Int8Isa::Avx512Vnni) isas.push_back(Int8Isa::Avx2);  // the 2-tap depthwise kernel
   if (int8_gemm_best_isa() != Int8Isa::Scalar) isas.push_back(int8_gemm_best_isa());
   for (Int8Isa isa : isas)
     for (const ConvCase& c : cases()) {

@@ -1,0 +1,307 @@
+#include "cpu/int8_depthwise.h"
+#include "base/cpu_features.h"
+
+#include <algorithm>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ONYX_DEPTHWISE_X86 1
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined_*.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace onyx {
+
+namespace {
+
+// sum_t (x_t - x_zp) * w'_t = sum_t x_t * w'_t - x_zp * sum_t w'_t with
+// w' = w - w_zp, so the loop multiplies raw input bytes and one constant per
+// channel corrects the sum; padding reads a row of x_zp bytes, which the
+// correction cancels like any other tap. Products fit 16-bit operands
+// (|x| <= 255, |w'| <= 255) and a pair of them an int32 lane: exact.
+struct DepthwisePlan {
+  int64_t C = 0, taps = 0, pairs = 0, blocks = 0;  // blocks of 16 channels
+  std::vector<int32_t> w;                          // [taps][C]: w - w_zp
+  std::vector<int16_t> paired;                     // [pairs][blocks * 16][2]: taps 2p and 2p + 1 interleaved
+  std::vector<int32_t> neg_correction;             // [blocks * 16]: -x_zp * sum_t w'
+};
+
+DepthwisePlan plan_depthwise(const Int8ConvWeights& wt, const std::vector<int32_t>& wzp, int32_t x_zp, int64_t taps) {
+  DepthwisePlan p;
+  p.C = wt.M;
+  p.taps = taps;
+  p.pairs = (taps + 1) / 2;
+  p.blocks = (p.C + 15) / 16;
+  p.w.assign(static_cast<size_t>(taps * p.C), 0);
+  p.paired.assign(static_cast<size_t>(p.pairs * p.blocks * 32), 0);
+  p.neg_correction.assign(static_cast<size_t>(p.blocks * 16), 0);
+  for (int64_t c = 0; c < p.C; ++c) {
+    const int32_t z = wzp[wzp.size() == 1 ? 0 : c];
+    int32_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const int32_t v = wt.raw[c * taps + t] - z;
+      p.w[t * p.C + c] = v;
+      p.paired[((t / 2) * p.blocks * 16 + c) * 2 + t % 2] = static_cast<int16_t>(v);
+      sum += v;
+    }
+    p.neg_correction[c] = -x_zp * sum;
+  }
+  return p;
+}
+
+// vpdpbusd multiplies 4 unsigned bytes by 4 signed ones into an int32 lane:
+// four taps of one channel per lane when every w' fits a signed byte (int8
+// weights with a zero point of 0, uint8 ones with 128, ...). Int8 input is
+// made unsigned by flipping its top bit (x + 128), which the correction
+// takes back. Four 64-byte loads (taps) interleave into four vectors of 16
+// channels, lane L of vector j holding channels 16L + 4j .. 16L + 4j + 3: the
+// sums are kept in that order and put back in place once per pixel.
+struct QuadPlan {
+  int64_t quads = 0, blocks = 0;  // groups of 4 taps; blocks of 64 channels
+  std::vector<int8_t> w;          // [quads][blocks][64 sums][4 taps]
+  std::vector<int32_t> init;      // [blocks][64 sums]: the correction
+};
+
+// The channel (within its block of 64) that sum s accumulates.
+int64_t channel_of_sum(int64_t s) { return (s / 4) % 4 * 16 + s / 16 * 4 + s % 4; }
+
+bool plan_quads(const DepthwisePlan& p, bool x_signed, int32_t x_zp, QuadPlan* q) {
+  if (std::any_of(p.w.begin(), p.w.end(), [](int32_t v) { return v < -128 || v > 127; })) return false;
+  q->quads = (p.taps + 3) / 4;
+  q->blocks = (p.C + 63) / 64;
+  q->w.assign(static_cast<size_t>(q->quads * q->blocks * 256), 0);
+  q->init.assign(static_cast<size_t>(q->blocks * 64), 0);
+  const int32_t zero = x_zp + (x_signed ? 128 : 0);  // the zero point of the unsigned bytes
+  for (int64_t b = 0; b < q->blocks; ++b)
+    for (int64_t s = 0; s < 64; ++s) {
+      const int64_t c = b * 64 + channel_of_sum(s);
+      if (c >= p.C) continue;
+      int32_t sum = 0;
+      for (int64_t t = 0; t < p.taps; ++t) {
+        const int32_t v = p.w[t * p.C + c];
+        q->w[(((t / 4) * q->blocks + b) * 64 + s) * 4 + t % 4] = static_cast<int8_t>(v);
+        sum += v;
+      }
+      q->init[b * 64 + s] = -zero * sum;
+    }
+  return true;
+}
+
+// The input pixel each tap of output (oh, ow) reads, or the padding row.
+void tap_pointers(const uint8_t* image, const uint8_t* pad_row, int64_t C, const Geo2& g, int64_t oh, int64_t ow,
+                  const uint8_t** ptr) {
+  const int64_t ih0 = oh * g.SH - g.PT, iw0 = ow * g.SW - g.PL;
+  int64_t t = 0;
+  for (int64_t kh = 0; kh < g.KH; ++kh) {
+    const int64_t ih = ih0 + kh * g.DH;
+    for (int64_t kw = 0; kw < g.KW; ++kw, ++t) {
+      const int64_t iw = iw0 + kw * g.DW;
+      ptr[t] = ih < 0 || ih >= g.H || iw < 0 || iw >= g.W ? pad_row : image + (ih * g.W + iw) * C;
+    }
+  }
+}
+
+// acc[c] for one output pixel, plain C++.
+void depthwise_pixel_scalar(const DepthwisePlan& p, const uint8_t* const* ptr, bool is_signed, int32_t* acc) {
+  for (int64_t c = 0; c < p.C; ++c) acc[c] = p.neg_correction[c];
+  for (int64_t t = 0; t < p.taps; ++t) {
+    const int32_t* w = p.w.data() + t * p.C;
+    if (is_signed) {
+      const auto* x = reinterpret_cast<const int8_t*>(ptr[t]);
+      for (int64_t c = 0; c < p.C; ++c) acc[c] += x[c] * w[c];
+    } else {
+      for (int64_t c = 0; c < p.C; ++c) acc[c] += ptr[t][c] * w[c];
+    }
+  }
+}
+
+#ifdef ONYX_DEPTHWISE_X86
+// 16 channels at a time: the bytes of taps 2p and 2p + 1 interleaved and
+// widened to 16 bits, then vpmaddwd against the interleaved weights. NB
+// blocks of 16 channels together: independent sums hide vpmaddwd's latency.
+template <bool Signed, int NB>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void depthwise_blocks_avx512(const DepthwisePlan& p,
+                                                                                       const uint8_t* const* ptr,
+                                                                                       int64_t b0, int32_t* acc) {
+  __m512i sum[NB];
+  __mmask16 mask[NB];
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) {
+    const int64_t left = p.C - (b0 + j) * 16;
+    mask[j] = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    sum[j] = _mm512_loadu_si512(p.neg_correction.data() + (b0 + j) * 16);
+  }
+  for (int64_t k = 0; k < p.pairs; ++k) {
+    const uint8_t *pa = ptr[2 * k], *pb = ptr[2 * k + 1];
+    const int16_t* w = p.paired.data() + (k * p.blocks + b0) * 32;
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) {
+      const int64_t c0 = (b0 + j) * 16;
+      const __m128i a = _mm_maskz_loadu_epi8(mask[j], pa + c0), b = _mm_maskz_loadu_epi8(mask[j], pb + c0);
+      const __m256i ab =
+          _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(a, b)), _mm_unpackhi_epi8(a, b), 1);
+      const __m512i x = Signed ? _mm512_cvtepi8_epi16(ab) : _mm512_cvtepu8_epi16(ab);
+      sum[j] = _mm512_add_epi32(sum[j], _mm512_madd_epi16(x, _mm512_loadu_si512(w + j * 32)));
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) _mm512_mask_storeu_epi32(acc + (b0 + j) * 16, mask[j], sum[j]);
+}
+
+template <bool Signed>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void depthwise_pixel_avx512(const DepthwisePlan& p,
+                                                                                const uint8_t* const* ptr,
+                                                                                int32_t* acc) {
+  int64_t b = 0;
+  for (; b + 4 <= p.blocks; b += 4) depthwise_blocks_avx512<Signed, 4>(p, ptr, b, acc);
+  switch (p.blocks - b) {
+    case 3: depthwise_blocks_avx512<Signed, 3>(p, ptr, b, acc); break;
+    case 2: depthwise_blocks_avx512<Signed, 2>(p, ptr, b, acc); break;
+    case 1: depthwise_blocks_avx512<Signed, 1>(p, ptr, b, acc); break;
+    default: break;
+  }
+}
+
+// NP pixels, all channels, through QuadPlan: pixel j reads tap t at
+// ptr[t] + j * step and writes acc + j * C; ptr holds quads * 4 taps. The
+// pixels share each weight load (loads, not arithmetic, bound this loop).
+template <bool Signed, int NP>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void depthwise_pixels_quads(const QuadPlan& q, int64_t C,
+                                                                                 const uint8_t* const* ptr,
+                                                                                 int64_t step, int32_t* acc) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int64_t b = 0; b < q.blocks; ++b) {
+    const int64_t c0 = b * 64, left = C - c0;
+    const __mmask64 mask = left >= 64 ? ~__mmask64(0) : (__mmask64(1) << left) - 1;
+    __m512i s[NP][4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m512i init = _mm512_loadu_si512(q.init.data() + c0 + 16 * j);
+#pragma GCC unroll 4
+      for (int px = 0; px < NP; ++px) s[px][j] = init;
+    }
+    for (int64_t k = 0; k < q.quads; ++k) {
+      const uint8_t* const* p = ptr + 4 * k;
+      const int8_t* w = q.w.data() + (k * q.blocks + b) * 256;
+      const __m512i w0 = _mm512_loadu_si512(w), w1 = _mm512_loadu_si512(w + 64), w2 = _mm512_loadu_si512(w + 128),
+                    w3 = _mm512_loadu_si512(w + 192);
+#pragma GCC unroll 4
+      for (int px = 0; px < NP; ++px) {
+        const int64_t o = c0 + px * step;
+        __m512i x0 = _mm512_maskz_loadu_epi8(mask, p[0] + o), x1 = _mm512_maskz_loadu_epi8(mask, p[1] + o),
+                x2 = _mm512_maskz_loadu_epi8(mask, p[2] + o), x3 = _mm512_maskz_loadu_epi8(mask, p[3] + o);
+        if (Signed) {
+          x0 = _mm512_xor_si512(x0, flip);
+          x1 = _mm512_xor_si512(x1, flip);
+          x2 = _mm512_xor_si512(x2, flip);
+          x3 = _mm512_xor_si512(x3, flip);
+        }
+        const __m512i lo01 = _mm512_unpacklo_epi8(x0, x1), hi01 = _mm512_unpackhi_epi8(x0, x1);
+        const __m512i lo23 = _mm512_unpacklo_epi8(x2, x3), hi23 = _mm512_unpackhi_epi8(x2, x3);
+        s[px][0] = _mm512_dpbusd_epi32(s[px][0], _mm512_unpacklo_epi16(lo01, lo23), w0);
+        s[px][1] = _mm512_dpbusd_epi32(s[px][1], _mm512_unpackhi_epi16(lo01, lo23), w1);
+        s[px][2] = _mm512_dpbusd_epi32(s[px][2], _mm512_unpacklo_epi16(hi01, hi23), w2);
+        s[px][3] = _mm512_dpbusd_epi32(s[px][3], _mm512_unpackhi_epi16(hi01, hi23), w3);
+      }
+    }
+#pragma GCC unroll 4
+    for (int px = 0; px < NP; ++px) {
+      // Lane L of s0..s3 are channels 16L .. 16L + 15: a 4 x 4 transpose of 128-bit lanes.
+      const __m512i t0 = _mm512_shuffle_i64x2(s[px][0], s[px][1], 0x44);
+      const __m512i t1 = _mm512_shuffle_i64x2(s[px][0], s[px][1], 0xEE);
+      const __m512i t2 = _mm512_shuffle_i64x2(s[px][2], s[px][3], 0x44);
+      const __m512i t3 = _mm512_shuffle_i64x2(s[px][2], s[px][3], 0xEE);
+      const __m512i out[4] = {_mm512_shuffle_i64x2(t0, t2, 0x88), _mm512_shuffle_i64x2(t0, t2, 0xDD),
+                              _mm512_shuffle_i64x2(t1, t3, 0x88), _mm512_shuffle_i64x2(t1, t3, 0xDD)};
+      int32_t* a = acc + px * C + c0;
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const int64_t n = left - 16 * j;
+        if (n >= 16) _mm512_storeu_si512(a + 16 * j, out[j]);
+        else if (n > 0) _mm512_mask_storeu_epi32(a + 16 * j, __mmask16((1u << n) - 1), out[j]);
+      }
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+void int8_depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w,
+                                  const std::vector<int32_t>& wzp, const Int8ConvSink& sink, ThreadPool* pool,
+                                  Int8Isa isa) {
+  const int64_t C = x.C, taps = g.KH * g.KW;
+  const DepthwisePlan plan = plan_depthwise(w, wzp, x.zero_point, taps);
+  enum class Kernel { Scalar, Pairs, Quads } kernel = Kernel::Scalar;
+  QuadPlan quads;
+#ifdef ONYX_DEPTHWISE_X86
+  const CpuFeatures& f = cpu_features();
+  if (isa != Int8Isa::Scalar && f.avx512f && f.avx512bw && f.avx512vl) kernel = Kernel::Pairs;
+  if (isa == Int8Isa::Avx512Vnni && plan_quads(plan, x.is_signed, x.zero_point, &quads)) kernel = Kernel::Quads;
+#endif
+  // Taps past the last one (to whole pairs or quads) have weight 0 and read the last tap's pixel.
+  const int64_t tap_slots = kernel == Kernel::Quads ? quads.quads * 4 : plan.pairs * 2;
+  const std::vector<uint8_t> pad_row(static_cast<size_t>(C), static_cast<uint8_t>(x.zero_point));
+  const auto* src = static_cast<const uint8_t*>(x.x);
+  // Output columns whose taps all lie inside the row: [ow_in, ow_out).
+  const int64_t ow_in = std::min(g.OW, (g.PL + g.SW - 1) / g.SW);
+  const int64_t last_start = g.W + g.PL - (g.KW - 1) * g.DW - 1;  // the last padded column a first tap may read
+  const int64_t ow_out = last_start < 0 ? ow_in : std::max(ow_in, std::min(g.OW, last_start / g.SW + 1));
+  parallel_for(x.N * g.pixels() * C * taps >= (1 << 14) ? pool : nullptr, x.N * g.OH, [&](int64_t t0, int64_t t1) {
+    std::vector<const uint8_t*> ptr(static_cast<size_t>(tap_slots));
+    std::vector<int32_t> tile(static_cast<size_t>(g.OW * C));
+    auto point_at = [&](const uint8_t* image, int64_t oh, int64_t ow) {
+      tap_pointers(image, pad_row.data(), C, g, oh, ow, ptr.data());
+      std::fill(ptr.begin() + taps, ptr.end(), ptr[taps - 1]);
+    };
+    // Pixels [ow, ow + count) of the row, whose taps are at ptr + i * SW * C.
+    auto compute = [&](int64_t ow, int64_t count) {
+      int32_t* acc = tile.data() + ow * C;
+      switch (kernel) {
+#ifdef ONYX_DEPTHWISE_X86
+        case Kernel::Quads:
+          if (count == 4) {
+            if (x.is_signed) depthwise_pixels_quads<true, 4>(quads, C, ptr.data(), g.SW * C, acc);
+            else depthwise_pixels_quads<false, 4>(quads, C, ptr.data(), g.SW * C, acc);
+          } else {
+            if (x.is_signed) depthwise_pixels_quads<true, 1>(quads, C, ptr.data(), g.SW * C, acc);
+            else depthwise_pixels_quads<false, 1>(quads, C, ptr.data(), g.SW * C, acc);
+          }
+          return;
+        case Kernel::Pairs:
+          if (x.is_signed) depthwise_pixel_avx512<true>(plan, ptr.data(), acc);
+          else depthwise_pixel_avx512<false>(plan, ptr.data(), acc);
+          return;
+#endif
+        default: depthwise_pixel_scalar(plan, ptr.data(), x.is_signed, acc);
+      }
+    };
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / g.OH, oh = t % g.OH;
+      const uint8_t* image = src + n * g.H * g.W * C;
+      const int64_t ih0 = oh * g.SH - g.PT;
+      const bool rows_inside = ih0 >= 0 && ih0 + (g.KH - 1) * g.DH < g.H;
+      const int64_t run0 = rows_inside ? ow_in : g.OW, run1 = rows_inside ? ow_out : g.OW;
+      for (int64_t ow = 0; ow < run0; ++ow) {
+        point_at(image, oh, ow);
+        compute(ow, 1);
+      }
+      // Inside the image, the next pixels' taps are the same pointers a stride on.
+      if (run0 < run1) point_at(image, oh, run0);
+      const int64_t group = kernel == Kernel::Quads ? 4 : 1;
+      for (int64_t ow = run0; ow < run1;) {
+        const int64_t count = run1 - ow >= group ? group : 1;
+        compute(ow, count);
+        ow += count;
+        for (auto& q : ptr) q += count * g.SW * C;
+      }
+      for (int64_t ow = run1; ow < g.OW; ++ow) {
+        point_at(image, oh, ow);
+        compute(ow, 1);
+      }
+      sink.fn(n, 0, C, oh * g.OW, g.OW, tile.data(), 1, C);
+    }
+  });
+}
+
+}  // namespace onyx

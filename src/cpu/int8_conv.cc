@@ -6,7 +6,6 @@
 
 #include "cpu/geometry_2d.h"
 #include "cpu/int8_depthwise.h"
-#include "cpu/quant_round.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -304,62 +303,6 @@ void direct_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w
 
 #ifdef ONYX_CONV_X86
 
-// requantize's steps on 16 lanes, reordered: clamping acc * m to
-// [lo - zero, hi - zero] before rounding gives the same integers as clamping
-// after (the bounds are integers and rounding is monotonic), and keeps the
-// conversion in int32 range; the zero point is then an integer add and
-// vpmovdb's truncation the narrowing.
-struct Requant16 {
-  __m512 lo, hi;
-  __m512i zero;
-};
-
-__attribute__((target("avx512f"))) inline Requant16 requant16_setup(float zero, float lo, float hi) {
-  return {_mm512_set1_ps(lo - zero), _mm512_set1_ps(hi - zero), _mm512_set1_epi32(static_cast<int32_t>(zero))};
-}
-
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void requant16_store(const Requant16& q, __m512i acc, __m512 m,
-                                                               __mmask16 k, uint8_t* out) {
-  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), m);
-  v = _mm512_min_ps(_mm512_max_ps(v, q.lo), q.hi);
-  // Narrowed in a register: vpmovdb straight to memory is a slow store.
-  const __m128i bytes = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), q.zero));
-  if (k == 0xFFFF) _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
-  else _mm_mask_storeu_epi8(out, k, bytes);
-}
-
-// 16 at a time, the last, partial vector masked.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void requantize_avx512(const int32_t* acc, int64_t n, const int32_t* bias,
-                                                          const float* mult, bool per_element, float zero, float lo,
-                                                          float hi, uint8_t* out) {
-  const Requant16 q = requant16_setup(zero, lo, hi);
-  const __m512 one = _mm512_set1_ps(mult[0]);
-  const __m512i one_bias = _mm512_set1_epi32(bias ? bias[0] : 0);
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
-    const __m512 m = per_element ? _mm512_maskz_loadu_ps(k, mult + i) : one;
-    const __m512i b = bias && per_element ? _mm512_maskz_loadu_epi32(k, bias + i) : one_bias;
-    requant16_store(q, _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + i), b), m, k, out + i);
-  }
-}
-
-// requantize_avx512 over a [rows][cols] block with one multiplier and bias
-// per column: each 16-column slice loads them once for all rows.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void requantize_rows_avx512(const int32_t* acc, int64_t rows, int64_t cols,
-                                                               int64_t lda, const int32_t* bias, const float* mult,
-                                                               float zero, float lo, float hi, uint8_t* out,
-                                                               int64_t ldo) {
-  const Requant16 q = requant16_setup(zero, lo, hi);
-  for (int64_t c = 0; c < cols; c += 16) {
-    const __mmask16 k = cols - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (cols - c)) - 1);
-    const __m512 m = _mm512_maskz_loadu_ps(k, mult + c);
-    const __m512i b = bias ? _mm512_maskz_loadu_epi32(k, bias + c) : _mm512_setzero_si512();
-    for (int64_t r = 0; r < rows; ++r)
-      requant16_store(q, _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + r * lda + c), b), m, k,
-                      out + r * ldo + c);
-  }
-}
-
 // One 16 x 16 byte block: four rounds of interleaving.
 void transpose_16x16(const uint8_t* src, int64_t lds, uint8_t* dst, int64_t ldd) {
   __m128i r[16], t[16];
@@ -421,41 +364,6 @@ bool has_avx512bw() { return cpu_features().avx512f && cpu_features().avx512bw; 
 #endif
 
 }  // namespace
-
-void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, bool per_element,
-                     float zero, bool is_signed, uint8_t* out) {
-#ifdef ONYX_CONV_X86
-  if (has_avx512bw_vl())
-    return requantize_avx512(acc, n, bias, mult, per_element, zero, is_signed ? -128.f : 0.f,
-                             is_signed ? 127.f : 255.f, out);
-#endif
-  for (int64_t i = 0; i < n; i += 64) {  // the rest, through a small buffer holding acc + bias
-    int32_t buf[64];
-    const int64_t len = std::min<int64_t>(64, n - i);
-    for (int64_t j = 0; j < len; ++j) {
-      const int32_t b = bias ? bias[per_element ? i + j : 0] : 0;
-      buf[j] = static_cast<int32_t>(static_cast<uint32_t>(acc[i + j]) + static_cast<uint32_t>(b));
-    }
-    if (is_signed) {
-      auto* o = reinterpret_cast<int8_t*>(out + i);
-      if (per_element) requantize_each(buf, len, mult + i, zero, o);
-      else requantize(buf, len, mult[0], zero, o);
-    } else {
-      if (per_element) requantize_each(buf, len, mult + i, zero, out + i);
-      else requantize(buf, len, mult[0], zero, out + i);
-    }
-  }
-}
-
-void requantize_rows_8bit(const int32_t* acc, int64_t rows, int64_t cols, int64_t lda, const int32_t* bias,
-                          const float* mult, float zero, bool is_signed, uint8_t* out, int64_t ldo) {
-#ifdef ONYX_CONV_X86
-  if (has_avx512bw_vl())
-    return requantize_rows_avx512(acc, rows, cols, lda, bias, mult, zero, is_signed ? -128.f : 0.f,
-                                  is_signed ? 127.f : 255.f, out, ldo);
-#endif
-  for (int64_t r = 0; r < rows; ++r) requantize_8bit(acc + r * lda, cols, bias, mult, true, zero, is_signed, out + r * ldo);
-}
 
 void transpose_8bit(const uint8_t* src, int64_t rows, int64_t cols, int64_t lds, uint8_t* dst, int64_t ldd) {
 #ifdef ONYX_CONV_X86

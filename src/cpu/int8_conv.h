@@ -13,6 +13,7 @@
 #include "base/thread_pool.h"
 #include "cpu/conv_geometry.h"
 #include "cpu/int8_gemm.h"
+#include "cpu/requantize_8bit.h"
 
 namespace onyx {
 
@@ -58,18 +59,6 @@ void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvW
 // The same with a chosen kernel family (tests compare all the CPU runs).
 void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvWeights& w,
                const std::vector<int32_t>& w_zero_points, const Int8ConvSink& sink, ThreadPool* pool, Int8Isa isa);
-
-// out[i] = requantize(acc[i] + bias[j], mult[j]) with j = per_element ? i : 0
-// (bias may be null) into uint8, or int8 when is_signed: the same int32 and
-// float operations as requantize in quant_round.h, 16 at a time where the CPU
-// has AVX-512.
-void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, bool per_element,
-                     float zero, bool is_signed, uint8_t* out);
-
-// requantize_8bit of each row r < rows: out[r * ldo + c] from acc[r * lda + c]
-// with bias[c] (may be null) and mult[c].
-void requantize_rows_8bit(const int32_t* acc, int64_t rows, int64_t cols, int64_t lda, const int32_t* bias,
-                          const float* mult, float zero, bool is_signed, uint8_t* out, int64_t ldo);
 
 // dst[c * ldd + r] = src[r * lds + c] for bytes, in 16 x 16 SSE2 blocks.
 void transpose_8bit(const uint8_t* src, int64_t rows, int64_t cols, int64_t lds, uint8_t* dst, int64_t ldd);

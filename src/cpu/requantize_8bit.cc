@@ -1,0 +1,91 @@
+#include "cpu/requantize_8bit.h"
+#include "base/cpu_features.h"
+
+#include <algorithm>
+
+#include "cpu/quant_round.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "cpu/requantize_avx512.h"
+#define ONYX_REQUANT_X86 1
+#endif
+
+namespace onyx {
+
+namespace {
+
+#ifdef ONYX_REQUANT_X86
+// 16 at a time, the last, partial vector masked.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void requantize_avx512(const int32_t* acc, int64_t n, const int32_t* bias,
+                                                          const float* mult, bool per_element, float zero, float lo,
+                                                          float hi, uint8_t* out) {
+  const Requant16 q = requant16_setup(zero, lo, hi);
+  const __m512 one = _mm512_set1_ps(mult[0]);
+  const __m512i one_bias = _mm512_set1_epi32(bias ? bias[0] : 0);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    const __m512 m = per_element ? _mm512_maskz_loadu_ps(k, mult + i) : one;
+    const __m512i b = bias && per_element ? _mm512_maskz_loadu_epi32(k, bias + i) : one_bias;
+    requant16_store(q, _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + i), b), m, k, out + i);
+  }
+}
+
+// requantize_avx512 over a [rows][cols] block with one multiplier and bias
+// per column: each 16-column slice loads them once for all rows.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void requantize_rows_avx512(const int32_t* acc, int64_t rows, int64_t cols,
+                                                               int64_t lda, const int32_t* bias, const float* mult,
+                                                               float zero, float lo, float hi, uint8_t* out,
+                                                               int64_t ldo) {
+  const Requant16 q = requant16_setup(zero, lo, hi);
+  for (int64_t c = 0; c < cols; c += 16) {
+    const __mmask16 k = cols - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (cols - c)) - 1);
+    const __m512 m = _mm512_maskz_loadu_ps(k, mult + c);
+    const __m512i b = bias ? _mm512_maskz_loadu_epi32(k, bias + c) : _mm512_setzero_si512();
+    for (int64_t r = 0; r < rows; ++r)
+      requant16_store(q, _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + r * lda + c), b), m, k,
+                      out + r * ldo + c);
+  }
+}
+
+
+bool has_avx512bw_vl() { return cpu_features().avx512f && cpu_features().avx512bw && cpu_features().avx512vl; }
+#endif
+
+}  // namespace
+
+void requantize_8bit(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, bool per_element,
+                     float zero, bool is_signed, uint8_t* out) {
+#ifdef ONYX_REQUANT_X86
+  if (has_avx512bw_vl())
+    return requantize_avx512(acc, n, bias, mult, per_element, zero, is_signed ? -128.f : 0.f,
+                             is_signed ? 127.f : 255.f, out);
+#endif
+  for (int64_t i = 0; i < n; i += 64) {  // the rest, through a small buffer holding acc + bias
+    int32_t buf[64];
+    const int64_t len = std::min<int64_t>(64, n - i);
+    for (int64_t j = 0; j < len; ++j) {
+      const int32_t b = bias ? bias[per_element ? i + j : 0] : 0;
+      buf[j] = static_cast<int32_t>(static_cast<uint32_t>(acc[i + j]) + static_cast<uint32_t>(b));
+    }
+    if (is_signed) {
+      auto* o = reinterpret_cast<int8_t*>(out + i);
+      if (per_element) requantize_each(buf, len, mult + i, zero, o);
+      else requantize(buf, len, mult[0], zero, o);
+    } else {
+      if (per_element) requantize_each(buf, len, mult + i, zero, out + i);
+      else requantize(buf, len, mult[0], zero, out + i);
+    }
+  }
+}
+
+void requantize_rows_8bit(const int32_t* acc, int64_t rows, int64_t cols, int64_t lda, const int32_t* bias,
+                          const float* mult, float zero, bool is_signed, uint8_t* out, int64_t ldo) {
+#ifdef ONYX_REQUANT_X86
+  if (has_avx512bw_vl())
+    return requantize_rows_avx512(acc, rows, cols, lda, bias, mult, zero, is_signed ? -128.f : 0.f,
+                                  is_signed ? 127.f : 255.f, out, ldo);
+#endif
+  for (int64_t r = 0; r < rows; ++r) requantize_8bit(acc + r * lda, cols, bias, mult, true, zero, is_signed, out + r * ldo);
+}
+
+}  // namespace onyx

@@ -8,6 +8,9 @@
 #include "cpu/int8_depthwise.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined_*.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #define ONYX_CONV_X86 1
 #endif

@@ -6,6 +6,9 @@
 #include "cpu/quant_round.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined_*.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "cpu/requantize_avx512.h"
 #define ONYX_REQUANT_X86 1
 #endif

@@ -99,12 +99,15 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
     if (wzp.size() == 1) b_zp[gi] = wzp;
     else b_zp[gi].assign(wzp.begin() + gi * Mg, wzp.begin() + (gi + 1) * Mg);
   const auto pad = static_cast<uint8_t>(x.zero_point);
+  const Int8Requant* rq = sink.requant;
   parallel_for(pool, x.N * blocks, [&](int64_t t0, int64_t t1) {
     std::vector<uint8_t> a(direct_a ? 0 : static_cast<size_t>(rows * K));
-    std::vector<int32_t> tile(static_cast<size_t>(rows * M));
+    std::vector<int32_t> tile(rq ? 0 : static_cast<size_t>(rows * M));
+    std::vector<uint8_t> tile8(rq && !sink.channels_last_out ? static_cast<size_t>(rows * M) : 0);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / blocks, p0 = t % blocks * rows, count = std::min(rows, P - p0);
       const uint8_t* image = xh + n * HW * C;
+      uint8_t* out8 = sink.channels_last_out ? sink.channels_last_out + (n * P + p0) * M : tile8.data();
       for (int64_t gi = 0; gi < w.group; ++gi) {
         Int8A op{nullptr, x.is_signed, K, false};
         if (direct_a) {
@@ -114,9 +117,16 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
           im2col_rows(image, C, gi * Cg, Cg, g, p0, count, pad, a.data());
           op.data = a.data();
         }
-        int8_gemm(count, op, a_zp, w.packed[gi], b_zp[gi], tile.data() + gi * Mg, M, nullptr, isa);
+        if (!rq) {
+          int8_gemm(count, op, a_zp, w.packed[gi], b_zp[gi], tile.data() + gi * Mg, M, nullptr, isa);
+          continue;
+        }
+        const Int8Requant group_rq{rq->bias ? rq->bias + gi * Mg : nullptr, rq->mult + gi * Mg, rq->zero,
+                                   rq->is_signed};
+        int8_gemm_requantized(count, op, a_zp, w.packed[gi], b_zp[gi], group_rq, out8 + gi * Mg, M, nullptr, isa);
       }
-      sink.fn(n, 0, M, p0, count, tile.data(), 1, M);
+      if (!rq) sink.fn(n, 0, M, p0, count, tile.data(), 1, M);
+      else if (!sink.channels_last_out) sink.bytes(n, p0, count, tile8.data());
     }
   });
 }

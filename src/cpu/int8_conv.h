@@ -40,10 +40,17 @@ struct Int8ConvInput {
 // Receives the int32 sums of image n, output channels [m0, m1), output pixels
 // [p0, p0 + count): acc[(m - m0) * m_stride + i * p_stride], which it may
 // change. Called concurrently for disjoint blocks.
+// With `requant` set (M output channels), convolutions that run as the GEMM
+// requantize in it instead and write bytes: into `channels_last_out`
+// ([N, pixels, M]) when given, else to `bytes` (rows [count][M] of image n
+// from pixel p0).
 struct Int8ConvSink {
   std::function<void(int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t m_stride,
                      int64_t p_stride)>
       fn;
+  const Int8Requant* requant = nullptr;
+  uint8_t* channels_last_out = nullptr;
+  std::function<void(int64_t n, int64_t p0, int64_t count, const uint8_t* rows)> bytes;
 };
 
 // Geometries the fast path takes (1-D and 2-D kernels).

@@ -5,9 +5,14 @@
 #include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined_*.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+
+#include "cpu/requantize_avx512.h"
 #define ONYX_INT8_X86 1
-#define ONYX_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define ONYX_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define ONYX_TARGET_AVX2 __attribute__((target("avx2")))
 #endif
 
@@ -21,31 +26,50 @@ constexpr int64_t kRowBlock = 96;  // rows of A per parallel task
 int64_t panel_width(const PackedInt8B& b, int64_t n0) { return std::min(kPanel, b.padded_n() - n0); }
 
 // Per-row and per-column terms that turn the u8 x s8 dot product into the
-// exact sum: y = dot + row_sum[m] * col_shift[n] + row_shift[m] * col_term[n].
+// exact sum: y = dot + col_add[n] + row_sum[m] * col_shift[n] (when
+// row_sums) + row_shift[m] * col_term[n] (when row_shifts; a single A zero
+// point folds this term into col_add). With mult set (AVX-512 VNNI tiles),
+// the tile stores y requantized to bytes (Int8Requant, its bias in col_add).
 struct Epilogue {
+  const int32_t* col_add;
   const int32_t* row_sum;
   const int32_t* row_shift;
   const int32_t* col_shift;
   const int32_t* col_term;
+  bool row_sums, row_shifts;
+  const float* mult;  // null: int32 output
+  float zero, lo, hi;
 };
 
-// One tile: rows x (panel width) outputs, of which `cols` are stored.
+// One tile: rows x (panel width) outputs, of which `cols` are stored into y
+// (int32, or bytes when e.mult is set).
 using TileFn = void (*)(int64_t k_groups, const uint8_t* a, int64_t lda, int rows, const int8_t* b, int width,
-                        int cols, int32_t* y, int64_t ldy, const Epilogue& e);
+                        int cols, void* y, int64_t ldy, const Epilogue& e);
+
+int32_t wrap_add(int32_t x, int32_t y) {
+  return static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(y));
+}
 
 int32_t wrap_mul_add(int32_t acc, int32_t x, int32_t y) {
   return static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(x) * static_cast<uint32_t>(y));
 }
 
+// The exact sum from the dot product (Epilogue).
+int32_t finish(int32_t dot, int r, int c, const Epilogue& e) {
+  int32_t v = wrap_add(dot, e.col_add[c]);
+  if (e.row_sums) v = wrap_mul_add(v, e.row_sum[r], e.col_shift[c]);
+  if (e.row_shifts) v = wrap_mul_add(v, e.row_shift[r], e.col_term[c]);
+  return v;
+}
+
 void tile_scalar(int64_t k_groups, const uint8_t* a, int64_t lda, int rows, const int8_t* b, int width, int cols,
-                 int32_t* y, int64_t ldy, const Epilogue& e) {
+                 void* y, int64_t ldy, const Epilogue& e) {
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) {
       int32_t acc = 0;
       for (int64_t g = 0; g < k_groups; ++g)
         for (int j = 0; j < 4; ++j) acc = wrap_mul_add(acc, a[r * lda + 4 * g + j], b[(g * width + c) * 4 + j]);
-      acc = wrap_mul_add(acc, e.row_sum[r], e.col_shift[c]);
-      y[r * ldy + c] = wrap_mul_add(acc, e.row_shift[r], e.col_term[c]);
+      static_cast<int32_t*>(y)[r * ldy + c] = finish(acc, r, c, e);
     }
 }
 
@@ -59,7 +83,7 @@ int32_t load_group(const uint8_t* p) {
 
 template <int MR, int NB>
 ONYX_TARGET_VNNI void tile_vnni(int64_t k_groups, const uint8_t* a, int64_t lda, int, const int8_t* b, int width,
-                                int cols, int32_t* y, int64_t ldy, const Epilogue& e) {
+                                int cols, void* y, int64_t ldy, const Epilogue& e) {
   __m512i acc[MR][NB];
   _Pragma("GCC unroll 8")
   for (int r = 0; r < MR; ++r)
@@ -77,17 +101,35 @@ ONYX_TARGET_VNNI void tile_vnni(int64_t k_groups, const uint8_t* a, int64_t lda,
       for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, bv[j]);
     }
   }
+  const Requant16 q = requant16_setup(e.zero, e.lo, e.hi);
   _Pragma("GCC unroll 8")
   for (int j = 0; j < NB; ++j) {
     int left = cols - 16 * j;
     if (left <= 0) break;
     __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
-    __m512i cs = _mm512_loadu_si512(e.col_shift + 16 * j), ct = _mm512_loadu_si512(e.col_term + 16 * j);
+    const __m512i add = _mm512_loadu_si512(e.col_add + 16 * j);
     _Pragma("GCC unroll 8")
-    for (int r = 0; r < MR; ++r) {
-      __m512i v = _mm512_add_epi32(acc[r][j], _mm512_mullo_epi32(_mm512_set1_epi32(e.row_sum[r]), cs));
-      v = _mm512_add_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(e.row_shift[r]), ct));
-      _mm512_mask_storeu_epi32(y + r * ldy + 16 * j, mask, v);
+    for (int r = 0; r < MR; ++r) acc[r][j] = _mm512_add_epi32(acc[r][j], add);
+    if (e.row_sums) {
+      const __m512i cs = _mm512_loadu_si512(e.col_shift + 16 * j);
+      _Pragma("GCC unroll 8")
+      for (int r = 0; r < MR; ++r)
+        acc[r][j] = _mm512_add_epi32(acc[r][j], _mm512_mullo_epi32(_mm512_set1_epi32(e.row_sum[r]), cs));
+    }
+    if (e.row_shifts) {
+      const __m512i ct = _mm512_loadu_si512(e.col_term + 16 * j);
+      _Pragma("GCC unroll 8")
+      for (int r = 0; r < MR; ++r)
+        acc[r][j] = _mm512_add_epi32(acc[r][j], _mm512_mullo_epi32(_mm512_set1_epi32(e.row_shift[r]), ct));
+    }
+    if (e.mult) {
+      const __m512 m = _mm512_maskz_loadu_ps(mask, e.mult + 16 * j);
+      _Pragma("GCC unroll 8")
+      for (int r = 0; r < MR; ++r)
+        requant16_store(q, acc[r][j], m, mask, static_cast<uint8_t*>(y) + r * ldy + 16 * j);
+    } else {
+      _Pragma("GCC unroll 8")
+      for (int r = 0; r < MR; ++r) _mm512_mask_storeu_epi32(static_cast<int32_t*>(y) + r * ldy + 16 * j, mask, acc[r][j]);
     }
   }
 }
@@ -130,17 +172,15 @@ ONYX_TARGET_AVX2 void slice_avx2(int64_t k_groups, const uint8_t* a, int64_t lda
     alignas(32) int32_t out[16];
     _mm256_store_si256(reinterpret_cast<__m256i*>(out), acc[r][0]);
     _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), acc[r][1]);
-    for (int c = 0; c < std::min(16, cols - c0); ++c) {
-      int32_t v = wrap_mul_add(out[c], e.row_sum[r], e.col_shift[c0 + c]);
-      y[r * ldy + c0 + c] = wrap_mul_add(v, e.row_shift[r], e.col_term[c0 + c]);
-    }
+    for (int c = 0; c < std::min(16, cols - c0); ++c) y[r * ldy + c0 + c] = finish(out[c], r, c0 + c, e);
   }
 }
 
 template <int MR>
 ONYX_TARGET_AVX2 void tile_avx2(int64_t k_groups, const uint8_t* a, int64_t lda, int, const int8_t* b, int width,
-                                int cols, int32_t* y, int64_t ldy, const Epilogue& e) {
-  for (int c0 = 0; c0 < cols; c0 += 16) slice_avx2<MR>(k_groups, a, lda, b, width, c0, cols, y, ldy, e);
+                                int cols, void* y, int64_t ldy, const Epilogue& e) {
+  for (int c0 = 0; c0 < cols; c0 += 16)
+    slice_avx2<MR>(k_groups, a, lda, b, width, c0, cols, static_cast<int32_t*>(y), ldy, e);
 }
 
 #endif
@@ -255,6 +295,65 @@ int32_t zero_point_at(const std::vector<int32_t>& zp, int64_t i) {
   return zp.empty() ? 0 : zp[zp.size() == 1 ? 0 : static_cast<size_t>(i)];
 }
 
+// int32 sums into y (rq null) or their requantization into bytes. Tiles
+// without a fused requantization write a small int32 block that is
+// requantized while it is in L1.
+void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
+          const std::vector<int32_t>& b_zp, const Int8Requant* rq, void* y, int64_t ldy, ThreadPool* pool,
+          Int8Isa isa) {
+  const int64_t K = b.K(), N = b.N(), np = b.padded_n();
+  if (M <= 0 || N <= 0) return;
+  // A = a_u8 - 128 (int8) or a_u8; B = b_s8 + shift.
+  const int32_t a_shift = a.is_signed ? -128 : 0;
+  std::vector<int32_t> row_shift(static_cast<size_t>(M)), col_shift(static_cast<size_t>(np), 0),
+      col_term(static_cast<size_t>(np), 0), col_add(static_cast<size_t>(np), 0);
+  for (int64_t m = 0; m < M; ++m) row_shift[m] = a_shift - zero_point_at(a_zp, m);
+  const bool row_shifts = a_zp.size() > 1;
+  for (int64_t n = 0; n < N; ++n) {
+    col_shift[n] = b.shift() - zero_point_at(b_zp, n);
+    col_term[n] = static_cast<int32_t>(static_cast<uint32_t>(b.col_sums()[n]) +
+                                       static_cast<uint32_t>(K) * static_cast<uint32_t>(col_shift[n]));
+    if (!row_shifts) col_add[n] = wrap_mul_add(0, row_shift[0], col_term[n]);
+    if (rq && rq->bias) col_add[n] = wrap_add(col_add[n], rq->bias[n]);
+  }
+  const bool need_sums = std::any_of(col_shift.begin(), col_shift.end(), [](int32_t v) { return v != 0; });
+  PackedA pa = pack_a(M, K, a, isa, need_sums);
+  const Kernels kern = kernels_for(isa);
+  const bool fused = rq && isa == Int8Isa::Avx512Vnni;
+  std::vector<float> mult;
+  if (rq) mult.assign(rq->mult, rq->mult + N);
+  mult.resize(static_cast<size_t>(np), 0.f);
+  const float lo = rq && rq->is_signed ? -128.f : 0.f, hi = rq && rq->is_signed ? 127.f : 255.f;
+  const int64_t panels = (np + kPanel - 1) / kPanel, row_blocks = (M + kRowBlock - 1) / kRowBlock;
+  const bool big = M * N * std::max<int64_t>(K, 1) >= (int64_t{1} << 18);
+  parallel_for(big ? pool : nullptr, panels * row_blocks, [&](int64_t t0, int64_t t1) {
+    int32_t block[6 * kPanel];  // one tile's sums on their way to requantization
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n0 = (t / row_blocks) * kPanel, m_end = std::min(M, (t % row_blocks + 1) * kRowBlock);
+      const int width = static_cast<int>(panel_width(b, n0));
+      const int cols = static_cast<int>(std::min<int64_t>(width, N - n0));
+      const int8_t* bp = b.data() + n0 * b.k_groups() * 4;
+      for (int64_t m = (t % row_blocks) * kRowBlock; m < m_end; m += kern.max_rows) {
+        const int rows = static_cast<int>(std::min<int64_t>(kern.max_rows, m_end - m));
+        Epilogue e{col_add.data() + n0, pa.row_sum.data() + m, row_shift.data() + m, col_shift.data() + n0,
+                   col_term.data() + n0, need_sums, row_shifts, fused ? mult.data() + n0 : nullptr,
+                   rq ? rq->zero : 0.f, lo, hi};
+        const TileFn tile = kern.pick(rows, width);
+        const uint8_t* am = pa.data + m * pa.ld;
+        if (!rq) {
+          tile(b.k_groups(), am, pa.ld, rows, bp, width, cols, static_cast<int32_t*>(y) + m * ldy + n0, ldy, e);
+        } else if (fused) {
+          tile(b.k_groups(), am, pa.ld, rows, bp, width, cols, static_cast<uint8_t*>(y) + m * ldy + n0, ldy, e);
+        } else {
+          tile(b.k_groups(), am, pa.ld, rows, bp, width, cols, block, kPanel, e);
+          requantize_rows_8bit(block, rows, cols, kPanel, nullptr, mult.data() + n0, rq->zero, rq->is_signed,
+                               static_cast<uint8_t*>(y) + m * ldy + n0, ldy);
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 Int8Isa int8_gemm_best_isa() {
@@ -298,37 +397,13 @@ void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, cons
 
 void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool, Int8Isa isa) {
-  const int64_t K = b.K(), N = b.N(), np = b.padded_n();
-  if (M <= 0 || N <= 0) return;
-  // A = a_u8 - 128 (int8) or a_u8; B = b_s8 + shift.
-  const int32_t a_shift = a.is_signed ? -128 : 0;
-  std::vector<int32_t> row_shift(static_cast<size_t>(M)), col_shift(static_cast<size_t>(np), 0),
-      col_term(static_cast<size_t>(np), 0);
-  for (int64_t m = 0; m < M; ++m) row_shift[m] = a_shift - zero_point_at(a_zp, m);
-  for (int64_t n = 0; n < N; ++n) {
-    col_shift[n] = b.shift() - zero_point_at(b_zp, n);
-    col_term[n] = static_cast<int32_t>(static_cast<uint32_t>(b.col_sums()[n]) +
-                                       static_cast<uint32_t>(K) * static_cast<uint32_t>(col_shift[n]));
-  }
-  const bool need_sums = std::any_of(col_shift.begin(), col_shift.end(), [](int32_t v) { return v != 0; });
-  PackedA pa = pack_a(M, K, a, isa, need_sums);
-  const Kernels kern = kernels_for(isa);
-  const int64_t panels = (np + kPanel - 1) / kPanel, row_blocks = (M + kRowBlock - 1) / kRowBlock;
-  const bool big = M * N * std::max<int64_t>(K, 1) >= (int64_t{1} << 18);
-  parallel_for(big ? pool : nullptr, panels * row_blocks, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n0 = (t / row_blocks) * kPanel, m_end = std::min(M, (t % row_blocks + 1) * kRowBlock);
-      const int width = static_cast<int>(panel_width(b, n0));
-      const int cols = static_cast<int>(std::min<int64_t>(width, N - n0));
-      const int8_t* bp = b.data() + n0 * b.k_groups() * 4;
-      for (int64_t m = (t % row_blocks) * kRowBlock; m < m_end; m += kern.max_rows) {
-        const int rows = static_cast<int>(std::min<int64_t>(kern.max_rows, m_end - m));
-        Epilogue e{pa.row_sum.data() + m, row_shift.data() + m, col_shift.data() + n0, col_term.data() + n0};
-        kern.pick(rows, width)(b.k_groups(), pa.data + m * pa.ld, pa.ld, rows, bp, width, cols, y + m * ldy + n0,
-                               ldy, e);
-      }
-    }
-  });
+  gemm(M, a, a_zp, b, b_zp, nullptr, y, ldy, pool, isa);
+}
+
+void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
+                           const std::vector<int32_t>& b_zp, const Int8Requant& rq, uint8_t* y, int64_t ldy,
+                           ThreadPool* pool, Int8Isa isa) {
+  gemm(M, a, a_zp, b, b_zp, &rq, y, ldy, pool, isa);
 }
 
 }  // namespace onyx

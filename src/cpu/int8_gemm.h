@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "cpu/requantize_8bit.h"
 
 namespace onyx {
 
@@ -56,5 +57,11 @@ void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, cons
 // The same with a chosen kernel (tests compare all the CPU runs).
 void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool, Int8Isa isa);
+
+// The same sums requantized to bytes, y[m * ldy + n] (Int8Requant, per column
+// n): on AVX-512 VNNI in the tile's registers, elsewhere from a small block.
+void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
+                           const std::vector<int32_t>& b_zp, const Int8Requant& rq, uint8_t* y, int64_t ldy,
+                           ThreadPool* pool, Int8Isa isa);
 
 }  // namespace onyx

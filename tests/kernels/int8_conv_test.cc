@@ -242,11 +242,12 @@ TEST(Int8Conv, ChannelsLastSumsMatchPlainLoopOnEveryIsa) {
       for (int64_t m = 0; m < b.wz.numel(); ++m) wzp.push_back(value_at(b.wz, m));
       const Tensor x = move_channels(b.x, true);
       std::vector<int32_t> got(b.acc.size(), -1);
-      Int8ConvSink sink{[&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
-                            int64_t ps) {
+      Int8ConvSink sink;
+      sink.fn = [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
+                    int64_t ps) {
         for (int64_t m = m0; m < m1; ++m)
           for (int64_t i = 0; i < count; ++i) got[(n * c.M + m) * P + p0 + i] = acc[(m - m0) * ms + i * ps];
-      }};
+      };
       int8_conv(Int8ConvInput{x.raw(), c.x_signed, xz, c.N, c.C, true}, g, *w, wzp, sink, nullptr, isa);
       EXPECT_EQ(got, b.acc) << "case C=" << c.C << " M=" << c.M << " group=" << c.group << " isa "
                             << static_cast<int>(isa);

@@ -29,6 +29,35 @@ std::vector<uint8_t> random_bytes(size_t n, std::mt19937& rng) {
   return v;
 }
 
+// int8_gemm_requantized against requantize_rows_8bit of the plain sums:
+// equal bytes, uint8 and int8 outputs, a bias, per-column multipliers.
+void check_requantized(const Case& c, const Int8A& op, const PackedInt8B& pb, const std::vector<int32_t>& want,
+                       std::mt19937& rng) {
+  std::vector<int32_t> bias(static_cast<size_t>(c.N));
+  std::vector<float> mult(static_cast<size_t>(c.N));
+  for (int64_t n = 0; n < c.N; ++n) {
+    bias[n] = static_cast<int32_t>(rng() % 20001) - 10000;
+    mult[n] = (0.5f + static_cast<float>(n % 7) * 0.25f) / static_cast<float>(c.K * 96 + 16);
+  }
+  for (bool is_signed : {false, true}) {
+    const Int8Requant rq{bias.data(), mult.data(), is_signed ? -5.f : 120.f, is_signed};
+    std::vector<uint8_t> expect(static_cast<size_t>(c.M * c.N));
+    requantize_rows_8bit(want.data(), c.M, c.N, c.N, rq.bias, rq.mult, rq.zero, is_signed, expect.data(), c.N);
+    for (int isa = 0; isa <= static_cast<int>(int8_gemm_best_isa()); ++isa) {
+      const int64_t ldy = c.N + 5;
+      std::vector<uint8_t> y(static_cast<size_t>(c.M * ldy), 0xA5);
+      int8_gemm_requantized(c.M, op, c.a_zp, pb, c.b_zp, rq, y.data(), ldy, nullptr, static_cast<Int8Isa>(isa));
+      for (int64_t m = 0; m < c.M; ++m) {
+        for (int64_t n = 0; n < c.N; ++n)
+          ASSERT_EQ(y[m * ldy + n], expect[m * c.N + n]) << "requantized, isa " << isa << " signed " << is_signed
+                                                         << " M" << c.M << " N" << c.N << " K" << c.K << " at " << m
+                                                         << "," << n;
+        for (int64_t n = c.N; n < ldy; ++n) ASSERT_EQ(y[m * ldy + n], 0xA5) << "isa " << isa << " wrote past row " << m;
+      }
+    }
+  }
+}
+
 void check(const Case& c, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> a = random_bytes(static_cast<size_t>(c.M * c.K), rng);
@@ -57,6 +86,7 @@ void check(const Case& c, uint32_t seed) {
       for (int64_t n = c.N; n < ldy; ++n) ASSERT_EQ(y[m * ldy + n], -7) << "isa " << isa << " wrote past row " << m;
     }
   }
+  check_requantized(c, op, pb, want, rng);
 }
 
 TEST(Int8Gemm, OddSizesAllSignMixesMatchThePlainLoop) {

@@ -417,15 +417,16 @@ std::unique_ptr<Kernel> make_conv_integer(const KernelInitContext& ic) {
       int32_t* out = Y.data<int32_t>();
       const int64_t M = s.M, P = s.g.out_size();
       // The sums are the output: copy them into NCHW.
-      Int8ConvSink sink{[=](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
-                            int64_t ps) {
+      Int8ConvSink sink;
+      sink.fn = [=](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
+                    int64_t ps) {
         int32_t* dst = out + (n * M + m0) * P + p0;
         if (ps == 1) {
           for (int64_t m = m0; m < m1; ++m) std::memcpy(dst + (m - m0) * P, acc + (m - m0) * ms, count * sizeof(int32_t));
         } else {
           transpose_block(acc, count, m1 - m0, ps, dst, P);
         }
-      }};
+      };
       int8_conv(in, s.g, *wp, wzp, sink, ctx.thread_pool());
       return;
     }

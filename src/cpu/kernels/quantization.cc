@@ -289,10 +289,20 @@ bool is_8bit(DataType t) { return t == DataType::UInt8 || t == DataType::Int8; }
 // Adds the bias and requantizes the int32 sums of the fast convolution into
 // the 8-bit output: NCHW (transposing blocks that come pixel by pixel) or,
 // when channels_last, NHWC (transposing blocks that come channel by channel).
-Int8ConvSink requantize_sink(uint8_t* out, bool is_signed, int64_t M, int64_t P, const int32_t* bias,
-                             const std::vector<float>& mult, float zero, bool channels_last) {
-  return {[=, &mult](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms,
-                     int64_t ps) {
+// GEMM convolutions requantize in the GEMM (rq must outlive the sink).
+Int8ConvSink requantize_sink(uint8_t* out, int64_t M, int64_t P, const Int8Requant& rq, bool channels_last) {
+  Int8ConvSink sink;
+  sink.requant = &rq;
+  if (channels_last) sink.channels_last_out = out;
+  else
+    sink.bytes = [=](int64_t n, int64_t p0, int64_t count, const uint8_t* rows) {
+      transpose_8bit(rows, count, M, M, out + n * M * P + p0, P);
+    };
+  const int32_t* bias = rq.bias;
+  const float* mult = rq.mult;
+  const float zero = rq.zero;
+  const bool is_signed = rq.is_signed;
+  sink.fn = [=](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t count, int32_t* acc, int64_t ms, int64_t ps) {
     const int64_t mc = m1 - m0;
     const bool contiguous_rows = channels_last ? ms == 1 : ps == 1;
     if (contiguous_rows && !channels_last) {
@@ -302,7 +312,7 @@ Int8ConvSink requantize_sink(uint8_t* out, bool is_signed, int64_t M, int64_t P,
       return;
     }
     if (contiguous_rows) {
-      requantize_rows_8bit(acc, count, mc, ps, bias ? bias + m0 : nullptr, mult.data() + m0, zero, is_signed,
+      requantize_rows_8bit(acc, count, mc, ps, bias ? bias + m0 : nullptr, mult + m0, zero, is_signed,
                            out + (n * P + p0) * M + m0, M);
       return;
     }
@@ -315,10 +325,10 @@ Int8ConvSink requantize_sink(uint8_t* out, bool is_signed, int64_t M, int64_t P,
       return;
     }
     std::vector<uint8_t> rows(static_cast<size_t>(count * mc));
-    requantize_rows_8bit(acc, count, mc, ps, bias ? bias + m0 : nullptr, mult.data() + m0, zero, is_signed,
-                         rows.data(), mc);
+    requantize_rows_8bit(acc, count, mc, ps, bias ? bias + m0 : nullptr, mult + m0, zero, is_signed, rows.data(), mc);
     transpose_8bit(rows.data(), count, mc, mc, out + (n * M + m0) * P + p0, P);
-  }};
+  };
+  return sink;
 }
 
 // QLinearConv: integer convolution of (x - x_zp) and (w - w_zp) accumulated in
@@ -377,11 +387,8 @@ KernelFactory qlinear_conv_factory() {
         for (int64_t m = 0; m < M; ++m) mult[m] = xsv * static_cast<float>(ws.float_at(ws.numel() == 1 ? 0 : m)) / ysv;
         const int32_t* bp = bias ? bias->data<int32_t>() : nullptr;
         Int8ConvInput in{x.raw(), x.dtype() == DataType::Int8, static_cast<int32_t>(xz.int_at(0)), N, C, channels_last};
-        const float zero = static_cast<float>(yz.int_at(0));
-        const int64_t P = g.out_size();
-        int8_conv(in, g, *wp, wzp,
-                  requantize_sink(static_cast<uint8_t*>(y.raw()), yz.dtype() == DataType::Int8, M, P, bp, mult, zero,
-                                  channels_last),
+        const Int8Requant rq{bp, mult.data(), static_cast<float>(yz.int_at(0)), yz.dtype() == DataType::Int8};
+        int8_conv(in, g, *wp, wzp, requantize_sink(static_cast<uint8_t*>(y.raw()), M, g.out_size(), rq, channels_last),
                   ctx.thread_pool());
         return;
       }

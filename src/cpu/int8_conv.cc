@@ -24,16 +24,35 @@ bool plain_1x1(const Geo2& g) {
   return g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.H && g.OW == g.W;
 }
 
+// n bytes where n is typically one kernel row of a few channels (9 for a
+// 3x3 kernel on RGB): overlapping fixed-size moves instead of a library call.
+inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
+  if (n >= 8 && n <= 16) {
+    uint64_t head, tail;
+    std::memcpy(&head, s, 8);
+    std::memcpy(&tail, s + n - 8, 8);
+    std::memcpy(d, &head, 8);
+    std::memcpy(d + n - 8, &tail, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t head, tail;
+    std::memcpy(&head, s, 4);
+    std::memcpy(&tail, s + n - 4, 4);
+    std::memcpy(d, &head, 4);
+    std::memcpy(d + n - 4, &tail, 4);
+  } else {
+    std::memcpy(d, s, static_cast<size_t>(n));
+  }
+}
+
 // Rows [p0, p0 + rows) of the im2col matrix of one channel-last image xh
-// ([H*W][C]) for channels [c0, c0 + Cg): a[r * K + (kh * KW + kw) * Cg + c].
+// ([H*W][C]) for channels [c0, c0 + Cg): a[r * lda + (kh * KW + kw) * Cg + c].
 // Padding takes the zero point's byte so that it contributes nothing.
 void im2col_rows(const uint8_t* xh, int64_t C, int64_t c0, int64_t Cg, const Geo2& g, int64_t p0, int64_t rows,
-                 uint8_t pad, uint8_t* a) {
-  const int64_t K = g.KH * g.KW * Cg;
+                 uint8_t pad, uint8_t* a, int64_t lda) {
   int64_t oh = p0 / g.OW, ow = p0 % g.OW;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t kh = 0; kh < g.KH; ++kh) {
-      uint8_t* d = a + r * K + kh * g.KW * Cg;
+      uint8_t* d = a + r * lda + kh * g.KW * Cg;
       const int64_t ih = oh * g.SH - g.PT + kh * g.DH;
       if (ih < 0 || ih >= g.H) {
         std::memset(d, pad, static_cast<size_t>(g.KW * Cg));
@@ -43,15 +62,15 @@ void im2col_rows(const uint8_t* xh, int64_t C, int64_t c0, int64_t Cg, const Geo
       const int64_t iw0 = ow * g.SW - g.PL;
       if (g.DW == 1 && Cg == C) {  // the taps of a row are one run of bytes
         const int64_t lo = std::clamp<int64_t>(-iw0, 0, g.KW), hi = std::clamp<int64_t>(g.W - iw0, lo, g.KW);
-        std::memset(d, pad, static_cast<size_t>(lo * Cg));
-        std::memcpy(d + lo * Cg, row + (iw0 + lo) * C, static_cast<size_t>((hi - lo) * Cg));
-        std::memset(d + hi * Cg, pad, static_cast<size_t>((g.KW - hi) * Cg));
+        if (lo > 0) std::memset(d, pad, static_cast<size_t>(lo * Cg));
+        copy_run(d + lo * Cg, row + (iw0 + lo) * C, (hi - lo) * Cg);
+        if (hi < g.KW) std::memset(d + hi * Cg, pad, static_cast<size_t>((g.KW - hi) * Cg));
         continue;
       }
       for (int64_t kw = 0; kw < g.KW; ++kw) {
         const int64_t iw = iw0 + kw * g.DW;
         if (iw < 0 || iw >= g.W) std::memset(d + kw * Cg, pad, static_cast<size_t>(Cg));
-        else std::memcpy(d + kw * Cg, row + iw * C, static_cast<size_t>(Cg));
+        else copy_run(d + kw * Cg, row + iw * C, Cg);
       }
     }
     if (++ow == g.OW) {
@@ -101,7 +120,9 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
   const auto pad = static_cast<uint8_t>(x.zero_point);
   const Int8Requant* rq = sink.requant;
   parallel_for(pool, x.N * blocks, [&](int64_t t0, int64_t t1) {
-    std::vector<uint8_t> a(direct_a ? 0 : static_cast<size_t>(rows * K));
+    // im2col rows padded with zero bytes to whole groups of 4: the GEMM reads them in place.
+    const int64_t lda = (K + 3) / 4 * 4;
+    std::vector<uint8_t> a(direct_a ? 0 : static_cast<size_t>(rows * lda), 0);
     std::vector<int32_t> tile(rq ? 0 : static_cast<size_t>(rows * M));
     std::vector<uint8_t> tile8(rq && !sink.channels_last_out ? static_cast<size_t>(rows * M) : 0);
     for (int64_t t = t0; t < t1; ++t) {
@@ -109,12 +130,13 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
       const uint8_t* image = xh + n * HW * C;
       uint8_t* out8 = sink.channels_last_out ? sink.channels_last_out + (n * P + p0) * M : tile8.data();
       for (int64_t gi = 0; gi < w.group; ++gi) {
-        Int8A op{nullptr, x.is_signed, K, false};
+        Int8A op{nullptr, x.is_signed, lda, false, true};
         if (direct_a) {
           op.data = image + p0 * C + gi * Cg;
           op.lda = C;
+          op.group_padded = false;
         } else {
-          im2col_rows(image, C, gi * Cg, Cg, g, p0, count, pad, a.data());
+          im2col_rows(image, C, gi * Cg, Cg, g, p0, count, pad, a.data(), lda);
           op.data = a.data();
         }
         if (!rq) {

@@ -250,7 +250,8 @@ ONYX_TARGET_AVX2 int32_t flip_sum_avx2(const uint8_t* row, int64_t K, uint8_t fl
 #endif
 
 // A as uint8 (int8 shifted up by 128) in rows of whole groups of 4, and its
-// row sums. Unsigned row-major A with K a multiple of 4 is used in place.
+// row sums. Unsigned row-major A with K a multiple of 4 (or group-padded
+// rows) is used in place.
 struct PackedA {
   std::vector<uint8_t> copy;
   const uint8_t* data = nullptr;
@@ -269,7 +270,7 @@ PackedA pack_a(int64_t M, int64_t K, const Int8A& a, Int8Isa isa, bool need_sums
   if (isa != Int8Isa::Scalar) flip_sum = flip_sum_avx2;
 #endif
   p.row_sum.assign(static_cast<size_t>(M), 0);
-  if (!a.trans && !a.is_signed && K % 4 == 0) {
+  if (!a.trans && !a.is_signed && (K % 4 == 0 || a.group_padded)) {
     p.data = src;
     p.ld = a.lda;
     if (!need_sums) return p;

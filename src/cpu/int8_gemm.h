@@ -42,12 +42,15 @@ class PackedInt8B {
   std::vector<int32_t> col_sum_;
 };
 
-// The A operand: a[m * lda + k], or a[k * lda + m] when trans.
+// The A operand: a[m * lda + k], or a[k * lda + m] when trans. group_padded:
+// each row goes on with zero bytes to a whole group of 4 (K rounded up), so
+// an unsigned row-major A is used in place whatever K is.
 struct Int8A {
   const void* data = nullptr;
   bool is_signed = false;
   int64_t lda = 0;
   bool trans = false;
+  bool group_padded = false;
 };
 
 // y[m * ldy + n] = sum_k (A[m,k] - a_zp[m]) * (B[k,n] - b_zp[n]) with int32

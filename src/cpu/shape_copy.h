@@ -213,9 +213,24 @@ void transpose_runs(const T* src, T* dst, const TransposeDims& t, ThreadPool* po
   });
 }
 
+// transpose_tile with a fixed, small number of columns (planes interleaved
+// into pixels, e.g. an RGB image to channel-last): the compiler unrolls the
+// inner loop and vectorizes the outer one.
+template <int Cols, class T>
+void interleave_planes(const T* src, int64_t src_ld, int64_t rows, T* dst, int64_t dst_ld) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int j = 0; j < Cols; ++j) dst[i * dst_ld + j] = src[j * src_ld + i];
+}
+
 // dst[i * dst_ld + j] = src[j * src_ld + i] for i < rows, j < cols.
 template <class T>
 void transpose_tile(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld) {
+  switch (cols) {
+    case 2: return interleave_planes<2>(src, src_ld, rows, dst, dst_ld);
+    case 3: return interleave_planes<3>(src, src_ld, rows, dst, dst_ld);
+    case 4: return interleave_planes<4>(src, src_ld, rows, dst, dst_ld);
+    default: break;
+  }
   if constexpr (sizeof(T) == 4 && std::is_trivially_copyable_v<T>) {
     if (nchwc::block_transpose_available()) {
       // Bit-exact for any 4-byte type: the tiles are only loaded, shuffled and stored.
@@ -236,7 +251,7 @@ void transpose_tile(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T*
 // is not in cache (64x64 tiles: +40% on a [3136,96] -> [96,3136] transpose).
 template <class T>
 void transpose_tiles(const T* src, T* dst, const TransposeDims& t, ThreadPool* pool) {
-  constexpr int64_t kTileRows = 16, kTileCols = 1024;
+  constexpr int64_t kTileCols = 1024;
   int r = static_cast<int>(t.perm.size());
   std::vector<int64_t> cs = contiguous_strides(t.in_shape);
   Shape out_shape(r);
@@ -245,6 +260,8 @@ void transpose_tiles(const T* src, T* dst, const TransposeDims& t, ThreadPool* p
   int q = static_cast<int>(std::find(t.perm.begin(), t.perm.end(), r - 1) - t.perm.begin());
   int64_t rows = out_shape[q], cols = out_shape[r - 1];
   int64_t src_ld = cs[t.perm[r - 1]], dst_ld = out_cs[q];
+  // A few columns: long strips of rows (interleave_planes), not 16-row ones.
+  const int64_t kTileRows = cols <= 4 ? 4096 : 16;
   Shape dims;  // the other output dims
   std::vector<int64_t> src_strides, dst_strides;
   for (int k = 0; k < r - 1; ++k) {

@@ -101,6 +101,9 @@ TEST(DataMovement, TransposeFastPathsMatchNaive) {
       {{1, 35, 33, 96}, {0, 3, 1, 2}},
       {{1, 2, 64, 40, 40}, {0, 2, 1, 3, 4}},
       {{2, 3, 20000}, {1, 0, 2}},        // runs cut into pieces
+      {{1, 3, 97, 103}, {0, 2, 3, 1}},   // RGB planes interleaved, several row strips
+      {{2, 2, 5000}, {0, 2, 1}},
+      {{4, 4099}, {1, 0}},
   };
   ThreadPool pool(3);
   for (DataType dt : {DataType::Float, DataType::Int64, DataType::UInt8, DataType::Float16, DataType::Bool}) {

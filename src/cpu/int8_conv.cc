@@ -436,13 +436,22 @@ Int8ConvWeights::Int8ConvWeights(const void* w, bool is_signed, int64_t M_, int6
   }
 }
 
-std::shared_ptr<const Int8ConvWeights> prepare_int8_conv_weights(const Tensor* w, int64_t group) {
+std::shared_ptr<const Int8ConvWeights> prepare_int8_conv_weights(const Tensor* w, int64_t group,
+                                                                 const Tensor* w_zero_point) {
   const bool is_8bit = w && (w->dtype() == DataType::UInt8 || w->dtype() == DataType::Int8);
   if (!is_8bit || (w->rank() != 3 && w->rank() != 4) || group <= 0 || w->dim(0) % group != 0 || w->dim(1) <= 0 ||
       w->numel() == 0)
     return nullptr;
-  return std::make_shared<const Int8ConvWeights>(w->raw(), w->dtype() == DataType::Int8, w->dim(0), w->dim(1),
-                                                 w->numel() / (w->dim(0) * w->dim(1)), group);
+  auto prepared = std::make_shared<Int8ConvWeights>(w->raw(), w->dtype() == DataType::Int8, w->dim(0), w->dim(1),
+                                                    w->numel() / (w->dim(0) * w->dim(1)), group);
+  const int64_t zps = w_zero_point ? w_zero_point->numel() : 0;
+  if (prepared->direct() && prepared->Cg == 1 && (zps == 1 || zps == prepared->M) &&
+      w_zero_point->dtype() == w->dtype()) {
+    std::vector<int32_t> wzp(static_cast<size_t>(zps));
+    for (int64_t i = 0; i < zps; ++i) wzp[i] = static_cast<int32_t>(w_zero_point->int_at(i));
+    prepared->depthwise = plan_int8_depthwise(*prepared, wzp);
+  }
+  return prepared;
 }
 
 void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvWeights& w,

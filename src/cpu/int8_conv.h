@@ -17,9 +17,12 @@
 
 namespace onyx {
 
+struct Int8DepthwisePlan;  // int8_depthwise.cc
+
 // Weights [M, Cg, kernel...] of uint8 / int8, prepared once: packed GEMM
 // operands per group (rows k = kernel position * Cg + channel), or for one
-// output channel per group the plain values for the direct loop.
+// output channel per group the plain values for the direct loop (and, for
+// depthwise weights with known zero points, the depthwise kernels' plan).
 struct Int8ConvWeights {
   Int8ConvWeights(const void* w, bool is_signed, int64_t M, int64_t Cg, int64_t ksize, int64_t group);
   bool direct() const { return M == group; }
@@ -27,6 +30,7 @@ struct Int8ConvWeights {
   int64_t M, Cg, ksize, group;
   std::vector<PackedInt8B> packed;  // GEMM
   std::vector<int32_t> raw;         // direct: [M][Cg * ksize]
+  std::shared_ptr<const Int8DepthwisePlan> depthwise;
 };
 
 struct Int8ConvInput {
@@ -57,8 +61,10 @@ struct Int8ConvSink {
 inline bool int8_conv_supported(const SpatialGeometry& g) { return g.nd == 1 || g.nd == 2; }
 
 // The weights of an 8-bit convolution (rank 3 or 4, uint8 / int8) prepared
-// for int8_conv, or null when `w` is not such a tensor.
-std::shared_ptr<const Int8ConvWeights> prepare_int8_conv_weights(const Tensor* w, int64_t group);
+// for int8_conv, or null when `w` is not such a tensor. w_zero_point (may be
+// null: not known yet) lets depthwise weights be planned here, not per run.
+std::shared_ptr<const Int8ConvWeights> prepare_int8_conv_weights(const Tensor* w, int64_t group,
+                                                                 const Tensor* w_zero_point = nullptr);
 
 // w_zero_points: 1 or M values.
 void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvWeights& w,

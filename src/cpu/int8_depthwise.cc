@@ -2,6 +2,7 @@
 #include "base/cpu_features.h"
 
 #include <algorithm>
+#include <memory>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -23,10 +24,10 @@ struct DepthwisePlan {
   int64_t C = 0, taps = 0, pairs = 0, blocks = 0;  // blocks of 16 channels
   std::vector<int32_t> w;                          // [taps][C]: w - w_zp
   std::vector<int16_t> paired;                     // [pairs][blocks * 16][2]: taps 2p and 2p + 1 interleaved
-  std::vector<int32_t> neg_correction;             // [blocks * 16]: -x_zp * sum_t w'
+  std::vector<int32_t> sum;                        // [blocks * 16]: sum_t w' (times -x_zp: the correction)
 };
 
-DepthwisePlan plan_depthwise(const Int8ConvWeights& wt, const std::vector<int32_t>& wzp, int32_t x_zp, int64_t taps) {
+DepthwisePlan plan_depthwise(const Int8ConvWeights& wt, const std::vector<int32_t>& wzp, int64_t taps) {
   DepthwisePlan p;
   p.C = wt.M;
   p.taps = taps;
@@ -34,7 +35,7 @@ DepthwisePlan plan_depthwise(const Int8ConvWeights& wt, const std::vector<int32_
   p.blocks = (p.C + 15) / 16;
   p.w.assign(static_cast<size_t>(taps * p.C), 0);
   p.paired.assign(static_cast<size_t>(p.pairs * p.blocks * 32), 0);
-  p.neg_correction.assign(static_cast<size_t>(p.blocks * 16), 0);
+  p.sum.assign(static_cast<size_t>(p.blocks * 16), 0);
   for (int64_t c = 0; c < p.C; ++c) {
     const int32_t z = wzp[wzp.size() == 1 ? 0 : c];
     int32_t sum = 0;
@@ -44,7 +45,7 @@ DepthwisePlan plan_depthwise(const Int8ConvWeights& wt, const std::vector<int32_
       p.paired[((t / 2) * p.blocks * 16 + c) * 2 + t % 2] = static_cast<int16_t>(v);
       sum += v;
     }
-    p.neg_correction[c] = -x_zp * sum;
+    p.sum[c] = sum;
   }
   return p;
 }
@@ -59,19 +60,18 @@ DepthwisePlan plan_depthwise(const Int8ConvWeights& wt, const std::vector<int32_
 struct QuadPlan {
   int64_t quads = 0, blocks = 0;  // groups of 4 taps; blocks of 64 channels
   std::vector<int8_t> w;          // [quads][blocks][64 sums][4 taps]
-  std::vector<int32_t> init;      // [blocks][64 sums]: the correction
+  std::vector<int32_t> sum;       // [blocks][64 sums]: sum_t w' of each sum's channel
 };
 
 // The channel (within its block of 64) that sum s accumulates.
 int64_t channel_of_sum(int64_t s) { return (s / 4) % 4 * 16 + s / 16 * 4 + s % 4; }
 
-bool plan_quads(const DepthwisePlan& p, bool x_signed, int32_t x_zp, QuadPlan* q) {
+bool plan_quads(const DepthwisePlan& p, QuadPlan* q) {
   if (std::any_of(p.w.begin(), p.w.end(), [](int32_t v) { return v < -128 || v > 127; })) return false;
   q->quads = (p.taps + 3) / 4;
   q->blocks = (p.C + 63) / 64;
   q->w.assign(static_cast<size_t>(q->quads * q->blocks * 256), 0);
-  q->init.assign(static_cast<size_t>(q->blocks * 64), 0);
-  const int32_t zero = x_zp + (x_signed ? 128 : 0);  // the zero point of the unsigned bytes
+  q->sum.assign(static_cast<size_t>(q->blocks * 64), 0);
   for (int64_t b = 0; b < q->blocks; ++b)
     for (int64_t s = 0; s < 64; ++s) {
       const int64_t c = b * 64 + channel_of_sum(s);
@@ -82,7 +82,7 @@ bool plan_quads(const DepthwisePlan& p, bool x_signed, int32_t x_zp, QuadPlan* q
         q->w[(((t / 4) * q->blocks + b) * 64 + s) * 4 + t % 4] = static_cast<int8_t>(v);
         sum += v;
       }
-      q->init[b * 64 + s] = -zero * sum;
+      q->sum[b * 64 + s] = sum;
     }
   return true;
 }
@@ -102,8 +102,9 @@ void tap_pointers(const uint8_t* image, const uint8_t* pad_row, int64_t C, const
 }
 
 // acc[c] for one output pixel, plain C++.
-void depthwise_pixel_scalar(const DepthwisePlan& p, const uint8_t* const* ptr, bool is_signed, int32_t* acc) {
-  for (int64_t c = 0; c < p.C; ++c) acc[c] = p.neg_correction[c];
+void depthwise_pixel_scalar(const DepthwisePlan& p, const int32_t* init, const uint8_t* const* ptr, bool is_signed,
+                            int32_t* acc) {
+  for (int64_t c = 0; c < p.C; ++c) acc[c] = init[c];
   for (int64_t t = 0; t < p.taps; ++t) {
     const int32_t* w = p.w.data() + t * p.C;
     if (is_signed) {
@@ -121,6 +122,7 @@ void depthwise_pixel_scalar(const DepthwisePlan& p, const uint8_t* const* ptr, b
 // blocks of 16 channels together: independent sums hide vpmaddwd's latency.
 template <bool Signed, int NB>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void depthwise_blocks_avx512(const DepthwisePlan& p,
+                                                                                       const int32_t* init,
                                                                                        const uint8_t* const* ptr,
                                                                                        int64_t b0, int32_t* acc) {
   __m512i sum[NB];
@@ -129,7 +131,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void depthwise_block
   for (int j = 0; j < NB; ++j) {
     const int64_t left = p.C - (b0 + j) * 16;
     mask[j] = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
-    sum[j] = _mm512_loadu_si512(p.neg_correction.data() + (b0 + j) * 16);
+    sum[j] = _mm512_loadu_si512(init + (b0 + j) * 16);
   }
   for (int64_t k = 0; k < p.pairs; ++k) {
     const uint8_t *pa = ptr[2 * k], *pb = ptr[2 * k + 1];
@@ -150,14 +152,15 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void depthwise_block
 
 template <bool Signed>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void depthwise_pixel_avx512(const DepthwisePlan& p,
+                                                                                const int32_t* init,
                                                                                 const uint8_t* const* ptr,
                                                                                 int32_t* acc) {
   int64_t b = 0;
-  for (; b + 4 <= p.blocks; b += 4) depthwise_blocks_avx512<Signed, 4>(p, ptr, b, acc);
+  for (; b + 4 <= p.blocks; b += 4) depthwise_blocks_avx512<Signed, 4>(p, init, ptr, b, acc);
   switch (p.blocks - b) {
-    case 3: depthwise_blocks_avx512<Signed, 3>(p, ptr, b, acc); break;
-    case 2: depthwise_blocks_avx512<Signed, 2>(p, ptr, b, acc); break;
-    case 1: depthwise_blocks_avx512<Signed, 1>(p, ptr, b, acc); break;
+    case 3: depthwise_blocks_avx512<Signed, 3>(p, init, ptr, b, acc); break;
+    case 2: depthwise_blocks_avx512<Signed, 2>(p, init, ptr, b, acc); break;
+    case 1: depthwise_blocks_avx512<Signed, 1>(p, init, ptr, b, acc); break;
     default: break;
   }
 }
@@ -167,6 +170,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void depthwise_pixel_avx512
 // pixels share each weight load (loads, not arithmetic, bound this loop).
 template <bool Signed, int NP>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void depthwise_pixels_quads(const QuadPlan& q, int64_t C,
+                                                                                 const int32_t* init,
                                                                                  const uint8_t* const* ptr,
                                                                                  int64_t step, int32_t* acc) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
@@ -176,9 +180,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void depthwise_pixels_qua
     __m512i s[NP][4];
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
-      const __m512i init = _mm512_loadu_si512(q.init.data() + c0 + 16 * j);
+      const __m512i start = _mm512_loadu_si512(init + c0 + 16 * j);
 #pragma GCC unroll 4
-      for (int px = 0; px < NP; ++px) s[px][j] = init;
+      for (int px = 0; px < NP; ++px) s[px][j] = start;
     }
     for (int64_t k = 0; k < q.quads; ++k) {
       const uint8_t* const* p = ptr + 4 * k;
@@ -227,18 +231,45 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void depthwise_pixels_qua
 
 }  // namespace
 
+// The weights' part of the kernels' data: it depends on w and w_zp only.
+struct Int8DepthwisePlan {
+  std::vector<int32_t> wzp;  // the zero points it was made with
+  DepthwisePlan pairs;
+  bool quads_fit = false;
+  QuadPlan quads;
+};
+
+std::shared_ptr<const Int8DepthwisePlan> plan_int8_depthwise(const Int8ConvWeights& w,
+                                                             const std::vector<int32_t>& wzp) {
+  auto plan = std::make_shared<Int8DepthwisePlan>();
+  plan->wzp = wzp;
+  plan->pairs = plan_depthwise(w, wzp, w.ksize);
+  plan->quads_fit = plan_quads(plan->pairs, &plan->quads);
+  return plan;
+}
+
 void int8_depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w,
                                   const std::vector<int32_t>& wzp, const Int8ConvSink& sink, ThreadPool* pool,
                                   Int8Isa isa) {
   const int64_t C = x.C, taps = g.KH * g.KW;
-  const DepthwisePlan plan = plan_depthwise(w, wzp, x.zero_point, taps);
+  const std::shared_ptr<const Int8DepthwisePlan> made =
+      w.depthwise && w.depthwise->wzp == wzp ? w.depthwise : plan_int8_depthwise(w, wzp);
+  const DepthwisePlan& plan = made->pairs;
+  const QuadPlan& quads = made->quads;
   enum class Kernel { Scalar, Pairs, Quads } kernel = Kernel::Scalar;
-  QuadPlan quads;
 #ifdef ONYX_DEPTHWISE_X86
   const CpuFeatures& f = cpu_features();
   if (isa != Int8Isa::Scalar && f.avx512f && f.avx512bw && f.avx512vl) kernel = Kernel::Pairs;
-  if (isa == Int8Isa::Avx512Vnni && plan_quads(plan, x.is_signed, x.zero_point, &quads)) kernel = Kernel::Quads;
+  if (isa == Int8Isa::Avx512Vnni && made->quads_fit) kernel = Kernel::Quads;
 #endif
+  // The sums start at the correction -zero * sum_t w' (the quads' zero is that of the unsigned bytes).
+  std::vector<int32_t> init;
+  if (kernel == Kernel::Quads) {
+    const int32_t zero = x.zero_point + (x.is_signed ? 128 : 0);
+    for (int32_t v : quads.sum) init.push_back(-zero * v);
+  } else {
+    for (int32_t v : plan.sum) init.push_back(-x.zero_point * v);
+  }
   // Taps past the last one (to whole pairs or quads) have weight 0 and read the last tap's pixel.
   const int64_t tap_slots = kernel == Kernel::Quads ? quads.quads * 4 : plan.pairs * 2;
   const std::vector<uint8_t> pad_row(static_cast<size_t>(C), static_cast<uint8_t>(x.zero_point));
@@ -261,19 +292,19 @@ void int8_depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const I
 #ifdef ONYX_DEPTHWISE_X86
         case Kernel::Quads:
           if (count == 4) {
-            if (x.is_signed) depthwise_pixels_quads<true, 4>(quads, C, ptr.data(), g.SW * C, acc);
-            else depthwise_pixels_quads<false, 4>(quads, C, ptr.data(), g.SW * C, acc);
+            if (x.is_signed) depthwise_pixels_quads<true, 4>(quads, C, init.data(), ptr.data(), g.SW * C, acc);
+            else depthwise_pixels_quads<false, 4>(quads, C, init.data(), ptr.data(), g.SW * C, acc);
           } else {
-            if (x.is_signed) depthwise_pixels_quads<true, 1>(quads, C, ptr.data(), g.SW * C, acc);
-            else depthwise_pixels_quads<false, 1>(quads, C, ptr.data(), g.SW * C, acc);
+            if (x.is_signed) depthwise_pixels_quads<true, 1>(quads, C, init.data(), ptr.data(), g.SW * C, acc);
+            else depthwise_pixels_quads<false, 1>(quads, C, init.data(), ptr.data(), g.SW * C, acc);
           }
           return;
         case Kernel::Pairs:
-          if (x.is_signed) depthwise_pixel_avx512<true>(plan, ptr.data(), acc);
-          else depthwise_pixel_avx512<false>(plan, ptr.data(), acc);
+          if (x.is_signed) depthwise_pixel_avx512<true>(plan, init.data(), ptr.data(), acc);
+          else depthwise_pixel_avx512<false>(plan, init.data(), ptr.data(), acc);
           return;
 #endif
-        default: depthwise_pixel_scalar(plan, ptr.data(), x.is_signed, acc);
+        default: depthwise_pixel_scalar(plan, init.data(), ptr.data(), x.is_signed, acc);
       }
     };
     for (int64_t t = t0; t < t1; ++t) {

@@ -224,6 +224,7 @@ TEST(Int8Conv, ChannelsLastSumsMatchPlainLoopOnEveryIsa) {
   std::vector<Int8Isa> isas = {Int8Isa::Scalar};
   if (int8_gemm_best_isa() == Int8Isa::Avx512Vnni) isas.push_back(Int8Isa::Avx2);  // the 2-tap depthwise kernel
   if (int8_gemm_best_isa() != Int8Isa::Scalar) isas.push_back(int8_gemm_best_isa());
+  int run = 0;
   for (Int8Isa isa : isas)
     for (const ConvCase& c : cases()) {
       const int32_t xz = c.x_signed ? -11 : 99;
@@ -237,7 +238,10 @@ TEST(Int8Conv, ChannelsLastSumsMatchPlainLoopOnEveryIsa) {
       sa.pads = one_d ? std::vector<int64_t>{c.pads[0], c.pads[1]} : c.pads;
       const SpatialGeometry g = compute_geometry(in_sp, sa, ksp);
       const int64_t P = g.out_size();
-      auto w = prepare_int8_conv_weights(&b.w, c.group);
+      // Depthwise weights planned with their zero points at load (every other run) or per run.
+      const bool planned = ++run % 2 == 1;
+      auto w = prepare_int8_conv_weights(&b.w, c.group, planned ? &b.wz : nullptr);
+      EXPECT_EQ(w->depthwise != nullptr, planned && c.group == c.C && c.group == c.M);
       std::vector<int32_t> wzp;
       for (int64_t m = 0; m < b.wz.numel(); ++m) wzp.push_back(value_at(b.wz, m));
       const Tensor x = move_channels(b.x, true);

@@ -11,6 +11,7 @@
 #include "base/element_copy.h"
 #include "base/thread_pool.h"
 #include "cpu/block_transpose_avx512.h"
+#include "cpu/interleave_bytes.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 #include "kernels/kernel.h"
@@ -225,6 +226,10 @@ void interleave_planes(const T* src, int64_t src_ld, int64_t rows, T* dst, int64
 // dst[i * dst_ld + j] = src[j * src_ld + i] for i < rows, j < cols.
 template <class T>
 void transpose_tile(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld) {
+  if constexpr (sizeof(T) == 1 && std::is_trivially_copyable_v<T>) {
+    if (cols == 3 && dst_ld == 3)
+      return interleave3_bytes(reinterpret_cast<const uint8_t*>(src), src_ld, rows, reinterpret_cast<uint8_t*>(dst));
+  }
   switch (cols) {
     case 2: return interleave_planes<2>(src, src_ld, rows, dst, dst_ld);
     case 3: return interleave_planes<3>(src, src_ld, rows, dst, dst_ld);

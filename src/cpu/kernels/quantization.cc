@@ -186,8 +186,16 @@ KernelFactory quantize_factory(DataType default_precision = DataType::Undefined)
             float sc = static_cast<float>(scale.float_at(s));
             float z = zp ? static_cast<float>(zp->int_at(s)) : 0.f;
             if constexpr (sizeof(Q) == 1) {
-              if (!round_div)
-                return quantize_8bit(xf + b, e - b, sc, z, std::is_signed_v<Q>, reinterpret_cast<uint8_t*>(out + b));
+              if (!round_div) {
+                // Large runs (a whole image per tensor) in pieces over the threads.
+                constexpr int64_t kPiece = 1 << 14;
+                const int64_t pieces = (e - b + kPiece - 1) / kPiece;
+                parallel_for(pieces >= 4 ? ctx.thread_pool() : nullptr, pieces, [&](int64_t p0, int64_t p1) {
+                  const int64_t i0 = b + p0 * kPiece, i1 = std::min(e, b + p1 * kPiece);
+                  quantize_8bit(xf + i0, i1 - i0, sc, z, std::is_signed_v<Q>, reinterpret_cast<uint8_t*>(out + i0));
+                });
+                return;
+              }
             }
             for (int64_t i = b; i < e; ++i) out[i] = saturate_round<Q>(std::nearbyint(divide(xf[i], sc)) + z);
           });

@@ -27,8 +27,9 @@ struct DepthwisePlan {
   std::vector<int32_t> sum;                        // [blocks * 16]: sum_t w' (times -x_zp: the correction)
 };
 
-DepthwisePlan plan_depthwise(const Int8ConvWeights& wt, const std::vector<int32_t>& wzp, int64_t taps) {
+DepthwisePlan plan_depthwise(const Int8ConvWeights& wt, const std::vector<int32_t>& wzp) {
   DepthwisePlan p;
+  const int64_t taps = wt.ksize;
   p.C = wt.M;
   p.taps = taps;
   p.pairs = (taps + 1) / 2;
@@ -60,7 +61,6 @@ DepthwisePlan plan_depthwise(const Int8ConvWeights& wt, const std::vector<int32_
 struct QuadPlan {
   int64_t quads = 0, blocks = 0;  // groups of 4 taps; blocks of 64 channels
   std::vector<int8_t> w;          // [quads][blocks][64 sums][4 taps]
-  std::vector<int32_t> sum;       // [blocks][64 sums]: sum_t w' of each sum's channel
 };
 
 // The channel (within its block of 64) that sum s accumulates.
@@ -71,18 +71,12 @@ bool plan_quads(const DepthwisePlan& p, QuadPlan* q) {
   q->quads = (p.taps + 3) / 4;
   q->blocks = (p.C + 63) / 64;
   q->w.assign(static_cast<size_t>(q->quads * q->blocks * 256), 0);
-  q->sum.assign(static_cast<size_t>(q->blocks * 64), 0);
   for (int64_t b = 0; b < q->blocks; ++b)
     for (int64_t s = 0; s < 64; ++s) {
       const int64_t c = b * 64 + channel_of_sum(s);
       if (c >= p.C) continue;
-      int32_t sum = 0;
-      for (int64_t t = 0; t < p.taps; ++t) {
-        const int32_t v = p.w[t * p.C + c];
-        q->w[(((t / 4) * q->blocks + b) * 64 + s) * 4 + t % 4] = static_cast<int8_t>(v);
-        sum += v;
-      }
-      q->sum[b * 64 + s] = sum;
+      for (int64_t t = 0; t < p.taps; ++t)
+        q->w[(((t / 4) * q->blocks + b) * 64 + s) * 4 + t % 4] = static_cast<int8_t>(p.w[t * p.C + c]);
     }
   return true;
 }
@@ -243,7 +237,7 @@ std::shared_ptr<const Int8DepthwisePlan> plan_int8_depthwise(const Int8ConvWeigh
                                                              const std::vector<int32_t>& wzp) {
   auto plan = std::make_shared<Int8DepthwisePlan>();
   plan->wzp = wzp;
-  plan->pairs = plan_depthwise(w, wzp, w.ksize);
+  plan->pairs = plan_depthwise(w, wzp);
   plan->quads_fit = plan_quads(plan->pairs, &plan->quads);
   return plan;
 }
@@ -262,11 +256,16 @@ void int8_depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const I
   if (isa != Int8Isa::Scalar && f.avx512f && f.avx512bw && f.avx512vl) kernel = Kernel::Pairs;
   if (isa == Int8Isa::Avx512Vnni && made->quads_fit) kernel = Kernel::Quads;
 #endif
-  // The sums start at the correction -zero * sum_t w' (the quads' zero is that of the unsigned bytes).
+  // The sums start at the correction -zero * sum_t w' (the quads' zero is that of the unsigned bytes,
+  // their sums in QuadPlan's order).
   std::vector<int32_t> init;
   if (kernel == Kernel::Quads) {
     const int32_t zero = x.zero_point + (x.is_signed ? 128 : 0);
-    for (int32_t v : quads.sum) init.push_back(-zero * v);
+    init.assign(static_cast<size_t>(quads.blocks * 64), 0);
+    for (int64_t i = 0; i < quads.blocks * 64; ++i) {
+      const int64_t c = i / 64 * 64 + channel_of_sum(i % 64);
+      if (c < C) init[i] = -zero * plan.sum[c];
+    }
   } else {
     for (int32_t v : plan.sum) init.push_back(-x.zero_point * v);
   }

@@ -130,11 +130,10 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
       const uint8_t* image = xh + n * HW * C;
       uint8_t* out8 = sink.channels_last_out ? sink.channels_last_out + (n * P + p0) * M : tile8.data();
       for (int64_t gi = 0; gi < w.group; ++gi) {
-        Int8A op{nullptr, x.is_signed, lda, false, true};
+        Int8A op{nullptr, x.is_signed, lda, false, !direct_a};
         if (direct_a) {
           op.data = image + p0 * C + gi * Cg;
           op.lda = C;
-          op.group_padded = false;
         } else {
           im2col_rows(image, C, gi * Cg, Cg, g, p0, count, pad, a.data(), lda);
           op.data = a.data();

@@ -37,7 +37,7 @@ struct Epilogue {
   const int32_t* col_shift;
   const int32_t* col_term;
   bool row_sums, row_shifts;
-  const float* mult;  // null: int32 output
+  const float* mult;  // the panel's N - n0 multipliers (read masked); null: int32 output
   float zero, lo, hi;
 };
 
@@ -321,9 +321,6 @@ void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const Pac
   PackedA pa = pack_a(M, K, a, isa, need_sums);
   const Kernels kern = kernels_for(isa);
   const bool fused = rq && isa == Int8Isa::Avx512Vnni;
-  std::vector<float> mult;
-  if (rq) mult.assign(rq->mult, rq->mult + N);
-  mult.resize(static_cast<size_t>(np), 0.f);
   const float lo = rq && rq->is_signed ? -128.f : 0.f, hi = rq && rq->is_signed ? 127.f : 255.f;
   const int64_t panels = (np + kPanel - 1) / kPanel, row_blocks = (M + kRowBlock - 1) / kRowBlock;
   const bool big = M * N * std::max<int64_t>(K, 1) >= (int64_t{1} << 18);
@@ -337,7 +334,7 @@ void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const Pac
       for (int64_t m = (t % row_blocks) * kRowBlock; m < m_end; m += kern.max_rows) {
         const int rows = static_cast<int>(std::min<int64_t>(kern.max_rows, m_end - m));
         Epilogue e{col_add.data() + n0, pa.row_sum.data() + m, row_shift.data() + m, col_shift.data() + n0,
-                   col_term.data() + n0, need_sums, row_shifts, fused ? mult.data() + n0 : nullptr,
+                   col_term.data() + n0, need_sums, row_shifts, fused ? rq->mult + n0 : nullptr,
                    rq ? rq->zero : 0.f, lo, hi};
         const TileFn tile = kern.pick(rows, width);
         const uint8_t* am = pa.data + m * pa.ld;
@@ -347,7 +344,7 @@ void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const Pac
           tile(b.k_groups(), am, pa.ld, rows, bp, width, cols, static_cast<uint8_t*>(y) + m * ldy + n0, ldy, e);
         } else {
           tile(b.k_groups(), am, pa.ld, rows, bp, width, cols, block, kPanel, e);
-          requantize_rows_8bit(block, rows, cols, kPanel, nullptr, mult.data() + n0, rq->zero, rq->is_signed,
+          requantize_rows_8bit(block, rows, cols, kPanel, nullptr, rq->mult + n0, rq->zero, rq->is_signed,
                                static_cast<uint8_t*>(y) + m * ldy + n0, ldy);
         }
       }

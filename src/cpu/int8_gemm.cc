@@ -129,7 +129,8 @@ ONYX_TARGET_VNNI void tile_vnni(int64_t k_groups, const uint8_t* a, int64_t lda,
         requant16_store(q, acc[r][j], m, mask, static_cast<uint8_t*>(y) + r * ldy + 16 * j);
     } else {
       _Pragma("GCC unroll 8")
-      for (int r = 0; r < MR; ++r) _mm512_mask_storeu_epi32(static_cast<int32_t*>(y) + r * ldy + 16 * j, mask, acc[r][j]);
+      for (int r = 0; r < MR; ++r)
+        _mm512_mask_storeu_epi32(static_cast<int32_t*>(y) + r * ldy + 16 * j, mask, acc[r][j]);
     }
   }
 }

@@ -74,9 +74,12 @@ int32_t value_at(const Tensor& t, int64_t i) { return static_cast<int32_t>(t.int
 void narrow_weights(bool is_signed, Tensor& w, Tensor& wz) {
   auto* wb = static_cast<uint8_t*>(w.raw());
   auto* zb = static_cast<uint8_t*>(wz.raw());
-  for (int64_t i = 0; i < w.numel(); ++i) wb[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(wb[i]) / 2) : (wb[i] / 2 + (wz.numel() > 1 ? 64 : 0));
-  for (int64_t i = 0; i < wz.numel(); ++i)
-    if (wz.numel() > 1) zb[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(zb[i]) / 4) : 128;
+  const bool per_channel = wz.numel() > 1;
+  for (int64_t i = 0; i < w.numel(); ++i)
+    wb[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(wb[i]) / 2) : wb[i] / 2 + (per_channel ? 64 : 0);
+  if (per_channel)
+    for (int64_t i = 0; i < wz.numel(); ++i)
+      zb[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(zb[i]) / 4) : 128;
 }
 
 // Builds the inputs of a case and the plain-loop sums.

@@ -348,7 +348,8 @@ KernelFactory qlinear_conv_factory() {
     SpatialAttrs sa = SpatialAttrs::read(ic);
     int64_t group = ic.get_int("group", 1);
     const bool channels_last = ic.get_int("channels_last", 0) != 0;
-    std::shared_ptr<const Int8ConvWeights> packed = prepare_int8_conv_weights(ic.constant_input(3), group, ic.constant_input(5));
+    std::shared_ptr<const Int8ConvWeights> packed =
+        prepare_int8_conv_weights(ic.constant_input(3), group, ic.constant_input(5));
     return [=](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
       const Tensor& xs = ctx.input(1);

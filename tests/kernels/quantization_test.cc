@@ -83,6 +83,18 @@ TEST(Quantization, Errors) {
   EXPECT_THROW(run_op(make_node("DequantizeLinear", {"x", "s", "z"}, {"y"}),
                       {Tensor::from_vector<int8_t>({1}, {1}), Tensor::scalar<float>(1.f), Tensor::scalar<uint8_t>(0)}, 13),
                Error);
+  // QLinearConv's weight zero point must have the weight's type (int8 weights, uint8 zero point).
+  Tensor xq = Tensor::from_vector<uint8_t>({1, 3, 5, 7}, {1, 1, 2, 2});
+  Tensor wq = Tensor::from_vector<int8_t>({3}, {1, 1, 1, 1});
+  auto conv = make_node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"y"});
+  try {
+    run_op(conv, {xq, Tensor::scalar<float>(0.5f), Tensor::scalar<uint8_t>(1), wq, Tensor::scalar<float>(1.f),
+                  Tensor::scalar<uint8_t>(0), Tensor::scalar<float>(1.f), Tensor::scalar<uint8_t>(5)},
+           10);
+    ADD_FAILURE() << "a uint8 w_zero_point for int8 weights ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("w int8 with w_zero_point uint8"), std::string::npos) << e.what();
+  }
 }
 
 Tensor scalar_of(DataType t, uint8_t code) {

@@ -365,6 +365,10 @@ KernelFactory qlinear_conv_factory() {
         kernel_fail("weight shape " + shape_to_string(w.shape()) + " does not match input rank of " + shape_to_string(x.shape()));
       if (xs.numel() != 1 || xz.numel() != 1 || ys.numel() != 1 || yz.numel() != 1)
         kernel_fail("x/y scales and zero points must be scalars");
+      if (xz.dtype() != x.dtype() || wz.dtype() != w.dtype())
+        kernel_fail("zero points must have their tensor's type: x " + dtype_name(x.dtype()) + " with x_zero_point " +
+                    dtype_name(xz.dtype()) + ", w " + dtype_name(w.dtype()) + " with w_zero_point " +
+                    dtype_name(wz.dtype()));
       if (group <= 0) kernel_fail("group must be positive");
       const int64_t N = x.dim(0), C = channels_last ? x.dim(x.rank() - 1) : x.dim(1), M = w.dim(0), Cg = w.dim(1);
       if (C != Cg * group || M % group != 0)

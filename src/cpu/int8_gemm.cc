@@ -29,7 +29,8 @@ int64_t panel_width(const PackedInt8B& b, int64_t n0) { return std::min(kPanel, 
 // exact sum: y = dot + col_add[n] + row_sum[m] * col_shift[n] (when
 // row_sums) + row_shift[m] * col_term[n] (when row_shifts; a single A zero
 // point folds this term into col_add). With mult set (AVX-512 VNNI tiles),
-// the tile stores y requantized to bytes (Int8Requant, its bias in col_add).
+// the tile stores y requantized to bytes (Int8Requant, its bias in col_add);
+// with scale set, floats y * scale + bias.
 struct Epilogue {
   const int32_t* col_add;
   const int32_t* row_sum;
@@ -37,12 +38,14 @@ struct Epilogue {
   const int32_t* col_shift;
   const int32_t* col_term;
   bool row_sums, row_shifts;
-  const float* mult;  // the panel's N - n0 multipliers (read masked); null: int32 output
+  const float* mult;  // the panel's N - n0 multipliers (read masked); null: no requantization
   float zero, lo, hi;
+  const float* scale;  // the panel's N - n0 float scales (read masked); null: no float output
+  const float* bias;   // with scale: the panel's N - n0 biases, or null
 };
 
 // One tile: rows x (panel width) outputs, of which `cols` are stored into y
-// (int32, or bytes when e.mult is set).
+// (int32, bytes when e.mult is set, floats when e.scale is set).
 using TileFn = void (*)(int64_t k_groups, const uint8_t* a, int64_t lda, int rows, const int8_t* b, int width,
                         int cols, void* y, int64_t ldy, const Epilogue& e);
 
@@ -80,6 +83,8 @@ int32_t load_group(const uint8_t* p) {
   std::memcpy(&v, p, 4);
   return v;
 }
+
+constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
 template <int MR, int NB>
 ONYX_TARGET_VNNI void tile_vnni(int64_t k_groups, const uint8_t* a, int64_t lda, int, const int8_t* b, int width,
@@ -127,6 +132,15 @@ ONYX_TARGET_VNNI void tile_vnni(int64_t k_groups, const uint8_t* a, int64_t lda,
       _Pragma("GCC unroll 8")
       for (int r = 0; r < MR; ++r)
         requant16_store(q, acc[r][j], m, mask, static_cast<uint8_t*>(y) + r * ldy + 16 * j);
+    } else if (e.scale) {
+      // Multiply, then add: the rounding of the other ISAs (the explicit
+      // rounding mode keeps the compiler from fusing them).
+      const __m512 s = _mm512_maskz_loadu_ps(mask, e.scale + 16 * j);
+      const __m512 bias = e.bias ? _mm512_maskz_loadu_ps(mask, e.bias + 16 * j) : _mm512_setzero_ps();
+      _Pragma("GCC unroll 8")
+      for (int r = 0; r < MR; ++r)
+        _mm512_mask_storeu_ps(static_cast<float*>(y) + r * ldy + 16 * j, mask,
+                              _mm512_add_ps(_mm512_mul_round_ps(_mm512_cvtepi32_ps(acc[r][j]), s, kNearest), bias));
     } else {
       _Pragma("GCC unroll 8")
       for (int r = 0; r < MR; ++r)
@@ -297,12 +311,28 @@ int32_t zero_point_at(const std::vector<int32_t>& zp, int64_t i) {
   return zp.empty() ? 0 : zp[zp.size() == 1 ? 0 : static_cast<size_t>(i)];
 }
 
-// int32 sums into y (rq null) or their requantization into bytes. Tiles
-// without a fused requantization write a small int32 block that is
-// requantized while it is in L1.
+// What gemm stores: int32 sums (both null), their requantization into bytes
+// (rq) or floats sum * scale[n] + bias[n] (scale; bias may be null).
+struct OutputStage {
+  const Int8Requant* rq = nullptr;
+  const float* scale = nullptr;
+  const float* bias = nullptr;
+};
+
+// float(block) * scale + bias for a rows x cols block of sums.
+void scale_rows(const int32_t* block, int rows, int cols, int64_t ldb, const float* scale, const float* bias,
+                float* y, int64_t ldy) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c)
+      y[r * ldy + c] = static_cast<float>(block[r * ldb + c]) * scale[c] + (bias ? bias[c] : 0.f);
+}
+
+// The sums into y through `out`. Tiles without a fused output stage write a
+// small int32 block that is converted while it is in L1.
 void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
-          const std::vector<int32_t>& b_zp, const Int8Requant* rq, void* y, int64_t ldy, ThreadPool* pool,
+          const std::vector<int32_t>& b_zp, const OutputStage& out, void* y, int64_t ldy, ThreadPool* pool,
           Int8Isa isa) {
+  const Int8Requant* rq = out.rq;
   const int64_t K = b.K(), N = b.N(), np = b.padded_n();
   if (M <= 0 || N <= 0) return;
   // A = a_u8 - 128 (int8) or a_u8; B = b_s8 + shift.
@@ -321,7 +351,7 @@ void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const Pac
   const bool need_sums = std::any_of(col_shift.begin(), col_shift.end(), [](int32_t v) { return v != 0; });
   PackedA pa = pack_a(M, K, a, isa, need_sums);
   const Kernels kern = kernels_for(isa);
-  const bool fused = rq && isa == Int8Isa::Avx512Vnni;
+  const bool fused = (rq || out.scale) && isa == Int8Isa::Avx512Vnni;
   const float lo = rq && rq->is_signed ? -128.f : 0.f, hi = rq && rq->is_signed ? 127.f : 255.f;
   const int64_t panels = (np + kPanel - 1) / kPanel, row_blocks = (M + kRowBlock - 1) / kRowBlock;
   const bool big = M * N * std::max<int64_t>(K, 1) >= (int64_t{1} << 18);
@@ -335,14 +365,21 @@ void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const Pac
       for (int64_t m = (t % row_blocks) * kRowBlock; m < m_end; m += kern.max_rows) {
         const int rows = static_cast<int>(std::min<int64_t>(kern.max_rows, m_end - m));
         Epilogue e{col_add.data() + n0, pa.row_sum.data() + m, row_shift.data() + m, col_shift.data() + n0,
-                   col_term.data() + n0, need_sums, row_shifts, fused ? rq->mult + n0 : nullptr,
-                   rq ? rq->zero : 0.f, lo, hi};
+                   col_term.data() + n0, need_sums, row_shifts, fused && rq ? rq->mult + n0 : nullptr,
+                   rq ? rq->zero : 0.f, lo, hi, fused && out.scale ? out.scale + n0 : nullptr,
+                   out.bias ? out.bias + n0 : nullptr};
         const TileFn tile = kern.pick(rows, width);
         const uint8_t* am = pa.data + m * pa.ld;
-        if (!rq) {
+        if (!rq && !out.scale) {
           tile(b.k_groups(), am, pa.ld, rows, bp, width, cols, static_cast<int32_t*>(y) + m * ldy + n0, ldy, e);
         } else if (fused) {
-          tile(b.k_groups(), am, pa.ld, rows, bp, width, cols, static_cast<uint8_t*>(y) + m * ldy + n0, ldy, e);
+          const int64_t bytes = rq ? 1 : int64_t{sizeof(float)};
+          tile(b.k_groups(), am, pa.ld, rows, bp, width, cols,
+               static_cast<uint8_t*>(y) + (m * ldy + n0) * bytes, ldy, e);
+        } else if (out.scale) {
+          tile(b.k_groups(), am, pa.ld, rows, bp, width, cols, block, kPanel, e);
+          scale_rows(block, rows, cols, kPanel, out.scale + n0, out.bias ? out.bias + n0 : nullptr,
+                     static_cast<float*>(y) + m * ldy + n0, ldy);
         } else {
           tile(b.k_groups(), am, pa.ld, rows, bp, width, cols, block, kPanel, e);
           requantize_rows_8bit(block, rows, cols, kPanel, nullptr, rq->mult + n0, rq->zero, rq->is_signed,
@@ -396,13 +433,19 @@ void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, cons
 
 void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool, Int8Isa isa) {
-  gemm(M, a, a_zp, b, b_zp, nullptr, y, ldy, pool, isa);
+  gemm(M, a, a_zp, b, b_zp, OutputStage{}, y, ldy, pool, isa);
 }
 
 void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                            const std::vector<int32_t>& b_zp, const Int8Requant& rq, uint8_t* y, int64_t ldy,
                            ThreadPool* pool, Int8Isa isa) {
-  gemm(M, a, a_zp, b, b_zp, &rq, y, ldy, pool, isa);
+  gemm(M, a, a_zp, b, b_zp, OutputStage{&rq}, y, ldy, pool, isa);
+}
+
+void int8_gemm_to_float(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
+                        const std::vector<int32_t>& b_zp, const float* scale, const float* bias, float* y, int64_t ldy,
+                        ThreadPool* pool, Int8Isa isa) {
+  gemm(M, a, a_zp, b, b_zp, OutputStage{nullptr, scale, bias}, y, ldy, pool, isa);
 }
 
 }  // namespace onyx

@@ -67,4 +67,11 @@ void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>
                            const std::vector<int32_t>& b_zp, const Int8Requant& rq, uint8_t* y, int64_t ldy,
                            ThreadPool* pool, Int8Isa isa);
 
+// The same sums as floats, y[m * ldy + n] = float(sum) * scale[n] + bias[n]
+// (bias may be null; multiplied, then added): on AVX-512 VNNI in the tile's
+// registers, elsewhere from a small block.
+void int8_gemm_to_float(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
+                        const std::vector<int32_t>& b_zp, const float* scale, const float* bias, float* y, int64_t ldy,
+                        ThreadPool* pool, Int8Isa isa);
+
 }  // namespace onyx

@@ -58,6 +58,33 @@ void check_requantized(const Case& c, const Int8A& op, const PackedInt8B& pb, co
   }
 }
 
+// int8_gemm_to_float against float(sum) * scale + bias of the plain sums:
+// equal floats (multiplied, then added), with and without a bias.
+void check_to_float(const Case& c, const Int8A& op, const PackedInt8B& pb, const std::vector<int32_t>& want,
+                    std::mt19937& rng) {
+  std::vector<float> scale(static_cast<size_t>(c.N)), bias(static_cast<size_t>(c.N));
+  for (int64_t n = 0; n < c.N; ++n) {
+    scale[n] = 1e-3f * static_cast<float>(1 + rng() % 1000);
+    bias[n] = static_cast<float>(static_cast<int32_t>(rng() % 2001) - 1000) * 0.37f;
+  }
+  for (const float* b : {static_cast<const float*>(nullptr), static_cast<const float*>(bias.data())})
+    for (int isa = 0; isa <= static_cast<int>(int8_gemm_best_isa()); ++isa) {
+      const int64_t ldy = c.N + 2;
+      std::vector<float> y(static_cast<size_t>(c.M * ldy), -3.5f);
+      int8_gemm_to_float(c.M, op, c.a_zp, pb, c.b_zp, scale.data(), b, y.data(), ldy, nullptr,
+                         static_cast<Int8Isa>(isa));
+      for (int64_t m = 0; m < c.M; ++m) {
+        for (int64_t n = 0; n < c.N; ++n) {
+          volatile float product = static_cast<float>(want[m * c.N + n]) * scale[n];  // not fused with the add
+          const float expect = product + (b ? b[n] : 0.f);
+          ASSERT_EQ(y[m * ldy + n], expect) << "to float, isa " << isa << " bias " << (b != nullptr) << " M" << c.M
+                                            << " N" << c.N << " K" << c.K << " at " << m << "," << n;
+        }
+        for (int64_t n = c.N; n < ldy; ++n) ASSERT_EQ(y[m * ldy + n], -3.5f) << "isa " << isa << " wrote past row " << m;
+      }
+    }
+}
+
 void check(const Case& c, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> a = random_bytes(static_cast<size_t>(c.M * c.K), rng);
@@ -87,6 +114,7 @@ void check(const Case& c, uint32_t seed) {
     }
   }
   check_requantized(c, op, pb, want, rng);
+  check_to_float(c, op, pb, want, rng);
 }
 
 TEST(Int8Gemm, OddSizesAllSignMixesMatchThePlainLoop) {

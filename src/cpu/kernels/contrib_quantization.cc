@@ -328,21 +328,11 @@ void integer_matmul_to_float(KernelContext& ctx, const Tensor& A, const Tensor* 
   if (bias && (bias->dtype() != DataType::Float || bias->rank() != 1 || bias->numel() != p.N))
     kernel_fail("bias must be a float vector of N=" + std::to_string(p.N) + " values, got " + dtype_name(bias->dtype()) +
                 " " + shape_to_string(bias->shape()));
-  std::vector<int32_t> acc(static_cast<size_t>(shape_numel(p.out_shape)));
-  int8_matmul(p, A, a_zp, B, b_zp, packed_b, acc.data(), ctx.thread_pool(), "A", "B");
   std::vector<float> mult(static_cast<size_t>(p.N));
   for (int64_t n = 0; n < p.N; ++n) mult[n] = a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : n];
   Tensor& Y = ctx.allocate_output(0, DataType::Float, p.out_shape);
-  float* y = Y.data<float>();
-  std::vector<float> zeros;
-  const float* bv = bias ? bias->data<float>() : (zeros.assign(static_cast<size_t>(p.N), 0.f), zeros.data());
-  // Row by row, so the per-column factors vectorize (a modulo per element cost
-  // more than the GEMM on BERT's shapes).
-  for (size_t row = 0; row * p.N < acc.size(); ++row) {
-    const int32_t* a = acc.data() + row * p.N;
-    float* out = y + row * p.N;
-    for (int64_t n = 0; n < p.N; ++n) out[n] = static_cast<float>(a[n]) * mult[n] + bv[n];
-  }
+  int8_matmul_to_float(p, A, a_zp, B, b_zp, packed_b, mult.data(), bias ? bias->data<float>() : nullptr,
+                       Y.data<float>(), ctx.thread_pool(), "A", "B");
 }
 
 // Inputs A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?.

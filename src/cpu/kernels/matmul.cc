@@ -144,8 +144,26 @@ std::shared_ptr<const PackedInt8B> pack_constant_int8_b(const Tensor* b) {
                                              false);
 }
 
-void int8_matmul(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const Tensor& B, const Tensor* b_zp,
-                 const PackedInt8B* packed_b, int32_t* y, ThreadPool* pool, const char* a_name, const char* b_name) {
+namespace {
+
+// What int8_matmul computes into: int32 sums, or floats sum * scale[n] +
+// bias[n] (int8_matmul_to_float).
+struct Int8MatMulOut {
+  int32_t* sums = nullptr;
+  float* y = nullptr;
+  const float* scale = nullptr;
+  const float* bias = nullptr;
+};
+
+void convert_sums(const MatMulPlan& p, const int32_t* sums, const Int8MatMulOut& out) {
+  for (int64_t row = 0, rows = shape_numel(p.out_shape) / p.N; row < rows; ++row)
+    for (int64_t n = 0; n < p.N; ++n)
+      out.y[row * p.N + n] = static_cast<float>(sums[row * p.N + n]) * out.scale[n] + (out.bias ? out.bias[n] : 0.f);
+}
+
+void int8_matmul_into(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const Tensor& B, const Tensor* b_zp,
+                      const PackedInt8B* packed_b, const Int8MatMulOut& out, ThreadPool* pool, const char* a_name,
+                      const char* b_name) {
   if (!is_int8_type(A.dtype())) kernel_fail(std::string(a_name) + " must be uint8 or int8, got " + dtype_name(A.dtype()));
   if (!is_int8_type(B.dtype())) kernel_fail(std::string(b_name) + " must be uint8 or int8, got " + dtype_name(B.dtype()));
   const int64_t rows = A.rank() == 1 ? 1 : A.dim(-2), cols = B.rank() == 1 ? 1 : B.dim(-1);
@@ -153,8 +171,11 @@ void int8_matmul(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const
   if (!simple_zero_point(a_zp, A, rows, -2, za, a_name) || !simple_zero_point(b_zp, B, cols, -1, zb, b_name)) {
     std::vector<int32_t> a = subtract_zero_point(A, a_zp, true, a_name);
     std::vector<int32_t> b = subtract_zero_point(B, b_zp, false, b_name);
-    if (shape_numel(p.out_shape) > 0) int_matmul(p, a.data(), b.data(), y);
-    return;
+    if (shape_numel(p.out_shape) == 0) return;
+    if (out.sums) return int_matmul(p, a.data(), b.data(), out.sums);
+    std::vector<int32_t> sums(static_cast<size_t>(shape_numel(p.out_shape)));
+    int_matmul(p, a.data(), b.data(), sums.data());
+    return convert_sums(p, sums.data(), out);
   }
   if (shape_numel(p.out_shape) == 0) return;
   if (za.size() > 1 && p.M != rows) {  // A's batches folded into M
@@ -176,8 +197,23 @@ void int8_matmul(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const
       pb = own.get();
     }
     Int8A op{a + p.a_off[i], A.dtype() == DataType::Int8, p.K, false};
-    int8_gemm(p.M, op, za, *pb, zb, y + i * p.M * p.N, p.N, pool);
+    const int64_t y_off = i * p.M * p.N;
+    if (out.sums) int8_gemm(p.M, op, za, *pb, zb, out.sums + y_off, p.N, pool);
+    else int8_gemm_to_float(p.M, op, za, *pb, zb, out.scale, out.bias, out.y + y_off, p.N, pool, int8_gemm_best_isa());
   }
+}
+
+}  // namespace
+
+void int8_matmul(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const Tensor& B, const Tensor* b_zp,
+                 const PackedInt8B* packed_b, int32_t* y, ThreadPool* pool, const char* a_name, const char* b_name) {
+  int8_matmul_into(p, A, a_zp, B, b_zp, packed_b, Int8MatMulOut{y}, pool, a_name, b_name);
+}
+
+void int8_matmul_to_float(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const Tensor& B,
+                          const Tensor* b_zp, const PackedInt8B* packed_b, const float* scale, const float* bias,
+                          float* y, ThreadPool* pool, const char* a_name, const char* b_name) {
+  int8_matmul_into(p, A, a_zp, B, b_zp, packed_b, Int8MatMulOut{nullptr, y, scale, bias}, pool, a_name, b_name);
 }
 
 namespace {

@@ -5,11 +5,13 @@
 //
 // accuracy_level 4 means, as in ORT, that A is quantized to int8 per block
 // (scale max|a| / 127, round to nearest) before the product: Onyx does the
-// same so its numbers are ORT's, up to float rounding: a decode row (M = 1,
-// 4-bit) multiplies int8 by the 4-bit codes directly; other shapes round A
-// through int8 and back to float and take the float paths (int8 products
-// are exact in float). Like ORT, only for constant B without float zero
-// points; everything else computes in float, as ORT's CPU kernel does.
+// same so its numbers are ORT's, up to float rounding. With AVX-512 VNNI and
+// 4-bit codes every row count runs the int8 x 4-bit kernel
+// (cpu/int4_block_gemm.h); otherwise a decode row (M = 1, 4-bit, AVX2)
+// multiplies int8 by the codes directly and other shapes round A through
+// int8 and back to float and take the float paths (int8 products are exact
+// in float). Like ORT, only for constant B without float zero points;
+// everything else computes in float, as ORT's CPU kernel does.
 //
 // One row of A (decode) reads the packed codes directly (fused
 // dequantize-dot). More rows use SGEMM on B dequantized once at init and
@@ -27,6 +29,7 @@
 #include "base/cpu_features.h"
 #include "cpu/float_values.h"
 #include "cpu/gemm.h"
+#include "cpu/int4_block_gemm.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -451,17 +454,24 @@ class MatMulNBitsKernel final : public Kernel {
     bool zp_const = !ic.has_input(3) || ic.constant_input(3);
     bool g_const = !ic.has_input(4) || ic.constant_input(4);
     if (!b || !scales || !zp_const || !g_const) return;
-    weights_ = std::make_shared<NBitsWeights>(read_weights(s_, *b, *scales, ic.constant_input(3), ic.constant_input(4)));
+    auto weights = std::make_shared<NBitsWeights>(read_weights(s_, *b, *scales, ic.constant_input(3), ic.constant_input(4)));
     // ORT quantizes A only where it prepacks B: constant, with uint8 zero points or none.
     int8_a_ = level == 4 && !(ic.has_input(3) && dtype_is_float(ic.constant_input(3)->dtype()));
+    for (size_t i = 1; i <= 4; ++i) ic.packed_constant(i);
+    const Tensor* bias = ic.constant_input(5);
+    if (bias && bias->dtype() == DataType::Float) bias_ = *bias;
+    if (int8_a_ && s_.bits == 4 && weights->g_idx.empty() && int4_block_gemm_supported(s_.block)) {
+      // Every row count takes the int8 x 4-bit kernel: neither the codes nor a float copy are kept.
+      int4_ = std::make_shared<const PackedInt4B>(weights->codes.data(), s_.k_blocks * s_.blob, s_.N, s_.K, s_.block,
+                                                  weights->scales.data(), weights->zero_points.data());
+      return;
+    }
+    weights_ = weights;
     if (s_.N * s_.K * 4 <= kMaxPrepackBytes) {
       std::vector<float> wf(static_cast<size_t>(s_.N * s_.K));
       dequantize_rows(s_, *weights_, 0, s_.N, wf.data());
       packed_ = gemm_pack_b(true, s_.K, s_.N, wf.data(), s_.K);
     }
-    for (size_t i = 1; i <= 4; ++i) ic.packed_constant(i);
-    const Tensor* bias = ic.constant_input(5);
-    if (bias && bias->dtype() == DataType::Float) bias_ = *bias;
   }
 
   void run(KernelContext& ctx) const override {
@@ -471,7 +481,7 @@ class MatMulNBitsKernel final : public Kernel {
     if (a.rank() < 1 || a.dim(-1) != s_.K)
       kernel_fail("MatMulNBits: A shape " + shape_to_string(a.shape()) + " must end in K = " + S(s_.K));
     std::shared_ptr<const NBitsWeights> w = weights_;
-    if (!w) {
+    if (!w && !int4_) {
       w = std::make_shared<NBitsWeights>(read_weights(s_, ctx.input(1), ctx.input(2), ctx.has_input(3) ? &ctx.input(3) : nullptr,
                                                       ctx.has_input(4) ? &ctx.input(4) : nullptr));
     }
@@ -497,7 +507,8 @@ class MatMulNBitsKernel final : public Kernel {
     std::vector<float> a_vals, y_vals;
     const float* ap = a.dtype() == DataType::Float ? a.data<float>() : (a_vals = load_floats<float>(a)).data();
     float* yp = a.dtype() == DataType::Float ? y.data<float>() : (y_vals.resize(static_cast<size_t>(M * s_.N)), y_vals.data());
-    multiply(*w, ap, M, bias, yp, ctx.thread_pool());
+    if (int4_) int4_block_gemm(M, ap, *int4_, bias, yp, ctx.thread_pool());
+    else multiply(*w, ap, M, bias, yp, ctx.thread_pool());
     if (a.dtype() != DataType::Float) store_floats(yp, y);
   }
 
@@ -525,6 +536,7 @@ class MatMulNBitsKernel final : public Kernel {
 
   NBitsShape s_;
   std::shared_ptr<const NBitsWeights> weights_;  // when B, scales, zero points and g_idx are constant
+  std::shared_ptr<const PackedInt4B> int4_;      // instead, for accuracy_level 4 on 4-bit codes (AVX-512 VNNI)
   PackedB packed_;
   Tensor bias_;
   bool int8_a_ = false;  // accuracy_level 4: decode rows may go through int8

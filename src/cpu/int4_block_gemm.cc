@@ -1,0 +1,229 @@
+#include "cpu/int4_block_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/cpu_features.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined_*.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#define ONYX_INT4_X86 1
+#define ONYX_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#endif
+
+namespace onyx {
+
+namespace {
+
+int code_at(const uint8_t* row, int64_t k) { return (row[k / 2] >> (4 * (k % 2))) & 15; }
+
+}  // namespace
+
+PackedInt4B::PackedInt4B(const uint8_t* codes, int64_t row_bytes, int64_t N, int64_t K, int64_t block,
+                         const float* scales, const float* zero_points)
+    : N_(N), K_(K), block_(block), k_blocks_((K + block - 1) / block) {
+  const int64_t groups = padded_k() / 8;
+  codes_.assign(static_cast<size_t>(tiles() * groups * 64), 0);
+  scales_.assign(static_cast<size_t>(tiles() * k_blocks_ * 16), 0.f);
+  offsets_.assign(scales_.size(), 0.f);
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t t = n / 16, c = n % 16;
+    const uint8_t* row = codes + n * row_bytes;
+    uint8_t* tile = codes_.data() + t * groups * 64;
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t g = k / 8, i = k % 8;
+      tile[g * 64 + c * 4 + i % 4] |= static_cast<uint8_t>(code_at(row, k) << (i < 4 ? 0 : 4));
+    }
+    for (int64_t j = 0; j < k_blocks_; ++j) {
+      const float s = scales[n * k_blocks_ + j];
+      scales_[(t * k_blocks_ + j) * 16 + c] = s;
+      offsets_[(t * k_blocks_ + j) * 16 + c] = -(s * zero_points[n * k_blocks_ + j]);
+    }
+  }
+}
+
+#ifdef ONYX_INT4_X86
+
+namespace {
+
+// A's rows as int8 per block (zero past K), each block's scale and scale * sum.
+struct QuantizedA {
+  std::vector<int8_t> q;
+  std::vector<float> scale, scaled_sum;
+  int64_t ld = 0;
+};
+
+__mmask16 lanes_below(int64_t k, int64_t K) {
+  const int64_t left = K - k;
+  return left >= 16 ? __mmask16(0xFFFF) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
+}
+
+// One row, block by block: the scalar rounding std::clamp(nearbyint(a *
+// 127 / max|a|), -127, 127) on 16 lanes.
+ONYX_TARGET_VNNI void quantize_row(const float* a, int64_t K, int64_t block, int64_t k_blocks, int8_t* q,
+                                   float* scale, float* scaled_sum) {
+  for (int64_t j = 0; j < k_blocks; ++j) {
+    const int64_t k0 = j * block;
+    __m512 mx = _mm512_setzero_ps();
+    for (int64_t k = k0; k < k0 + block; k += 16)
+      mx = _mm512_max_ps(mx, _mm512_abs_ps(_mm512_maskz_loadu_ps(lanes_below(k, K), a + k)));
+    const float m = _mm512_reduce_max_ps(mx);
+    const __m512 inv = _mm512_set1_ps(m > 0.f ? 127.f / m : 0.f);
+    const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
+    __m512i sum = _mm512_setzero_si512();
+    for (int64_t k = k0; k < k0 + block; k += 16) {
+      __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(lanes_below(k, K), a + k), inv));
+      v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+      sum = _mm512_add_epi32(sum, v);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k), _mm512_cvtepi32_epi8(v));
+    }
+    scale[j] = m / 127.f;
+    scaled_sum[j] = scale[j] * static_cast<float>(_mm512_reduce_add_epi32(sum));
+  }
+}
+
+QuantizedA quantize_a(int64_t M, const float* A, const PackedInt4B& b, ThreadPool* pool) {
+  QuantizedA qa;
+  const int64_t K = b.K(), kb = b.k_blocks();
+  qa.ld = b.padded_k();
+  qa.q.resize(static_cast<size_t>(M * qa.ld));
+  qa.scale.resize(static_cast<size_t>(M * kb));
+  qa.scaled_sum.resize(qa.scale.size());
+  parallel_for(M * K >= (int64_t{1} << 16) ? pool : nullptr, M, [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m)
+      quantize_row(A + m * K, K, b.block(), kb, qa.q.data() + m * qa.ld, qa.scale.data() + m * kb,
+                   qa.scaled_sum.data() + m * kb);
+  });
+  return qa;
+}
+
+int32_t load4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// MR rows x NB tiles of 16 columns, from tile t0 and row m0.
+template <int MR, int NB>
+ONYX_TARGET_VNNI void tile_kernel(const PackedInt4B& b, int64_t t0, const QuantizedA& a, int64_t m0, const float* bias,
+                                  float* y) {
+  const int64_t kb = b.k_blocks(), groups_per_block = b.block() / 8, N = b.N();
+  const __m512i nibble = _mm512_set1_epi8(15);
+  const uint8_t* w[NB];
+  _Pragma("GCC unroll 4")
+  for (int c = 0; c < NB; ++c) w[c] = b.tile_codes(t0 + c);
+  const int8_t* ar[MR];
+  _Pragma("GCC unroll 4")
+  for (int r = 0; r < MR; ++r) ar[r] = a.q.data() + (m0 + r) * a.ld;
+  __m512 accf[MR][NB];
+  _Pragma("GCC unroll 4")
+  for (int r = 0; r < MR; ++r)
+    _Pragma("GCC unroll 4")
+    for (int c = 0; c < NB; ++c) accf[r][c] = _mm512_setzero_ps();
+  for (int64_t j = 0; j < kb; ++j) {
+    __m512i acci[MR][NB];
+    _Pragma("GCC unroll 4")
+    for (int r = 0; r < MR; ++r)
+      _Pragma("GCC unroll 4")
+      for (int c = 0; c < NB; ++c) acci[r][c] = _mm512_setzero_si512();
+    for (int64_t g = j * groups_per_block; g < (j + 1) * groups_per_block; ++g) {
+      __m512i lo[NB], hi[NB];
+      _Pragma("GCC unroll 4")
+      for (int c = 0; c < NB; ++c) {
+        const __m512i v = _mm512_loadu_si512(w[c] + g * 64);
+        lo[c] = _mm512_and_si512(v, nibble);
+        hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+      }
+      _Pragma("GCC unroll 4")
+      for (int r = 0; r < MR; ++r) {
+        const __m512i a0 = _mm512_set1_epi32(load4(ar[r] + g * 8)), a1 = _mm512_set1_epi32(load4(ar[r] + g * 8 + 4));
+        _Pragma("GCC unroll 4")
+        for (int c = 0; c < NB; ++c)
+          acci[r][c] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acci[r][c], lo[c], a0), hi[c], a1);
+      }
+    }
+    _Pragma("GCC unroll 4")
+    for (int c = 0; c < NB; ++c) {
+      const __m512 s = _mm512_loadu_ps(b.tile_scales(t0 + c) + j * 16);
+      const __m512 z = _mm512_loadu_ps(b.tile_offsets(t0 + c) + j * 16);
+      _Pragma("GCC unroll 4")
+      for (int r = 0; r < MR; ++r) {
+        const int64_t at = (m0 + r) * kb + j;
+        const __m512 sa = _mm512_mul_ps(s, _mm512_set1_ps(a.scale[at]));
+        accf[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acci[r][c]), sa, accf[r][c]);
+        accf[r][c] = _mm512_fmadd_ps(z, _mm512_set1_ps(a.scaled_sum[at]), accf[r][c]);
+      }
+    }
+  }
+  _Pragma("GCC unroll 4")
+  for (int c = 0; c < NB; ++c) {
+    const int64_t n0 = (t0 + c) * 16;
+    const __mmask16 mask = lanes_below(n0, N);
+    const __m512 bv = bias ? _mm512_maskz_loadu_ps(mask, bias + n0) : _mm512_setzero_ps();
+    _Pragma("GCC unroll 4")
+    for (int r = 0; r < MR; ++r) _mm512_mask_storeu_ps(y + (m0 + r) * N + n0, mask, _mm512_add_ps(accf[r][c], bv));
+  }
+}
+
+using TileFn = void (*)(const PackedInt4B&, int64_t, const QuantizedA&, int64_t, const float*, float*);
+
+constexpr int kMaxRows = 4;
+
+// The kernel for `rows` (1..4) rows and nb (1, 2 or 4) tiles.
+TileFn pick_tile(int rows, int nb) {
+  static constexpr TileFn table[kMaxRows][3] = {
+      {tile_kernel<1, 1>, tile_kernel<1, 2>, tile_kernel<1, 4>},
+      {tile_kernel<2, 1>, tile_kernel<2, 2>, tile_kernel<2, 4>},
+      {tile_kernel<3, 1>, tile_kernel<3, 2>, tile_kernel<3, 2>},
+      {tile_kernel<4, 1>, tile_kernel<4, 2>, tile_kernel<4, 2>},
+  };
+  return table[rows - 1][nb == 1 ? 0 : nb == 2 ? 1 : 2];
+}
+
+}  // namespace
+
+bool int4_block_gemm_supported(int64_t block) {
+  const CpuFeatures& f = cpu_features();
+  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni && block > 0 && block % 16 == 0;
+}
+
+void int4_block_gemm(int64_t M, const float* A, const PackedInt4B& b, const float* bias, float* Y, ThreadPool* pool) {
+  if (M <= 0 || b.N() <= 0) return;
+  const QuantizedA qa = quantize_a(M, A, b, pool);
+  // Four tiles per step for one or two rows (decode: 64 columns share each
+  // row of A); two for more rows, whose four accumulators per tile fill the
+  // registers. Rows of 3 or 4 with four tiles run as two tiles twice.
+  const int nb = M <= 2 ? 4 : 2;
+  constexpr int64_t kRowBlock = 32;
+  const int64_t col_groups = (b.tiles() + nb - 1) / nb, row_blocks = (M + kRowBlock - 1) / kRowBlock;
+  const bool big = M * b.N() * b.K() >= (int64_t{1} << 18);
+  parallel_for(big ? pool : nullptr, col_groups * row_blocks, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t t0 = (i / row_blocks) * nb, tiles = std::min<int64_t>(nb, b.tiles() - t0);
+      const int64_t m_begin = (i % row_blocks) * kRowBlock, m_end = std::min(M, m_begin + kRowBlock);
+      for (int64_t m = m_begin; m < m_end; m += kMaxRows) {
+        const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m_end - m));
+        // Tiles in steps the table has: 4 (one or two rows) or 2, then 1.
+        for (int64_t t = t0; t < t0 + tiles;) {
+          const int64_t left = t0 + tiles - t;
+          const int step = left >= 4 && rows <= 2 ? 4 : left >= 2 ? 2 : 1;
+          pick_tile(rows, step)(b, t, qa, m, bias, Y);
+          t += step;
+        }
+      }
+    }
+  });
+}
+
+#else
+
+bool int4_block_gemm_supported(int64_t) { return false; }
+
+void int4_block_gemm(int64_t, const float*, const PackedInt4B&, const float*, float*, ThreadPool*) {}
+
+#endif
+
+}  // namespace onyx

@@ -33,8 +33,19 @@ PackedInt4B::PackedInt4B(const uint8_t* codes, int64_t row_bytes, int64_t N, int
     const int64_t t = n / 16, c = n % 16;
     const uint8_t* row = codes + n * row_bytes;
     uint8_t* tile = codes_.data() + t * groups * 64;
-    for (int64_t k = 0; k < K; ++k) {
-      const int64_t g = k / 8, i = k % 8;
+    // Whole groups of 8 codes: input bytes (k0 k1)(k2 k3)(k4 k5)(k6 k7), low
+    // nibble first, become (k0 k4)(k1 k5)(k2 k6)(k3 k7).
+    int64_t g = 0;
+    for (; 8 * g + 8 <= K; ++g) {
+      const uint8_t* in = row + 4 * g;
+      uint8_t* out = tile + g * 64 + c * 4;
+      out[0] = static_cast<uint8_t>((in[0] & 15) | (in[2] << 4));
+      out[1] = static_cast<uint8_t>((in[0] >> 4) | (in[2] & 0xF0));
+      out[2] = static_cast<uint8_t>((in[1] & 15) | (in[3] << 4));
+      out[3] = static_cast<uint8_t>((in[1] >> 4) | (in[3] & 0xF0));
+    }
+    for (int64_t k = 8 * g; k < K; ++k) {  // a last partial group: codes past K stay zero
+      const int64_t i = k % 8;
       tile[g * 64 + c * 4 + i % 4] |= static_cast<uint8_t>(code_at(row, k) << (i < 4 ? 0 : 4));
     }
     for (int64_t j = 0; j < k_blocks_; ++j) {

@@ -74,6 +74,8 @@ TEST(Int4BlockGemm, MatchesTheDefinitionOnOddShapes) {
   const Case cases[] = {{1, 1, 16, 16, false},   {1, 70, 256, 32, true},  {2, 33, 96, 32, false},
                         {3, 17, 40, 16, true},   {5, 64, 200, 64, true},  {9, 100, 128, 128, false},
                         {33, 48, 72, 16, true},  {70, 20, 64, 32, true},
+                        // K ending inside a group of 8 codes
+                        {3, 20, 50, 16, true},    {2, 5, 13, 32, false},
                         // big enough to split across the pool's threads
                         {1, 1000, 512, 32, true}, {40, 300, 256, 64, false}};
   ThreadPool pool(2);

@@ -287,6 +287,12 @@ GQA = [
     Case("GQA_decode_f16", _gqa(2, 1, 4, 2, 16, past=5, rotary=True, f16=True), rtol=2e-3, atol=2e-3),
     Case("GQA_prompt_f16", _gqa(1, 4, 4, 2, 16, f16=True), rtol=2e-3, atol=2e-3),
     Case("GQA_decode_longer_cache", _gqa(2, 1, 8, 2, 32, past=37, rotary=True)),
+    # 32 new tokens and more run as a prompt in causal blocks of 32 query rows (the last one partial).
+    Case("GQA_long_prompt_blocks", _gqa(2, 40, 4, 2, 16, rotary=True)),
+    Case("GQA_long_prompt_right_padded", _gqa(2, 37, 4, 2, 8, seqlens=[37, 20])),
+    Case("GQA_long_prompt_window_softcap_bias", _gqa(1, 35, 4, 2, 8, local_window_size=9, softcap=2.0, bias=True)),
+    Case("GQA_long_continue_after_past", _gqa(1, 33, 4, 2, 16, past=5, rotary=True)),
+    Case("GQA_long_prompt_sink", _gqa(1, 34, 2, 1, 8, sink=True)),
 ]
 
 

@@ -13,12 +13,17 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/float_values.h"
 #include "cpu/gemm.h"
+#include "cpu/gemm_vmath.h"
 #include "cpu/kernels/rotary.h"
 
 namespace onyx {
 namespace {
 
 std::string S(int64_t v) { return std::to_string(v); }
+
+// New tokens from which a call runs as a prompt (attend_blocks): blocks of
+// this many query rows per task.
+constexpr int64_t kPromptBlock = 32;
 
 struct GqaAttrs {
   int64_t num_heads = 0, kv_num_heads = 0, local_window = -1;
@@ -159,6 +164,126 @@ void build_present(KernelContext& ctx, int input, const GqaDims& d, const std::v
     }
 }
 
+// What turns a row of scores into attention weights: the causal limit per
+// batch, local window, softcap, bias, sinks.
+struct ScoreRules {
+  const GqaAttrs& at;
+  const std::vector<float>& bias;
+  int64_t bias_b, bias_h, bias_T;
+  const std::vector<float>& sinks;
+  const std::vector<int64_t>& past;
+  const std::vector<int64_t>& totals;
+
+  // Softmax of row[0, keys) in place for token i of batch b, query head h:
+  // keys outside [first, pos] get 0.
+  void weights(float* row, int64_t keys, int64_t b, int64_t h, int64_t i) const {
+    // The token's position; it sees keys up to there, and padding queries of
+    // a right-padded prompt see the batch's valid keys only.
+    const int64_t pos = std::min(past[b] + i, totals[b] - 1);
+    const int64_t first = at.local_window > 0 ? std::max<int64_t>(0, pos - at.local_window + 1) : 0;
+    const bool sink = at.smooth_softmax || !sinks.empty();
+    std::fill(row, row + first, 0.f);
+    std::fill(row + pos + 1, row + keys, 0.f);
+    if (!sink && at.softcap <= 0.f && bias.empty()) return vm::softmax(row + first, row + first, pos + 1 - first);
+    const float sink_logit = sinks.empty() ? 0.f : sinks[h];
+    float mx = sink ? sink_logit : -std::numeric_limits<float>::infinity();  // smooth softmax / sinks: one more logit
+    for (int64_t j = first; j <= pos; ++j) {                                 // in the denominator only
+      float x = row[j];
+      if (at.softcap > 0.f) x = at.softcap * std::tanh(x / at.softcap);
+      if (!bias.empty()) x += bias[b * bias_b + h * bias_h + i * bias_T + j];
+      row[j] = x;
+      mx = std::max(mx, x);
+    }
+    float sum = sink ? std::exp(sink_logit - mx) : 0.f;
+    for (int64_t j = first; j <= pos; ++j) sum += row[j] = std::exp(row[j] - mx);
+    const float inv = 1.f / sum;
+    for (int64_t j = first; j <= pos; ++j) row[j] *= inv;
+  }
+};
+
+// Keys any token of batch b up to new token i_end - 1 sees.
+int64_t keys_seen(const ScoreRules& r, int64_t b, int64_t i_end) {
+  return std::min(r.past[b] + i_end, r.totals[b]);
+}
+
+// Few new tokens (decode): one (batch, kv head) per task, the query heads
+// sharing it gathered into [group * S, D] rows, so K and V pass through SGEMM
+// once per kv head.
+void attend_grouped(const GqaDims& d, const ScoreRules& r, float scale, const float* q, const float* pk,
+                    const float* pv, float* y, ThreadPool* pool) {
+  const int64_t T = d.present, group = d.Hq / d.Hkv;
+  parallel_for(pool, d.B * d.Hkv, [&](int64_t r0, int64_t r1) {
+    std::vector<float> qg, scores, yg;
+    for (int64_t bk = r0; bk < r1; ++bk) {
+      const int64_t b = bk / d.Hkv, kh = bk % d.Hkv, rows = group * d.S, keys = keys_seen(r, b, d.S);
+      qg.resize(static_cast<size_t>(rows * d.D));
+      for (int64_t g = 0; g < group; ++g)
+        for (int64_t i = 0; i < d.S; ++i)
+          std::copy_n(q + ((b * d.S + i) * d.Hq + kh * group + g) * d.D, d.D, qg.data() + (g * d.S + i) * d.D);
+      scores.resize(static_cast<size_t>(rows * keys));
+      gemm_f32(false, true, rows, keys, d.D, scale, qg.data(), d.D, pk + bk * T * d.D, d.D, 0.f, scores.data(), keys);
+      for (int64_t g = 0; g < group; ++g)
+        for (int64_t i = 0; i < d.S; ++i) r.weights(scores.data() + (g * d.S + i) * keys, keys, b, kh * group + g, i);
+      yg.resize(static_cast<size_t>(rows * d.D));
+      gemm_f32(false, false, rows, d.D, keys, 1.f, scores.data(), keys, pv + bk * T * d.D, d.D, 0.f, yg.data(), d.D);
+      for (int64_t g = 0; g < group; ++g)
+        for (int64_t i = 0; i < d.S; ++i)
+          std::copy_n(yg.data() + (g * d.S + i) * d.D, d.D, y + ((b * d.S + i) * d.Hq + kh * group + g) * d.D);
+    }
+  });
+}
+
+// One (batch, kv head)'s keys and values packed for SGEMM in chunks of
+// kPromptBlock keys: K^T chunks [D, keys] give score columns, V chunks
+// [keys, D] partial sums of the output.
+struct PackedKv {
+  std::vector<PackedB> keys, values;
+};
+
+PackedKv pack_kv(const float* k, const float* v, int64_t T, int64_t D) {
+  PackedKv p;
+  for (int64_t j0 = 0; j0 < T; j0 += kPromptBlock) {
+    const int64_t n = std::min(kPromptBlock, T - j0);
+    p.keys.push_back(gemm_pack_b(true, D, n, k + j0 * D, D));
+    p.values.push_back(gemm_pack_b(false, n, D, v + j0 * D, D));
+  }
+  return p;
+}
+
+// A prompt: one (batch, query head, block of kPromptBlock tokens) per task,
+// Q read and Y written in place (row stride Hq * D), K and V packed once per
+// kv head. A block multiplies only the key chunks its last token sees, so
+// causal attention does about half the work of the full square, and its
+// scores stay in cache.
+void attend_blocks(const GqaDims& d, const ScoreRules& r, float scale, const float* q, const float* pk,
+                   const float* pv, float* y, ThreadPool* pool) {
+  const int64_t T = d.present, group = d.Hq / d.Hkv, blocks = (d.S + kPromptBlock - 1) / kPromptBlock;
+  const int64_t ld = d.Hq * d.D, ld_scores = (T + kPromptBlock - 1) / kPromptBlock * kPromptBlock;
+  std::vector<PackedKv> kv(static_cast<size_t>(d.B * d.Hkv));
+  parallel_for(pool, d.B * d.Hkv, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) kv[i] = pack_kv(pk + i * T * d.D, pv + i * T * d.D, T, d.D);
+  });
+  parallel_for(pool, d.B * d.Hq * blocks, [&](int64_t t0, int64_t t1) {
+    std::vector<float> scores;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t / (d.Hq * blocks), h = t / blocks % d.Hq, i0 = t % blocks * kPromptBlock;
+      const int64_t rows = std::min(kPromptBlock, d.S - i0);
+      const int64_t chunks = (keys_seen(r, b, i0 + rows) + kPromptBlock - 1) / kPromptBlock;
+      const PackedKv& p = kv[b * d.Hkv + h / group];
+      const float* qb = q + (b * d.S + i0) * ld + h * d.D;
+      float* yb = y + (b * d.S + i0) * ld + h * d.D;  // chunks >= 1: every batch sees a key (past_lengths)
+      scores.resize(static_cast<size_t>(rows * ld_scores));
+      for (int64_t c = 0; c < chunks; ++c)
+        gemm_f32_packed(false, rows, scale, qb, ld, p.keys[c], 0.f, scores.data() + c * kPromptBlock, ld_scores);
+      const int64_t keys = std::min(T, chunks * kPromptBlock);  // the chunks' keys: those past the block's last get 0
+      for (int64_t i = 0; i < rows; ++i) r.weights(scores.data() + i * ld_scores, keys, b, h, i0 + i);
+      for (int64_t c = 0; c < chunks; ++c)
+        gemm_f32_packed(false, rows, 1.f, scores.data() + c * kPromptBlock, ld_scores, p.values[c], c ? 1.f : 0.f, yb,
+                        ld);
+    }
+  });
+}
+
 void gqa_run(KernelContext& ctx, const GqaAttrs& at) {
   GqaDims d;
   std::vector<float> q, k, v;
@@ -184,7 +309,7 @@ void gqa_run(KernelContext& ctx, const GqaAttrs& at) {
   build_present(ctx, kPastKey, d, past, k, pk);
   build_present(ctx, kPastValue, d, past, v, pv);
 
-  const int64_t T = d.present, group = d.Hq / d.Hkv;
+  const int64_t T = d.present;
   std::vector<float> bias, sinks;
   int64_t bias_b = 0, bias_h = 0, bias_T = 0;
   if (ctx.has_input(kBias)) {
@@ -204,59 +329,15 @@ void gqa_run(KernelContext& ctx, const GqaAttrs& at) {
     sinks = load_floats<float>(hs);
   }
   const float scale = at.scale != 0.f ? at.scale : 1.f / std::sqrt(static_cast<float>(d.D));
-  const float neg_inf = -std::numeric_limits<float>::infinity();
-  std::vector<float> y(static_cast<size_t>(d.B * d.S * d.Hq * d.D), 0.f);
-  // One (batch, kv head) per task: the query heads sharing it are gathered
-  // into [group * S, D] rows, so K and V pass through SGEMM once per kv head.
-  auto kv_heads = [&](int64_t r0, int64_t r1) {
-    std::vector<float> qg, scores, yg;
-    for (int64_t bk = r0; bk < r1; ++bk) {
-      const int64_t b = bk / d.Hkv, kh = bk % d.Hkv, rows = group * d.S;
-      const float* kb = pk + bk * T * d.D;
-      const float* vb = pv + bk * T * d.D;
-      // Keys any of the tokens sees: up to the last one's position.
-      const int64_t keys = std::min(past[b] + d.S, totals[b]);
-      qg.resize(static_cast<size_t>(rows * d.D));
-      for (int64_t g = 0; g < group; ++g)
-        for (int64_t i = 0; i < d.S; ++i)
-          std::copy_n(q.data() + ((b * d.S + i) * d.Hq + kh * group + g) * d.D, d.D, qg.data() + (g * d.S + i) * d.D);
-      scores.resize(static_cast<size_t>(rows * keys));
-      gemm_f32(false, true, rows, keys, d.D, scale, qg.data(), d.D, kb, d.D, 0.f, scores.data(), keys);
-      for (int64_t g = 0; g < group; ++g) {
-        const int64_t h = kh * group + g;
-        const bool sink = at.smooth_softmax || !sinks.empty();
-        const float sink_logit = sinks.empty() ? 0.f : sinks[h];
-        for (int64_t i = 0; i < d.S; ++i) {
-          float* row = scores.data() + (g * d.S + i) * keys;
-          // The token's position; it sees keys up to there, and padding
-          // queries of a right-padded prompt see the batch's valid keys only.
-          const int64_t pos = std::min(past[b] + i, totals[b] - 1);
-          const int64_t first = at.local_window > 0 ? std::max<int64_t>(0, pos - at.local_window + 1) : 0;
-          float mx = sink ? sink_logit : neg_inf;  // smooth softmax / sinks: one more logit in the denominator only
-          for (int64_t j = first; j <= pos; ++j) {
-            float x = row[j];
-            if (at.softcap > 0.f) x = at.softcap * std::tanh(x / at.softcap);
-            if (!bias.empty()) x += bias[b * bias_b + h * bias_h + i * bias_T + j];
-            row[j] = x;
-            mx = std::max(mx, x);
-          }
-          float sum = sink ? std::exp(sink_logit - mx) : 0.f;
-          for (int64_t j = first; j <= pos; ++j) sum += row[j] = std::exp(row[j] - mx);
-          const float inv = 1.f / sum;
-          std::fill(row, row + first, 0.f);
-          for (int64_t j = first; j <= pos; ++j) row[j] *= inv;
-          std::fill(row + pos + 1, row + keys, 0.f);
-        }
-      }
-      yg.resize(static_cast<size_t>(rows * d.D));
-      gemm_f32(false, false, rows, d.D, keys, 1.f, scores.data(), keys, vb, d.D, 0.f, yg.data(), d.D);
-      for (int64_t g = 0; g < group; ++g)
-        for (int64_t i = 0; i < d.S; ++i)
-          std::copy_n(yg.data() + (g * d.S + i) * d.D, d.D, y.data() + ((b * d.S + i) * d.Hq + kh * group + g) * d.D);
-    }
-  };
-  parallel_for(d.B * d.Hq * d.S * T * d.D > (1 << 15) ? ctx.thread_pool() : nullptr, d.B * d.Hkv, kv_heads);
-  store_floats(y.data(), ctx.allocate_output(0, dt, {d.B, d.S, d.Hq * d.D}));
+  const ScoreRules rules{at, bias, bias_b, bias_h, bias_T, sinks, past, totals};
+  // Every output row is written (a float output directly).
+  Tensor& out = ctx.allocate_output(0, dt, {d.B, d.S, d.Hq * d.D});
+  std::vector<float> y_scratch;
+  float* y = dt == DataType::Float ? out.data<float>() : (y_scratch.resize(static_cast<size_t>(out.numel())), y_scratch.data());
+  ThreadPool* pool = d.B * d.Hq * d.S * T * d.D > (1 << 15) ? ctx.thread_pool() : nullptr;
+  if (d.S >= kPromptBlock) attend_blocks(d, rules, scale, q.data(), pk, pv, y, pool);
+  else attend_grouped(d, rules, scale, q.data(), pk, pv, y, pool);
+  if (!y_scratch.empty()) store_floats(y, out);
   if (!pk_scratch.empty() && ctx.wants_output(1)) store_floats(pk, ctx.allocate_output(1, dt, {d.B, d.Hkv, T, d.D}));
   if (!pv_scratch.empty() && ctx.wants_output(2)) store_floats(pv, ctx.allocate_output(2, dt, {d.B, d.Hkv, T, d.D}));
 }

@@ -149,6 +149,9 @@ ONYX_TARGET_AVX2 void dequantize_32_4bit_avx2(const uint8_t* codes, float scale,
 
 void dequantize_rows(const NBitsShape& s, const NBitsWeights& w, int64_t n0, int64_t n1, float* out) {
   const int mask = (1 << s.bits) - 1;
+#ifdef ONYX_NBITS_X86
+  const bool avx2 = has_avx2();
+#endif
   const int64_t row_bytes = s.k_blocks * s.blob;
   for (int64_t n = n0; n < n1; ++n) {
     const uint8_t* row = w.codes.data() + n * row_bytes;
@@ -169,7 +172,7 @@ void dequantize_rows(const NBitsShape& s, const NBitsWeights& w, int64_t n0, int
       const float scale = sc[j], offset = zp[j] * sc[j];
       float* dst = o + k0;
 #ifdef ONYX_NBITS_X86
-      if (s.bits == 4 && len == s.block && s.block % 32 == 0 && has_avx2()) {
+      if (s.bits == 4 && len == s.block && s.block % 32 == 0 && avx2) {
         for (int64_t i = 0; i < len; i += 32) dequantize_32_4bit_avx2(codes + i / 2, scale, offset, dst + i);
         continue;
       }
@@ -427,20 +430,23 @@ void fused_matmul_int8(const NBitsShape& s, const NBitsWeights& w, const float* 
 // Dequantizes N in column tiles and multiplies each: float memory stays one
 // tile. Each tile is computed transposed, Y^T[tile, M] = W_tile A^T, so the
 // GEMM packs the dequantized rows as they lie (packing them transposed took
-// 44% of a K = N = 4096, M = 64 run) and only A is re-packed per tile.
+// 44% of a K = N = 4096, M = 64 run), and A^T is packed once for all tiles.
 void tiled_matmul(const NBitsShape& s, const NBitsWeights& w, const float* A, int64_t M, const float* bias, float* Y,
                   ThreadPool* pool) {
   const int64_t tile = std::max<int64_t>(16, (int64_t{4} << 20) / (4 * s.K) / 16 * 16);  // ~4 MiB of float
   std::vector<float> wt(static_cast<size_t>(std::min(tile, s.N) * s.K));
   std::vector<float> yt(static_cast<size_t>(std::min(tile, s.N) * M));
+  const PackedB a_t = gemm_pack_b(true, s.K, M, A, s.K);
   for (int64_t n0 = 0; n0 < s.N; n0 += tile) {
     const int64_t n1 = std::min(s.N, n0 + tile), width = n1 - n0;
     parallel_for(pool, width, [&](int64_t a, int64_t b) { dequantize_rows(s, w, n0 + a, n0 + b, wt.data() + a * s.K); });
-    gemm_f32(false, true, width, M, s.K, 1.f, wt.data(), s.K, A, s.K, 0.f, yt.data(), M, pool);
-    for (int64_t m = 0; m < M; ++m) {
-      float* y = Y + m * s.N + n0;
-      for (int64_t j = 0; j < width; ++j) y[j] = yt[j * M + m] + (bias ? bias[n0 + j] : 0.f);
-    }
+    gemm_f32_packed(false, width, 1.f, wt.data(), s.K, a_t, 0.f, yt.data(), M, pool);
+    parallel_for(M * width > (1 << 14) ? pool : nullptr, M, [&](int64_t m0, int64_t m1) {
+      for (int64_t m = m0; m < m1; ++m) {
+        float* y = Y + m * s.N + n0;
+        for (int64_t j = 0; j < width; ++j) y[j] = yt[j * M + m] + (bias ? bias[n0 + j] : 0.f);
+      }
+    });
   }
 }
 

@@ -32,9 +32,13 @@
 #include "cpu/int4_block_gemm.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined_*.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #define ONYX_NBITS_X86 1
 #define ONYX_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define ONYX_TARGET_AVX512 __attribute__((target("avx512f")))
 #endif
 
 namespace onyx {
@@ -199,19 +203,20 @@ void dequantize_rows(const NBitsShape& s, const NBitsWeights& w, int64_t n0, int
 // Per block of one row of A, what the fused dot needs: the row reordered to
 // the codes' order in memory and the block's sum (for the zero point).
 struct PreparedRow {
-  std::vector<float> a;    // [k_blocks * block]: 4-bit: per 16-code group, the 8 even then the 8 odd k
+  std::vector<float> a;    // [k_blocks * block]: 4-bit: per group of codes, the even then the odd k
   std::vector<float> sum;  // [k_blocks]
 };
 
-PreparedRow prepare_row(const NBitsShape& s, const float* a) {
+// group: the 4-bit codes a row dot takes at once (16 or 32).
+PreparedRow prepare_row(const NBitsShape& s, const float* a, int64_t group) {
   PreparedRow p;
   p.a.assign(static_cast<size_t>(s.k_blocks * s.block), 0.f);
   p.sum.assign(static_cast<size_t>(s.k_blocks), 0.f);
   for (int64_t k = 0; k < s.K; ++k) {
     int64_t pos = k;
-    if (s.bits == 4) {  // byte i of a group of 8 holds k = 2i (low) and 2i + 1 (high)
-      int64_t g = k / 16, r = k % 16;
-      pos = g * 16 + (r % 2) * 8 + r / 2;
+    if (s.bits == 4) {  // byte i of a group holds k = 2i (low) and 2i + 1 (high)
+      int64_t g = k / group, r = k % group;
+      pos = g * group + (r % 2) * (group / 2) + r / 2;
     }
     p.a[pos] = a[k];
     p.sum[k / s.block] += a[k];
@@ -266,6 +271,34 @@ ONYX_TARGET_AVX2 float row_dot_4bit_avx2(const NBitsShape& s, const uint8_t* cod
   return hsum(total);
 }
 
+// sum_k q[k] a[k] over one block of 4-bit codes, 32 per step.
+ONYX_TARGET_AVX512 inline __m512 block_dot_4bit_avx512(const uint8_t* codes, const float* a, int64_t steps) {
+  const __m512i low_mask = _mm512_set1_epi32(15);
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  for (int64_t g = 0; g < steps; ++g, codes += 16, a += 32) {
+    __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
+    acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(bytes, low_mask)), _mm512_loadu_ps(a), acc0);
+    acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(bytes, 4)), _mm512_loadu_ps(a + 16), acc1);
+  }
+  return _mm512_add_ps(acc0, acc1);
+}
+
+// row_dot_4bit_avx2 with 16 bytes (32 codes) per step on AVX-512 (blocks of
+// 32k). Blocks alternate between two totals: one would make each block wait
+// on the previous block's FMA.
+ONYX_TARGET_AVX512 float row_dot_4bit_avx512(const NBitsShape& s, const uint8_t* codes, const float* a,
+                                             const float* scale) {
+  const int64_t steps = s.block / 32;
+  __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 2 <= s.k_blocks; j += 2, codes += 2 * s.blob, a += 2 * s.block) {
+    even = _mm512_fmadd_ps(block_dot_4bit_avx512(codes, a, steps), _mm512_set1_ps(scale[j]), even);
+    odd = _mm512_fmadd_ps(block_dot_4bit_avx512(codes + s.blob, a + s.block, steps), _mm512_set1_ps(scale[j + 1]), odd);
+  }
+  if (j < s.k_blocks) even = _mm512_fmadd_ps(block_dot_4bit_avx512(codes, a, steps), _mm512_set1_ps(scale[j]), even);
+  return _mm512_reduce_add_ps(_mm512_add_ps(even, odd));
+}
+
 ONYX_TARGET_AVX2 float row_dot_8bit_avx2(const NBitsShape& s, const uint8_t* codes, const float* a, const float* scale) {
   __m256 total = _mm256_setzero_ps();
   for (int64_t j = 0; j < s.k_blocks; ++j) {
@@ -285,12 +318,19 @@ bool has_avx2() { return cpu_features().avx2 && cpu_features().fma; }
 
 using RowDot = float (*)(const NBitsShape&, const uint8_t*, const float*, const float*);
 
-RowDot pick_row_dot(const NBitsShape& s) {
+// A row dot and the group of 4-bit codes it takes at once (prepare_row).
+struct RowKernel {
+  RowDot dot;
+  int64_t group;
+};
+
+RowKernel pick_row_kernel(const NBitsShape& s) {
 #ifdef ONYX_NBITS_X86
-  if (has_avx2() && s.bits == 4) return row_dot_4bit_avx2;
-  if (has_avx2() && s.bits == 8) return row_dot_8bit_avx2;
+  if (cpu_features().avx512f && s.bits == 4 && s.block % 32 == 0) return {row_dot_4bit_avx512, 32};
+  if (has_avx2() && s.bits == 4) return {row_dot_4bit_avx2, 16};
+  if (has_avx2() && s.bits == 8) return {row_dot_8bit_avx2, 16};
 #endif
-  return row_dot_generic;
+  return {row_dot_generic, 16};
 }
 
 // x . y over n floats with independent partial sums (a single running sum
@@ -311,8 +351,8 @@ float dot_floats(const float* x, const float* y, int64_t n) {
 void fused_matmul(const NBitsShape& s, const NBitsWeights& w, const float* A, int64_t M, const float* bias, float* Y,
                   ThreadPool* pool) {
   std::vector<PreparedRow> rows;
-  for (int64_t m = 0; m < M; ++m) rows.push_back(prepare_row(s, A + m * s.K));
-  const RowDot dot = pick_row_dot(s);
+  const RowKernel kernel = pick_row_kernel(s);
+  for (int64_t m = 0; m < M; ++m) rows.push_back(prepare_row(s, A + m * s.K, kernel.group));
   const int64_t row_bytes = s.k_blocks * s.blob;
   parallel_for(s.N * s.K > (1 << 15) ? pool : nullptr, s.N, [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
@@ -322,7 +362,7 @@ void fused_matmul(const NBitsShape& s, const NBitsWeights& w, const float* A, in
       for (int64_t m = 0; m < M; ++m) {
         const PreparedRow& r = rows[m];
         const float offset = dot_floats(szp, r.sum.data(), s.k_blocks);
-        Y[m * s.N + n] = dot(s, codes, r.a.data(), sc) - offset + (bias ? bias[n] : 0.f);
+        Y[m * s.N + n] = kernel.dot(s, codes, r.a.data(), sc) - offset + (bias ? bias[n] : 0.f);
       }
     }
   });

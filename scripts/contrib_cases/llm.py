@@ -89,6 +89,7 @@ MATMUL_NBITS = [
     Case("MatMulNBits_4bit_K_odd", _mnb(5, 50, 7, 4, 16, zp="u8")),
     Case("MatMulNBits_4bit_M1_decode", _mnb(1, 256, 33, 4, 32, zp="u8", bias=True), atol=1e-4),
     Case("MatMulNBits_4bit_M64_blk128", _mnb(64, 300, 40, 4, 128, zp="u8"), atol=1e-4),
+    Case("MatMulNBits_4bit_M1_odd_blocks", _mnb(1, 80, 20, 4, 32, zp="u8", bias=True), atol=1e-4),
     Case("MatMulNBits_4bit_3d_batch", _mnb(7, 64, 12, 4, 32, lead=(2,))),
     Case("MatMulNBits_4bit_runtime_B", _mnb(3, 80, 6, 4, 16, zp="u8", bias=True, const=False)),
     Case("MatMulNBits_4bit_runtime_B_M1", _mnb(1, 80, 6, 4, 16, zp="f", const=False)),

@@ -94,6 +94,9 @@ CASES = [
     Case("QLinearGlobalAveragePool_i8_nchw", _gap((1, 3, 13, 11), np.int8, 0, 22)),
     Case("QLinearGlobalAveragePool_u8_nhwc", _gap((2, 6, 5, 9), np.uint8, 1, 23)),
     Case("QLinearGlobalAveragePool_i8_3d", _gap((3, 4, 17), np.int8, 0, 24)),
+    # channels last with 8-channel vector steps and a tail
+    Case("QLinearGlobalAveragePool_u8_nhwc_wide", _gap((2, 7, 7, 37), np.uint8, 1, 25)),
+    Case("QLinearGlobalAveragePool_i8_nhwc_wide", _gap((1, 3, 5, 20), np.int8, 1, 26)),
     Case("QGemm_u8s8_basic", _qgemm(5, 37, 11, np.uint8, np.int8, 31)),
     Case("QGemm_u8u8_transB_bias", _qgemm(3, 19, 13, np.uint8, np.uint8, 32, trans_b=1, c_shape=(13,))),
     Case("QGemm_s8s8_transA_perCol", _qgemm(4, 23, 9, np.int8, np.int8, 33, trans_a=1, per_col=True, c_shape=(4, 9))),

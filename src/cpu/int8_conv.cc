@@ -89,6 +89,15 @@ int64_t rows_per_task(int64_t pixels, int64_t K, int64_t images, ThreadPool* poo
   return std::min(rows, pixels);
 }
 
+// Parts the output channels are split into besides the pixel blocks, so
+// that small late layers (7x7: three blocks) still give every thread work.
+// Only for one group whose requantized bytes go straight to the output.
+int64_t column_parts(int64_t pixel_tasks, int64_t M, int64_t group, bool direct_out, ThreadPool* pool) {
+  const int64_t threads = pool ? pool->num_threads() : 1, panels = (M + kInt8GemmPanel - 1) / kInt8GemmPanel;
+  if (threads == 1 || group != 1 || !direct_out || pixel_tasks >= 4 * threads) return 1;
+  return std::clamp<int64_t>((4 * threads + pixel_tasks - 1) / pixel_tasks, 1, panels);
+}
+
 void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, const std::vector<int32_t>& wzp,
                const Int8ConvSink& sink, ThreadPool* pool, Int8Isa isa) {
   const int64_t C = x.C, HW = g.H * g.W, P = g.pixels(), M = w.M, Mg = M / w.group, Cg = w.Cg;
@@ -119,13 +128,16 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
     else b_zp[gi].assign(wzp.begin() + gi * Mg, wzp.begin() + (gi + 1) * Mg);
   const auto pad = static_cast<uint8_t>(x.zero_point);
   const Int8Requant* rq = sink.requant;
-  parallel_for(pool, x.N * blocks, [&](int64_t t0, int64_t t1) {
+  const int64_t parts = column_parts(x.N * blocks, M, w.group, rq && sink.channels_last_out, pool);
+  const int64_t panels = (M + kInt8GemmPanel - 1) / kInt8GemmPanel;
+  parallel_for(pool, x.N * blocks * parts, [&](int64_t t0, int64_t t1) {
     // im2col rows padded with zero bytes to whole groups of 4: the GEMM reads them in place.
     const int64_t lda = (K + 3) / 4 * 4;
     std::vector<uint8_t> a(direct_a ? 0 : static_cast<size_t>(rows * lda), 0);
     std::vector<int32_t> tile(rq ? 0 : static_cast<size_t>(rows * M));
     std::vector<uint8_t> tile8(rq && !sink.channels_last_out ? static_cast<size_t>(rows * M) : 0);
-    for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t t = task / parts, part = task % parts;
       const int64_t n = t / blocks, p0 = t % blocks * rows, count = std::min(rows, P - p0);
       const uint8_t* image = xh + n * HW * C;
       uint8_t* out8 = sink.channels_last_out ? sink.channels_last_out + (n * P + p0) * M : tile8.data();
@@ -144,7 +156,8 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
         }
         const Int8Requant group_rq{rq->bias ? rq->bias + gi * Mg : nullptr, rq->mult + gi * Mg, rq->zero,
                                    rq->is_signed};
-        int8_gemm_requantized(count, op, a_zp, w.packed[gi], b_zp[gi], group_rq, out8 + gi * Mg, M, nullptr, isa);
+        int8_gemm_requantized(count, op, a_zp, w.packed[gi], b_zp[gi], group_rq, out8 + gi * Mg, M, nullptr, isa,
+                              part * panels / parts * kInt8GemmPanel, (part + 1) * panels / parts * kInt8GemmPanel);
       }
       if (!rq) sink.fn(n, 0, M, p0, count, tile.data(), 1, M);
       else if (!sink.channels_last_out) sink.bytes(n, p0, count, tile8.data());

@@ -1,5 +1,6 @@
 #include "cpu/int8_gemm.h"
 #include "base/cpu_features.h"
+#include "onyx/status.h"
 
 #include <algorithm>
 #include <cstring>
@@ -20,7 +21,7 @@ namespace onyx {
 
 namespace {
 
-constexpr int64_t kPanel = 64;   // columns per B panel
+constexpr int64_t kPanel = kInt8GemmPanel;  // columns per B panel
 constexpr int64_t kRowBlock = 96;  // rows of A per parallel task
 
 int64_t panel_width(const PackedInt8B& b, int64_t n0) { return std::min(kPanel, b.padded_n() - n0); }
@@ -327,11 +328,11 @@ void scale_rows(const int32_t* block, int rows, int cols, int64_t ldb, const flo
       y[r * ldy + c] = static_cast<float>(block[r * ldb + c]) * scale[c] + (bias ? bias[c] : 0.f);
 }
 
-// The sums into y through `out`. Tiles without a fused output stage write a
-// small int32 block that is converted while it is in L1.
+// The sums of columns [c0, c1) into y through `out`. Tiles without a fused
+// output stage write a small int32 block that is converted while it is in L1.
 void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
           const std::vector<int32_t>& b_zp, const OutputStage& out, void* y, int64_t ldy, ThreadPool* pool,
-          Int8Isa isa) {
+          Int8Isa isa, int64_t c0 = 0, int64_t c1 = -1) {
   const Int8Requant* rq = out.rq;
   const int64_t K = b.K(), N = b.N(), np = b.padded_n();
   if (M <= 0 || N <= 0) return;
@@ -353,14 +354,15 @@ void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const Pac
   const Kernels kern = kernels_for(isa);
   const bool fused = (rq || out.scale) && isa == Int8Isa::Avx512Vnni;
   const float lo = rq && rq->is_signed ? -128.f : 0.f, hi = rq && rq->is_signed ? 127.f : 255.f;
-  const int64_t panels = (np + kPanel - 1) / kPanel, row_blocks = (M + kRowBlock - 1) / kRowBlock;
-  const bool big = M * N * std::max<int64_t>(K, 1) >= (int64_t{1} << 18);
+  const int64_t n_end = c1 < 0 ? N : std::min(N, c1), first_panel = c0 / kPanel;
+  const int64_t panels = (n_end + kPanel - 1) / kPanel - first_panel, row_blocks = (M + kRowBlock - 1) / kRowBlock;
+  const bool big = M * (n_end - c0) * std::max<int64_t>(K, 1) >= (int64_t{1} << 18);
   parallel_for(big ? pool : nullptr, panels * row_blocks, [&](int64_t t0, int64_t t1) {
     int32_t block[6 * kPanel];  // one tile's sums on their way to requantization
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n0 = (t / row_blocks) * kPanel, m_end = std::min(M, (t % row_blocks + 1) * kRowBlock);
+      const int64_t n0 = (first_panel + t / row_blocks) * kPanel, m_end = std::min(M, (t % row_blocks + 1) * kRowBlock);
       const int width = static_cast<int>(panel_width(b, n0));
-      const int cols = static_cast<int>(std::min<int64_t>(width, N - n0));
+      const int cols = static_cast<int>(std::min<int64_t>(width, n_end - n0));
       const int8_t* bp = b.data() + n0 * b.k_groups() * 4;
       for (int64_t m = (t % row_blocks) * kRowBlock; m < m_end; m += kern.max_rows) {
         const int rows = static_cast<int>(std::min<int64_t>(kern.max_rows, m_end - m));
@@ -438,8 +440,10 @@ void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, cons
 
 void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                            const std::vector<int32_t>& b_zp, const Int8Requant& rq, uint8_t* y, int64_t ldy,
-                           ThreadPool* pool, Int8Isa isa) {
-  gemm(M, a, a_zp, b, b_zp, OutputStage{&rq}, y, ldy, pool, isa);
+                           ThreadPool* pool, Int8Isa isa, int64_t col_begin, int64_t col_end) {
+  ONYX_CHECK(col_begin % kPanel == 0 && (col_end >= b.N() || col_end % kPanel == 0),
+             "int8_gemm_requantized: a column range must start and end on a panel");
+  gemm(M, a, a_zp, b, b_zp, OutputStage{&rq}, y, ldy, pool, isa, col_begin, col_end);
 }
 
 void int8_gemm_to_float(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,

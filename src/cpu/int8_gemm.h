@@ -61,11 +61,17 @@ void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, cons
 void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool, Int8Isa isa);
 
+// Columns of B per packed panel: column ranges of int8_gemm_requantized start
+// and end on multiples of it (or end at N).
+constexpr int64_t kInt8GemmPanel = 64;
+
 // The same sums requantized to bytes, y[m * ldy + n] (Int8Requant, per column
 // n): on AVX-512 VNNI in the tile's registers, elsewhere from a small block.
+// Only columns [col_begin, col_end) when given (panel-aligned; col_end past N
+// means N), so callers can split the columns among tasks.
 void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                            const std::vector<int32_t>& b_zp, const Int8Requant& rq, uint8_t* y, int64_t ldy,
-                           ThreadPool* pool, Int8Isa isa);
+                           ThreadPool* pool, Int8Isa isa, int64_t col_begin = 0, int64_t col_end = INT64_MAX);
 
 // The same sums as floats, y[m * ldy + n] = float(sum) * scale[n] + bias[n]
 // (bias may be null; multiplied, then added): on AVX-512 VNNI in the tile's

@@ -93,6 +93,15 @@ void run_qlinear_binary(KernelContext& ctx) {
     const Q* b = B.data<Q>();
     Q* y = Y.data<Q>();
     AddMath m(pa, pb, pc);
+    if (!kMul && A.shape() == B.shape()) {  // residual adds: chunks across the pool
+      constexpr int64_t kChunk = 8192;
+      const int64_t n = Y.numel(), chunks = (n + kChunk - 1) / kChunk;
+      parallel_for(n >= 2 * kChunk ? ctx.thread_pool() : nullptr, chunks, [&](int64_t c0, int64_t c1) {
+        const int64_t i0 = c0 * kChunk, i1 = std::min(n, c1 * kChunk);
+        qlinear_add_run(a + i0, 1, b + i0, 1, y + i0, i1 - i0, m);
+      });
+      return;
+    }
     for_each_broadcast_run(A.shape(), B.shape(), ys, [&](int64_t oa, int64_t sa, int64_t ob, int64_t sb, int64_t oy, int64_t n) {
       if constexpr (kMul) {
         qlinear_mul_run(a + oa, sa, b + ob, sb, y + oy, n, pa, pb, pc);

@@ -1,7 +1,13 @@
 // ORT's quantized pooling contrib ops (com.microsoft): QLinearGlobalAveragePool,
 // QLinearAveragePool and NhwcMaxPool, with ORT's float order of operations.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
+
+#include "base/cpu_features.h"
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "cpu/conv_geometry.h"
 #include "cpu/kernels/contrib_quantization.h"
@@ -10,6 +16,38 @@ namespace onyx::contrib_q {
 namespace {
 
 // ---- QLinearGlobalAveragePool ----
+
+// acc[c] += sum over `pixels` rows of x[p * C + c] (channels last), 8-bit.
+template <class Q>
+void add_pixels_scalar(const Q* x, int64_t pixels, int64_t C, int32_t* acc) {
+  for (int64_t p = 0; p < pixels; ++p)
+    for (int64_t c = 0; c < C; ++c) acc[c] += x[p * C + c];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <class Q>
+__attribute__((target("avx2"))) void add_pixels_avx2(const Q* x, int64_t pixels, int64_t C, int32_t* acc) {
+  int64_t c = 0;
+  for (; c + 8 <= C; c += 8) {
+    __m256i sum = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + c));
+    for (int64_t p = 0; p < pixels; ++p) {
+      const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + p * C + c));
+      sum = _mm256_add_epi32(sum, std::is_signed_v<Q> ? _mm256_cvtepi8_epi32(bytes) : _mm256_cvtepu8_epi32(bytes));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), sum);
+  }
+  for (int64_t p = 0; p < pixels; ++p)
+    for (int64_t k = c; k < C; ++k) acc[k] += x[p * C + k];
+}
+#endif
+
+template <class Q>
+void add_pixels(const Q* x, int64_t pixels, int64_t C, int32_t* acc) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (cpu_features().avx2) return add_pixels_avx2(x, pixels, C, acc);
+#endif
+  add_pixels_scalar(x, pixels, C, acc);
+}
 
 void run_qlinear_global_average_pool(KernelContext& ctx, bool channels_last) {
   const Tensor& X = ctx.input(0);
@@ -38,8 +76,7 @@ void run_qlinear_global_average_pool(KernelContext& ctx, bool channels_last) {
       std::fill(acc.begin(), acc.end(), bias);
       const Q* xn = x + n * C * image;
       if (channels_last) {
-        for (int64_t p = 0; p < image; ++p)
-          for (int64_t c = 0; c < C; ++c) acc[c] += xn[p * C + c];
+        add_pixels(xn, image, C, acc.data());
       } else {
         for (int64_t c = 0; c < C; ++c)
           for (int64_t p = 0; p < image; ++p) acc[c] += xn[c * image + p];

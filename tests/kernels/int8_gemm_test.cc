@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cpu/int8_gemm.h"
+#include "onyx/status.h"
 
 namespace onyx {
 namespace {
@@ -144,6 +145,32 @@ TEST(Int8Gemm, TransposedOperands) {
   check({9, 19, 14, false, true, true, false, {3}, {-2}}, 11);
   check({9, 19, 14, true, false, false, true, {-5}, {200}}, 12);
   check({70, 81, 129, false, false, true, true, {128}, {1}}, 13);
+}
+
+// Column ranges (panel-aligned) write their columns only, and together
+// the whole requantized product.
+TEST(Int8Gemm, RequantizedColumnRangesCoverTheProduct) {
+  const int64_t M = 7, N = 150, K = 21;
+  std::mt19937 rng(5);
+  std::vector<uint8_t> a = random_bytes(static_cast<size_t>(M * K), rng), b = random_bytes(static_cast<size_t>(K * N), rng);
+  PackedInt8B pb(b.data(), true, K, N, N, false);
+  const Int8A op{a.data(), false, K, false};
+  std::vector<float> mult(static_cast<size_t>(N), 1.f / 2000.f);
+  const Int8Requant rq{nullptr, mult.data(), 100.f, false};
+  for (int isa = 0; isa <= static_cast<int>(int8_gemm_best_isa()); ++isa) {
+    std::vector<uint8_t> whole(static_cast<size_t>(M * N)), parts(whole.size(), 0xA5);
+    int8_gemm_requantized(M, op, {3}, pb, {}, rq, whole.data(), N, nullptr, static_cast<Int8Isa>(isa));
+    int8_gemm_requantized(M, op, {3}, pb, {}, rq, parts.data(), N, nullptr, static_cast<Int8Isa>(isa), 64, 128);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n)
+        ASSERT_EQ(parts[m * N + n], n >= 64 && n < 128 ? whole[m * N + n] : 0xA5) << "isa " << isa << " at " << m << "," << n;
+    int8_gemm_requantized(M, op, {3}, pb, {}, rq, parts.data(), N, nullptr, static_cast<Int8Isa>(isa), 0, 64);
+    int8_gemm_requantized(M, op, {3}, pb, {}, rq, parts.data(), N, nullptr, static_cast<Int8Isa>(isa), 128, N);
+    EXPECT_EQ(parts, whole) << "isa " << isa;
+  }
+  std::vector<uint8_t> y(static_cast<size_t>(M * N));
+  EXPECT_THROW(int8_gemm_requantized(M, op, {3}, pb, {}, rq, y.data(), N, nullptr, Int8Isa::Scalar, 10, 64), Error);
+  EXPECT_THROW(int8_gemm_requantized(M, op, {3}, pb, {}, rq, y.data(), N, nullptr, Int8Isa::Scalar, 0, 100), Error);
 }
 
 TEST(Int8Gemm, EmptyKGivesZeros) {

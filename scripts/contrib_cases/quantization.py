@@ -307,6 +307,10 @@ CASES += [
                                                  dilations=[2, 2])),
     Case("NhwcMaxPool_i8_ceil", _nhwc_maxpool((1, 8, 8, 4), np.int8, 113, kernel_shape=[3, 3], strides=[2, 2],
                                               ceil_mode=1)),
+    # 32-channel vector steps and a tail; big enough to split across threads
+    Case("NhwcMaxPool_u8_wide", _nhwc_maxpool((1, 40, 40, 70), np.uint8, 114, kernel_shape=[3, 3], strides=[2, 2],
+                                              pads=[1, 1, 1, 1])),
+    Case("NhwcMaxPool_i8_wide", _nhwc_maxpool((2, 9, 7, 37), np.int8, 115, kernel_shape=[2, 2])),
 ]
 
 

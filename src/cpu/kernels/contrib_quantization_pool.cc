@@ -185,7 +185,28 @@ void run_qlinear_average_pool(KernelContext& ctx, const SpatialAttrs& attrs, boo
   });
 }
 
-// Max pooling of an NHWC uint8/int8 tensor (dilations allowed; padding never wins).
+// best[c] = max(best[c], x[c]) over C bytes.
+template <class Q>
+void max_into_scalar(Q* best, const Q* x, int64_t C) {
+  for (int64_t c = 0; c < C; ++c) best[c] = std::max(best[c], x[c]);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <class Q>
+__attribute__((target("avx2"))) void max_into_avx2(Q* best, const Q* x, int64_t C) {
+  int64_t c = 0;
+  for (; c + 32 <= C; c += 32) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(best + c));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + c));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(best + c),
+                        std::is_signed_v<Q> ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b));
+  }
+  max_into_scalar(best + c, x + c, C - c);
+}
+#endif
+
+// Max pooling of an NHWC uint8/int8 tensor (dilations allowed; padding never
+// wins): each output pixel's C channels at once, output rows across the pool.
 void run_nhwc_max_pool(KernelContext& ctx, const SpatialAttrs& attrs) {
   const Tensor& X = ctx.input(0);
   dispatch_q8(X.dtype(), "NhwcMaxPool input x", [&](auto tag) {
@@ -195,34 +216,37 @@ void run_nhwc_max_pool(KernelContext& ctx, const SpatialAttrs& attrs) {
     const int64_t in_size = L.in[0] * L.in[1] * L.in[2], out_size = L.out[0] * L.out[1] * L.out[2];
     const Q* x = X.data<Q>();
     Q* y = Y.data<Q>();
-    std::vector<Q> best(static_cast<size_t>(L.C));
-    for (int64_t n = 0; n < L.N; ++n) {
-      const Q* xn = x + n * in_size * L.C;
-      int64_t o = 0;
-      for (int64_t p0 = 0; p0 < L.out[0]; ++p0)
-        for (int64_t p1 = 0; p1 < L.out[1]; ++p1)
-          for (int64_t p2 = 0; p2 < L.out[2]; ++p2, ++o) {
-            std::fill(best.begin(), best.end(), std::numeric_limits<Q>::lowest());
-            int64_t p[3] = {p0, p1, p2};
-            int64_t start[3];
-            for (int i = 0; i < 3; ++i) start[i] = p[i] * L.s[i] - L.pb[i];
-            for (int64_t k0 = 0; k0 < L.k[0]; ++k0) {
-              int64_t i0 = start[0] + k0 * L.d[0];
-              if (i0 < 0 || i0 >= L.in[0]) continue;
-              for (int64_t k1 = 0; k1 < L.k[1]; ++k1) {
-                int64_t i1 = start[1] + k1 * L.d[1];
-                if (i1 < 0 || i1 >= L.in[1]) continue;
-                for (int64_t k2 = 0; k2 < L.k[2]; ++k2) {
-                  int64_t i2 = start[2] + k2 * L.d[2];
-                  if (i2 < 0 || i2 >= L.in[2]) continue;
-                  const Q* px = xn + ((i0 * L.in[1] + i1) * L.in[2] + i2) * L.C;
-                  for (int64_t c = 0; c < L.C; ++c) best[c] = std::max(best[c], px[c]);
-                }
+    auto max_into = max_into_scalar<Q>;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (cpu_features().avx2) max_into = max_into_avx2<Q>;
+#endif
+    const int64_t rows = L.N * L.out[0] * L.out[1];
+    parallel_for(Y.numel() * L.k[0] * L.k[1] * L.k[2] >= (1 << 16) ? ctx.thread_pool() : nullptr, rows,
+                 [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / (L.out[0] * L.out[1]), p0 = r / L.out[1] % L.out[0], p1 = r % L.out[1];
+        const Q* xn = x + n * in_size * L.C;
+        for (int64_t p2 = 0; p2 < L.out[2]; ++p2) {
+          Q* best = y + (n * out_size + (p0 * L.out[1] + p1) * L.out[2] + p2) * L.C;
+          std::fill(best, best + L.C, std::numeric_limits<Q>::lowest());
+          const int64_t p[3] = {p0, p1, p2};
+          int64_t start[3];
+          for (int i = 0; i < 3; ++i) start[i] = p[i] * L.s[i] - L.pb[i];
+          for (int64_t k0 = 0; k0 < L.k[0]; ++k0) {
+            const int64_t i0 = start[0] + k0 * L.d[0];
+            if (i0 < 0 || i0 >= L.in[0]) continue;
+            for (int64_t k1 = 0; k1 < L.k[1]; ++k1) {
+              const int64_t i1 = start[1] + k1 * L.d[1];
+              if (i1 < 0 || i1 >= L.in[1]) continue;
+              for (int64_t k2 = 0; k2 < L.k[2]; ++k2) {
+                const int64_t i2 = start[2] + k2 * L.d[2];
+                if (i2 >= 0 && i2 < L.in[2]) max_into(best, xn + ((i0 * L.in[1] + i1) * L.in[2] + i2) * L.C, L.C);
               }
             }
-            std::copy(best.begin(), best.end(), y + (n * out_size + o) * L.C);
           }
-    }
+        }
+      }
+    });
   });
 }
 

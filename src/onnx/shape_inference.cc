@@ -1,5 +1,7 @@
 #include "onnx/shape_inference.h"
 
+#include <atomic>
+
 #include <onnx/shape_inference/implementation.h>
 
 #include <deque>
@@ -152,6 +154,15 @@ class GuardedInference {
 };
 
 }  // namespace
+
+std::future<void> prepare_schemas() {
+  static std::atomic<bool> built{false};
+  if (built.load(std::memory_order_acquire)) return {};
+  return std::async(std::launch::async, [] {
+    onnx::OpSchemaRegistry::Instance();
+    built.store(true, std::memory_order_release);
+  });
+}
 
 bool infer_shapes(Model& model) {
   onnx::ModelProto mp;

@@ -1,6 +1,8 @@
 // Static shape and type inference through ONNX's own inference library, so
 // the optimizer knows the element types and shapes of intermediate values.
 #pragma once
+#include <future>
+
 #include "ir/graph.h"
 
 namespace onyx {
@@ -10,5 +12,11 @@ namespace onyx {
 // inference failure the graph keeps the value_infos it had. Returns whether
 // inference ran.
 bool infer_shapes(Model& model);
+
+// libonnx builds its operator schemas (10-14 ms) on first use, once per
+// process. This starts that on another thread, so a session can parse its
+// model meanwhile; the future waits for it when destroyed. Empty when the
+// schemas are already built.
+std::future<void> prepare_schemas();
 
 }  // namespace onyx

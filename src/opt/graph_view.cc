@@ -164,4 +164,14 @@ std::string UniqueNames::make(const std::string& base) {
 
 std::string unique_name(const Graph& g, const std::string& base) { return UniqueNames(g).make(base); }
 
+std::string GraphView::fresh_name(const std::string& base) const {
+  auto used = [&](const std::string& v) {
+    return producer_.count(v) || consumers_.count(v) || graph_inputs_.count(v) || graph_outputs_.count(v) ||
+           g_.initializers.count(v);
+  };
+  std::string name = base;
+  for (int i = 1; used(name); ++i) name = base + "_" + std::to_string(i);
+  return name;
+}
+
 }  // namespace onyx

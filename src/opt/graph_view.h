@@ -31,6 +31,9 @@ class GraphView {
   const TypeInfo* type_of(const std::string& value) const;
   // The value's shape when every dim is known.
   std::optional<Shape> static_shape(const std::string& value) const;
+  // A value name the graph does not use yet (base, or base_1, base_2, ...),
+  // without collecting every name as unique_name does.
+  std::string fresh_name(const std::string& base) const;
 
  private:
   const Graph& g_;

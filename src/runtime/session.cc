@@ -57,6 +57,13 @@ struct Session::Impl {
   void initialize();
   void log_placement() const;
   void profile_optimizer(int64_t start_ns) const;
+  // prepare_schemas() while the model is parsed, where the optimizer will
+  // need them and the session may start threads of its own.
+  std::future<void> schemas_in_background() const {
+    const bool own_threads = options.use_per_session_threads && !options.create_thread;
+    return options.optimization_level != OptimizationLevel::Disable && own_threads ? prepare_schemas()
+                                                                                   : std::future<void>();
+  }
   void optimize();
   void check_feed(const GraphInput& in, const Value& v) const;
   std::vector<Value> execute(std::vector<Value> inputs, const RunEnv& env) const {
@@ -291,6 +298,7 @@ std::unique_ptr<Session> Session::from_file(const std::string& path, const Sessi
   impl->options = options;
   impl->start_profiling();
   const int64_t load_start = impl->profiler ? impl->profiler->now_ns() : 0;
+  std::future<void> schemas = impl->schemas_in_background();
   impl->model = load_model(path);
   if (impl->profiler) impl->profiler->session_event("model_loading", load_start);
   impl->initialize();
@@ -302,6 +310,7 @@ std::unique_ptr<Session> Session::from_bytes(const void* data, size_t size, cons
   impl->options = options;
   impl->start_profiling();
   const int64_t load_start = impl->profiler ? impl->profiler->now_ns() : 0;
+  std::future<void> schemas = impl->schemas_in_background();
   impl->model = load_model_from_bytes(data, size, "<memory>");
   if (impl->profiler) impl->profiler->session_event("model_loading", load_start);
   impl->initialize();

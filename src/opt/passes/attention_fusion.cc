@@ -156,7 +156,7 @@ class AttentionRule final : public RewriteRule {
     for (auto* pr : {&*q, &*k, &*v}) nodes.insert(nodes.end(), pr->nodes.begin(), pr->nodes.end());
     nodes.insert(nodes.end(), {ci, oti, ori});
     Patch p;
-    std::string w = unique_name(g, sm.name + "_qkv_weight"), b = unique_name(g, sm.name + "_qkv_bias");
+    std::string w = view.fresh_name(sm.name + "_qkv_weight"), b = view.fresh_name(sm.name + "_qkv_bias");
     p.initializers = {{w, concat_columns({q->w, k->w, v->w})}, {b, concat_vectors({q->b, k->b, v->b})}};
     Node att = make_node("Attention", sm.name + "_attention", {q->x, w, b}, {g.nodes[ori].outputs[0]}, kOnyxDomain);
     if (!mask.empty()) att.inputs.push_back(mask);

@@ -32,7 +32,7 @@ class ConvAddRule final : public RewriteRule {
       for (int64_t c = 0; c < channels; ++c)
         nb.data<float>()[c] = addend->data<float>()[c] + (b ? b->data<float>()[c] : 0.0f);
       Patch p;
-      std::string bn = unique_name(g, add.outputs[0] + "_conv_bias");
+      std::string bn = view.fresh_name(add.outputs[0] + "_conv_bias");
       p.initializers = {{bn, nb}};
       Node fused = *conv;
       fused.inputs = {conv->inputs[0], conv->inputs[1], bn};

@@ -44,7 +44,7 @@ class ConvBatchNormRule final : public RewriteRule {
       new_b.data<float>()[c] = (bias - mean->data<float>()[c]) * s + beta->data<float>()[c];
     }
     Patch p;
-    std::string wn = unique_name(g, conv->inputs[1] + "_bn"), bnn = unique_name(g, bn.outputs[0] + "_conv_bias");
+    std::string wn = view.fresh_name(conv->inputs[1] + "_bn"), bnn = view.fresh_name(bn.outputs[0] + "_conv_bias");
     p.initializers = {{wn, new_w}, {bnn, new_b}};
     Node fused = *conv;
     fused.inputs = {conv->inputs[0], wn, bnn};

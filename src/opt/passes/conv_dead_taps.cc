@@ -110,7 +110,7 @@ class ConvDeadTapsRule final : public RewriteRule {
     }
     trimmed.attributes["kernel_shape"] = ints_attr(kernel);
     trimmed.attributes["pads"] = ints_attr(new_pads);
-    std::string name = unique_name(g, n.inputs[1] + "_live_taps");
+    std::string name = view.fresh_name(n.inputs[1] + "_live_taps");
     trimmed.inputs[1] = name;
     Patch p;
     p.remove = {i};

@@ -274,7 +274,7 @@ std::optional<std::string> bias_input(const Match& m, Group& group, const std::s
   auto tensor = integer_bias(*values, x, w, y);
   if (!tensor) return std::nullopt;
   if (bias_dq >= 0) group.take_dequantize(bias_dq);
-  std::string name = unique_name(m.g, bias + "_int32");
+  std::string name = m.view.fresh_name(bias + "_int32");
   extra.emplace_back(name, std::move(*tensor));
   return name;
 }
@@ -364,7 +364,7 @@ std::optional<Patch> fuse_gemm(const Match& m, const Form&) {
     auto tensor = integer_bias(*values, a->params, b->params, y->params);
     if (!tensor) return std::nullopt;
     if (bias_dq >= 0) group.take_dequantize(bias_dq);
-    bias_name = unique_name(m.g, m.op.inputs[2] + "_int32");
+    bias_name = m.view.fresh_name(m.op.inputs[2] + "_int32");
     extra.emplace_back(bias_name, std::move(*tensor));
   }
   Node fused = make_node("QGemm", m.op.name,

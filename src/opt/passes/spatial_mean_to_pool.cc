@@ -37,7 +37,7 @@ class SpatialMeanRule final : public RewriteRule {
       p.add = {make_node("GlobalAveragePool", n.name, {n.inputs[0]}, {n.outputs[0]})};
       return p;
     }
-    const std::string pooled = unique_name(g, n.outputs[0] + "_pooled");
+    const std::string pooled = view.fresh_name(n.outputs[0] + "_pooled");
     Node flatten = make_node("Flatten", n.name + "_flatten", {pooled}, {n.outputs[0]});
     flatten.attributes["axis"] = int_attr(1);
     p.add = {make_node("GlobalAveragePool", n.name, {n.inputs[0]}, {pooled}), flatten};

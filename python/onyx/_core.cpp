@@ -396,6 +396,18 @@ std::string type_string(const Value& v) {
   return "";
 }
 
+// Element types numpy holds as themselves (not bit patterns in unsigned ints).
+bool has_native_numpy_dtype(DataType t) {
+  switch (t) {
+    case DataType::Float: case DataType::Double: case DataType::Float16: case DataType::Int8: case DataType::Int16:
+    case DataType::Int32: case DataType::Int64: case DataType::UInt8: case DataType::UInt16: case DataType::UInt32:
+    case DataType::UInt64: case DataType::Bool: case DataType::Complex64: case DataType::Complex128: case DataType::String:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // A Python object as the Value an input of type `type` wants (type may be null).
 Value value_from_py(py::handle obj, const TypeInfo* type, const std::string& input = "") {
   if (py::isinstance<PyValue>(obj)) return obj.cast<const PyValue&>().value;
@@ -420,6 +432,16 @@ Value value_from_py(py::handle obj, const TypeInfo* type, const std::string& inp
     for (auto item : obj) s.items.push_back(tensor_from_py(item));
     if (s.elem_type == DataType::Undefined && !s.items.empty()) s.elem_type = s.items[0].dtype();
     return Value(std::move(s));
+  }
+  if (type && type->kind == TypeInfo::Kind::Tensor && has_native_numpy_dtype(type->elem_type) &&
+      (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) || PyLong_Check(obj.ptr()))) {
+    // Lists and numbers as arrays of the input's element type, as onnxruntime
+    // takes them (np.asarray alone would make float64 or int64). What does not
+    // convert is passed on as it is and checked like any feed.
+    try {
+      return Value(tensor_from_py(py::module_::import("numpy").attr("asarray")(obj, numpy_dtype(type->elem_type)), true));
+    } catch (py::error_already_set&) {
+    }
   }
   return Value(tensor_from_py(obj));
 }

@@ -48,6 +48,18 @@ def test_run_matches_onnxruntime(mlp_path):
     np.testing.assert_allclose(h, want[1], rtol=1e-5, atol=1e-5)
 
 
+def test_list_feeds_take_the_input_element_type(add_path):
+    """As onnxruntime: a list (here of Python floats and ints) becomes an array
+    of the declared element type, not float64."""
+    ours, ref = both(add_path)
+    feeds = {"a": [[1.5, -2.0, 3.0]], "b": [[1, 2, 3]]}
+    (got,), (want,) = ours.run(None, feeds), ref.run(None, feeds)
+    assert got.dtype == np.float32 == want.dtype
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(InvalidArgument, match="input 'a'"):
+        ours.run(None, {"a": [["x", "y", "z"]], "b": [[1, 2, 3]]})
+
+
 def test_node_args_match_onnxruntime(add_path, mlp_path):
     for path in (add_path, mlp_path):
         ours, ref = both(path)

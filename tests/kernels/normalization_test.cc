@@ -204,6 +204,26 @@ TEST(LayerNormalization, BroadcastScaleOverSeveralAxesThreaded) {
   }
 }
 
+TEST(LayerNormalization, FullScaleOverSeveralAxesReadInPlace) {
+  // axis -2 of [3, 32, 50]: rows of 1600 with Scale and B of that whole shape
+  const int64_t R = 3, A = 32, L = 50, inner = A * L;
+  auto xv = norm_test_data(R * inner, 0.5f);
+  std::vector<float> sv(inner), bv(inner);
+  for (int64_t i = 0; i < inner; ++i) sv[i] = 0.5f + 0.01f * static_cast<float>(i % 97), bv[i] = 0.001f * static_cast<float>(i);
+  auto out = run_op(make_node("LayerNormalization", {"x", "s", "b"}, {"y"}, {{"axis", attr_int(-2)}}),
+                    {Tensor::from_vector<float>(xv, {R, A, L}), Tensor::from_vector<float>(sv, {A, L}),
+                     Tensor::from_vector<float>(bv, {A, L})},
+                    17);
+  for (int64_t r = 0; r < R; ++r) {
+    const float* xp = xv.data() + r * inner;
+    auto [mu, inv] = row_stats(xp, inner, 1e-5);
+    for (int64_t i = 0; i < inner; ++i) {
+      double want = (xp[i] - mu) * inv * sv[i] + bv[i];
+      ASSERT_NEAR(out[0].data<float>()[r * inner + i], want, 1e-5 * std::max(1.0, std::abs(want))) << r << "," << i;
+    }
+  }
+}
+
 TEST(LayerNormalization, MeanAndInvStdDevThreaded) {
   // the optional statistics outputs with many rows on a pool
   ThreadPool pool(3);

@@ -83,6 +83,45 @@ TEST(AveragePool, CountIncludePad) {
   expect_near(b[0], {0.25, 0.75, 1, 2.5});
 }
 
+// 1-D pools (run as rows of height 1) against the plain window loop: strides,
+// dilations, pads at both ends, with and without counting the padding.
+TEST(Pool1d, MaxAndAverageMatchTheWindowLoop) {
+  const int64_t NC = 6, W = 23;
+  std::vector<float> v(NC * W);
+  for (int64_t i = 0; i < NC * W; ++i) v[i] = static_cast<float>((i * 37) % 19) - 9.f;
+  struct Case { int64_t k, s, d, pb, pe; bool include_pad; };
+  for (const Case c : {Case{3, 1, 1, 1, 1, false}, Case{4, 2, 1, 0, 2, true}, Case{3, 3, 2, 2, 0, false},
+                       Case{10, 10, 1, 0, 0, false}}) {
+    const int64_t OW = (W + c.pb + c.pe - (c.k - 1) * c.d - 1) / c.s + 1;
+    std::map<std::string, Attribute> attrs{{"kernel_shape", attr_ints({c.k})}, {"strides", attr_ints({c.s})},
+                                           {"dilations", attr_ints({c.d})}, {"pads", attr_ints({c.pb, c.pe})}};
+    auto mx = run_op(make_node("MaxPool", {"x"}, {"y"}, attrs), {Tensor::from_vector<float>(v, {2, 3, W})}, 12);
+    attrs.erase("dilations");  // AveragePool takes dilations from opset 19 only: averages for d = 1
+    attrs["count_include_pad"] = attr_int(c.include_pad ? 1 : 0);
+    std::vector<Tensor> av;
+    if (c.d == 1) av = run_op(make_node("AveragePool", {"x"}, {"y"}, attrs), {Tensor::from_vector<float>(v, {2, 3, W})}, 11);
+    ASSERT_EQ(mx[0].shape(), (Shape{2, 3, OW}));
+    for (int64_t ch = 0; ch < NC; ++ch)
+      for (int64_t o = 0; o < OW; ++o) {
+        float best = -1e30f, sum = 0.f;
+        int64_t inside = 0, padded = 0;
+        for (int64_t j = 0; j < c.k; ++j) {
+          const int64_t w = o * c.s - c.pb + j * c.d;
+          if (w >= -c.pb && w < W + c.pe) ++padded;
+          if (w < 0 || w >= W) continue;
+          ++inside;
+          best = std::max(best, v[ch * W + w]);
+          sum += v[ch * W + w];
+        }
+        ASSERT_EQ(mx[0].float_at(ch * OW + o), best) << "k" << c.k << " at " << ch << "," << o;
+        if (!av.empty()) {
+          ASSERT_NEAR(av[0].float_at(ch * OW + o), sum / static_cast<float>(c.include_pad ? padded : inside), 1e-5)
+              << "k" << c.k << " at " << ch << "," << o;
+        }
+      }
+  }
+}
+
 TEST(GlobalPools, AverageMaxLp) {
   Tensor x = Tensor::from_vector<float>({3, 4, 0, 0, 1, 2, 3, 6}, {1, 2, 4});
   expect_near(run_op(make_node("GlobalAveragePool", {"x"}, {"y"}), {x})[0], {1.75, 3});

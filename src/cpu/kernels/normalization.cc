@@ -241,7 +241,7 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
     for (int64_t d = 0; d < axis; ++d) outer *= X.dim(d);
     for (int64_t d = axis; d < rank; ++d) inner *= X.dim(d);
     Shape norm_shape(X.shape().begin() + axis, X.shape().end());
-    auto param_offsets = [&](const Tensor& p, const char* name) {
+    auto check_param = [&](const Tensor& p, const char* name) {
       const Shape& ps = p.shape();
       if (ps.size() > norm_shape.size())
         kernel_fail(std::string(name) + " shape " + shape_to_string(ps) + " does not broadcast to " +
@@ -252,10 +252,12 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
           kernel_fail(std::string(name) + " shape " + shape_to_string(ps) + " does not broadcast to " +
                       shape_to_string(norm_shape));
       }
-      return broadcast_offsets(ps, norm_shape);
     };
-    std::vector<int64_t> soff = param_offsets(scale, "Scale");
-    std::vector<int64_t> boff = bias ? param_offsets(*bias, "B") : std::vector<int64_t>();
+    check_param(scale, "Scale");
+    if (bias) check_param(*bias, "B");
+    // A float Scale / B with a value per normalized element (the usual case)
+    // is read in place; other shapes and types are expanded to a full row.
+    auto in_place = [&](const Tensor* p) { return !p || (p->dtype() == DataType::Float && p->numel() == inner); };
     Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
     Shape stat_shape(X.shape().begin(), X.shape().begin() + axis);
     for (int64_t d = axis; d < rank; ++d) stat_shape.push_back(1);
@@ -264,20 +266,33 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
     dispatch_float(X.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = AccOf<T>;
-      std::vector<Acc> sc(inner), b(inner, Acc(0));
-      auto sv = read_values<Acc>(scale);
-      for (int64_t i = 0; i < inner; ++i) sc[i] = sv[soff[i]];
-      if (bias) {
-        auto bv = read_values<Acc>(*bias);
-        for (int64_t i = 0; i < inner; ++i) b[i] = bv[boff[i]];
-      }
       ThreadPool* pool = X.numel() > 32768 ? ctx.thread_pool() : nullptr;
       if constexpr (std::is_same_v<T, float>) {
         // Float rows without the Mean / InvStdDev outputs: the vectorized row
         // kernel SkipLayerNormalization uses (16-lane float sums, two passes, so
-        // within ~1e-6 relative of a double reference). sc / b are already
-        // expanded to the full row, so any broadcast Scale / B shape works.
-        if (!mean_out && !inv_out && inner > 0) {
+        // within ~1e-6 relative of a double reference).
+        if (!mean_out && !inv_out && inner > 0 && in_place(&scale) && in_place(bias)) {
+          const float* xp = X.data<float>();
+          float* yp = Y.data<float>();
+          const float* sp = scale.data<float>();
+          const float* bp = bias ? bias->data<float>() : nullptr;
+          parallel_for(pool, outer, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) vm::layer_norm(xp + r * inner, nullptr, yp + r * inner, inner, sp, bp, epsilon);
+          });
+          return;
+        }
+      }
+      std::vector<Acc> sc(inner), b(inner, Acc(0));
+      const std::vector<int64_t> soff = broadcast_offsets(scale.shape(), norm_shape);
+      auto sv = read_values<Acc>(scale);
+      for (int64_t i = 0; i < inner; ++i) sc[i] = sv[soff[i]];
+      if (bias) {
+        const std::vector<int64_t> boff = broadcast_offsets(bias->shape(), norm_shape);
+        auto bv = read_values<Acc>(*bias);
+        for (int64_t i = 0; i < inner; ++i) b[i] = bv[boff[i]];
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        if (!mean_out && !inv_out && inner > 0) {  // broadcast Scale / B, expanded to a full row above
           const float* xp = X.data<float>();
           float* yp = Y.data<float>();
           const float* bp = bias ? b.data() : nullptr;

@@ -124,6 +124,20 @@ void pool_2d_rows(const T* x, T* y, int64_t NC, const SpatialGeometry& g, const 
   });
 }
 
+// A 1-D geometry as 2-D with a height of 1.
+SpatialGeometry as_rows(const SpatialGeometry& g) {
+  SpatialGeometry r;
+  r.nd = 2;
+  r.in = {1, g.in[0]};
+  r.out = {1, g.out[0]};
+  r.kernel = {1, g.kernel[0]};
+  r.strides = {1, g.strides[0]};
+  r.dilations = {1, g.dilations[0]};
+  r.pad_begin = {0, g.pad_begin[0]};
+  r.pad_end = {0, g.pad_end[0]};
+  return r;
+}
+
 // x, y are [NC, spatial...]; idx (optional) receives MaxPool's flat indices.
 template <class T>
 void pool_nd(const T* x, T* y, int64_t* idx, int64_t NC, const SpatialGeometry& g, const PoolParams& pp,
@@ -138,6 +152,10 @@ void pool_nd(const T* x, T* y, int64_t* idx, int64_t NC, const SpatialGeometry& 
   ThreadPool* tp = NC * os * g.kernel_size() > 65536 ? pool : nullptr;
   if (nd == 2 && pp.kind != PoolKind::Lp && !idx) {
     pool_2d_rows(x, y, NC, g, pp, pool);
+    return;
+  }
+  if (nd == 1 && pp.kind != PoolKind::Lp && !idx) {  // 1-D as rows of height 1
+    pool_2d_rows(x, y, NC, as_rows(g), pp, pool);
     return;
   }
   if (nd == 2 && pp.kind == PoolKind::Max) {

@@ -126,8 +126,38 @@ std::vector<C> to_calc(const Tensor& t) {
   return v;
 }
 
+// Constant float W and R packed at load, per direction: W^T for the input
+// projection, R's rows for the recurrent GEMM (a GRU without
+// linear_before_reset: its update/reset rows and its hidden rows apart).
+struct RnnPacks {
+  std::vector<PackedB> w, r_first, r_hidden;
+};
+
+// The rows of R the first recurrent GEMM of a step takes.
+int64_t first_recurrent_rows(const RnnConfig& cfg, int64_t H) {
+  const int64_t GH = num_gates(cfg.cell) * H;
+  return cfg.cell == Cell::GRU && !cfg.linear_before_reset ? 2 * H : GH;
+}
+
+std::shared_ptr<const RnnPacks> pack_rnn_weights(const RnnConfig& cfg, const Tensor* W, const Tensor* R) {
+  if (!W || !R || W->dtype() != DataType::Float || R->dtype() != DataType::Float || W->rank() != 3 || R->rank() != 3)
+    return nullptr;
+  const int64_t D = cfg.num_dir, H = R->dim(2), GH = num_gates(cfg.cell) * H, in = W->dim(2);
+  if (W->shape() != (Shape{D, GH, in}) || R->shape() != (Shape{D, GH, H}) || (cfg.hidden > 0 && cfg.hidden != H))
+    return nullptr;  // the run reports the mismatch
+  auto packs = std::make_shared<RnnPacks>();
+  const int64_t first = first_recurrent_rows(cfg, H);
+  for (int64_t d = 0; d < D; ++d) {
+    const float* rd = R->data<float>() + d * GH * H;
+    packs->w.push_back(gemm_pack_b(true, in, GH, W->data<float>() + d * GH * in, in));
+    packs->r_first.push_back(gemm_pack_b(true, H, first, rd, H));
+    if (first != GH) packs->r_hidden.push_back(gemm_pack_b(true, H, H, rd + 2 * H * H, H));
+  }
+  return packs;
+}
+
 template <class T>
-void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx) {
+void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* packs) {
   using C = CalcT<T>;
   const char* op = cfg.name;
   const Tensor& X = ctx.input(0);
@@ -146,7 +176,8 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx) {
   ONYX_KERNEL_CHECK(R.shape() == (Shape{D, G * H, H}),
                     std::string(op) + ": R has shape " + shape_to_string(R.shape()) + ", expected " +
                         shape_to_string(Shape{D, G * H, H}));
-  std::vector<C> x = to_calc<T>(X), w = to_calc<T>(W), r = to_calc<T>(R);
+  std::vector<C> x = to_calc<T>(X);
+  std::vector<C> w = packs ? std::vector<C>() : to_calc<T>(W), r = packs ? std::vector<C>() : to_calc<T>(R);
   std::vector<C> b(static_cast<size_t>(D * 2 * G * H), C(0));
   if (ctx.has_input(3)) {
     const Tensor& B = ctx.input(3);
@@ -215,84 +246,92 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx) {
       std::copy(src, src + in, xs.data() + (t * batch + bb) * in);
     }
   std::vector<C> xw(static_cast<size_t>(seq * batch * GH));
-  std::vector<C> hr(static_cast<size_t>(GH)), tmp(static_cast<size_t>(H));
+  // Per step, every batch row at once: h [batch, H] x R^T is one GEMM of
+  // `batch` rows (R packed once per direction for float), and the gates run
+  // as vectors. A row past its sequence length keeps its state.
+  std::vector<C> h(static_cast<size_t>(batch * H)), c(h.size()), hr(static_cast<size_t>(batch * GH)), tmp(h.size()),
+      rh(h.size());
+  const int64_t max_len = batch ? *std::max_element(lens.begin(), lens.end()) : 0;
   for (int d = 0; d < D; ++d) {
     const bool rev = cfg.reverse_only || d == 1;
-    const C* wd = w.data() + d * GH * in;
-    const C* rd = r.data() + d * GH * H;
+    const C* wd = packs ? nullptr : w.data() + d * GH * in;
+    const C* rd = packs ? nullptr : r.data() + d * GH * H;
     const C* wb = b.data() + d * 2 * GH;
     const C* rb = wb + GH;
     const C* pd = p.empty() ? nullptr : p.data() + d * 3 * H;
     const Act* act = cfg.acts.data() + d * cfg.acts_per_dir;
-    // h x R^T at every step: with float, R packed once per direction and
-    // multiplied by the one-row GEMM path (repacking it per step dominated)
-    std::optional<PackedB> r_packed;
-    if constexpr (std::is_same_v<C, float>)
-      if (cfg.cell != Cell::GRU) r_packed = gemm_pack_b(true, H, GH, rd, H);
-    auto recur = [&](const C* hv, C* out) {
+    // out[batch, rows] = h x R[row0 .. row0 + rows)^T: a GRU takes its
+    // update/reset rows and its hidden rows apart (the hidden ones may need r * h).
+    const bool gru = cfg.cell == Cell::GRU;
+    const int64_t first_rows = first_recurrent_rows(cfg, H);
+    std::optional<PackedB> r_first, r_hidden;
+    if (packs) {
+      r_first = packs->r_first[d];
+      if (first_rows != GH) r_hidden = packs->r_hidden[d];
+    } else if constexpr (std::is_same_v<C, float>) {
+      r_first = gemm_pack_b(true, H, first_rows, rd, H);
+      if (first_rows != GH) r_hidden = gemm_pack_b(true, H, H, rd + 2 * H * H, H);
+    }
+    auto recur = [&](const C* hv, const std::optional<PackedB>& packed, const C* rows, int64_t n, C* out, int64_t ldo) {
       if constexpr (std::is_same_v<C, float>) {
-        if (r_packed) return gemm_f32_packed(false, 1, 1.0f, hv, H, *r_packed, 0.0f, out, GH);
+        if (packed) return gemm_f32_packed(false, batch, 1.0f, hv, H, *packed, 0.0f, out, ldo);
       }
-      matmul_bt(hv, rd, out, 1, GH, H, false);
+      for (int64_t bb = 0; bb < batch; ++bb) matmul_bt(hv + bb * H, rows, out + bb * ldo, 1, n, H, false);
     };
     // input projection for all steps, with the input bias (and the recurrent bias
     // wherever it is simply added)
-    matmul_bt(xs.data(), wd, xw.data(), seq * batch, GH, in, false);
+    if constexpr (std::is_same_v<C, float>) {
+      if (packs) gemm_f32_packed(false, seq * batch, 1.0f, xs.data(), in, packs->w[d], 0.0f, xw.data(), GH);
+    }
+    if (!packs) matmul_bt(xs.data(), wd, xw.data(), seq * batch, GH, in, false);
     for (int64_t row = 0; row < seq * batch; ++row) {
       C* xr = xw.data() + row * GH;
       for (int64_t g = 0; g < GH; ++g) {
-        bool rbias_here = !(cfg.cell == Cell::GRU && g >= 2 * H);
+        bool rbias_here = !(gru && g >= 2 * H);
         xr[g] += wb[g] + (rbias_here ? rb[g] : C(0));
       }
     }
     for (int64_t bb = 0; bb < batch; ++bb) {
-      std::vector<C> h(h0.begin() + state_index(d, bb), h0.begin() + state_index(d, bb) + H);
-      std::vector<C> c(c0.begin() + state_index(d, bb), c0.begin() + state_index(d, bb) + H);
-      const int64_t L = lens[bb];
-      for (int64_t s = 0; s < L; ++s) {
+      std::copy_n(h0.begin() + state_index(d, bb), H, h.begin() + bb * H);
+      std::copy_n(c0.begin() + state_index(d, bb), H, c.begin() + bb * H);
+    }
+    for (int64_t s = 0; s < max_len; ++s) {
+      recur(h.data(), r_first, rd, first_rows, hr.data(), GH);
+      for (int64_t bb = 0; bb < batch; ++bb) {
+        const int64_t L = lens[bb];
+        if (s >= L) continue;
         const int64_t t = rev ? L - 1 - s : s;
         const C* xg = xw.data() + (t * batch + bb) * GH;
-        C* yo = y.data() + y_index(t, d, bb);
+        C* hb = h.data() + bb * H;
+        C* cb = c.data() + bb * H;
+        C* gi = hr.data() + bb * GH;
+        C* tb = tmp.data() + bb * H;
         switch (cfg.cell) {
-          case Cell::RNN: {
-            recur(h.data(), hr.data());  // GH == H
-            for (int64_t j = 0; j < H; ++j) h[j] = act[0](clipv(xg[j] + hr[j]));
+          case Cell::RNN: {  // GH == H
+            for (int64_t j = 0; j < H; ++j) gi[j] = clipv(xg[j] + gi[j]);
+            act[0].apply(gi, hb, H);
             break;
           }
           case Cell::GRU: {
-            // z, r gates
-            matmul_bt(h.data(), rd, hr.data(), 1, 2 * H, H, false);
-            std::vector<C> z(H), rg(H);
-            for (int64_t j = 0; j < H; ++j) {
-              z[j] = act[0](clipv(xg[j] + hr[j]));
-              rg[j] = act[0](clipv(xg[H + j] + hr[H + j]));
-            }
-            const C* rh = rd + 2 * H * H;
+            const C* rg = gi + H;  // after the update gate z
+            for (int64_t j = 0; j < 2 * H; ++j) gi[j] = clipv(xg[j] + gi[j]);
+            act[0].apply(gi, gi, 2 * H);
             const C* rbh = rb + 2 * H;
             if (cfg.linear_before_reset) {
-              matmul_bt(h.data(), rh, tmp.data(), 1, H, H, false);
-              for (int64_t j = 0; j < H; ++j) tmp[j] = rg[j] * (tmp[j] + rbh[j]);
+              const C* hh = gi + 2 * H;  // h x R_h^T, from the one GEMM
+              for (int64_t j = 0; j < H; ++j) tb[j] = rg[j] * (hh[j] + rbh[j]);
             } else {
-              std::vector<C> rhp(H);
-              for (int64_t j = 0; j < H; ++j) rhp[j] = rg[j] * h[j];
-              matmul_bt(rhp.data(), rh, tmp.data(), 1, H, H, false);
-              for (int64_t j = 0; j < H; ++j) tmp[j] += rbh[j];
-            }
-            for (int64_t j = 0; j < H; ++j) {
-              C hh = act[1](clipv(xg[2 * H + j] + tmp[j]));
-              h[j] = (C(1) - z[j]) * hh + z[j] * h[j];
+              C* rhb = rh.data() + bb * H;
+              for (int64_t j = 0; j < H; ++j) rhb[j] = rg[j] * hb[j];
+              if constexpr (!std::is_same_v<C, float>) matmul_bt(rhb, rd + 2 * H * H, tb, 1, H, H, false);
             }
             break;
           }
           case Cell::LSTM: {
-            // gates [i, o, f, c~] a whole vector at a time, so the
-            // activations run vectorized
-            recur(h.data(), hr.data());
-            C* gi = hr.data();
-            C *go = gi + H, *gf = gi + 2 * H, *gc = gi + 3 * H;
+            C *go = gi + H, *gf = gi + 2 * H, *gc = gi + 3 * H;  // gates [i, o, f, c~]
             for (int64_t j = 0; j < GH; ++j) gi[j] += xg[j];
             if (pd)
-              for (int64_t j = 0; j < H; ++j) gi[j] += pd[j] * c[j], gf[j] += pd[2 * H + j] * c[j];
+              for (int64_t j = 0; j < H; ++j) gi[j] += pd[j] * cb[j], gf[j] += pd[2 * H + j] * cb[j];
             for (int64_t j = 0; j < H; ++j) gi[j] = clipv(gi[j]), gf[j] = clipv(gf[j]), gc[j] = clipv(gc[j]);
             act[0].apply(gi, gi, H);
             if (cfg.input_forget) {
@@ -301,18 +340,43 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx) {
               act[0].apply(gf, gf, H);
             }
             act[1].apply(gc, gc, H);
-            for (int64_t j = 0; j < H; ++j) c[j] = gf[j] * c[j] + gi[j] * gc[j];
-            for (int64_t j = 0; j < H; ++j) go[j] = clipv(go[j] + (pd ? pd[H + j] * c[j] : C(0)));
+            for (int64_t j = 0; j < H; ++j) cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
+            for (int64_t j = 0; j < H; ++j) go[j] = clipv(go[j] + (pd ? pd[H + j] * cb[j] : C(0)));
             act[0].apply(go, go, H);
-            act[2].apply(c.data(), tmp.data(), H);
-            for (int64_t j = 0; j < H; ++j) h[j] = go[j] * tmp[j];
+            act[2].apply(cb, tb, H);
+            for (int64_t j = 0; j < H; ++j) hb[j] = go[j] * tb[j];
             break;
           }
         }
-        std::copy(h.begin(), h.end(), yo);
       }
-      std::copy(h.begin(), h.end(), yh.begin() + state_index(d, bb));
-      std::copy(c.begin(), c.end(), yc.begin() + state_index(d, bb));
+      if (cfg.cell == Cell::GRU) {
+        // (r * h) x R_h^T for every row at once (float), then the new state.
+        if constexpr (std::is_same_v<C, float>)
+          if (!cfg.linear_before_reset) recur(rh.data(), r_hidden, rd + 2 * H * H, H, tmp.data(), H);
+        for (int64_t bb = 0; bb < batch; ++bb) {
+          const int64_t L = lens[bb];
+          if (s >= L) continue;
+          const int64_t t = rev ? L - 1 - s : s;
+          const C* xg = xw.data() + (t * batch + bb) * GH;
+          const C* z = hr.data() + bb * GH;
+          C* hb = h.data() + bb * H;
+          C* tb = tmp.data() + bb * H;
+          const C* rbh = rb + 2 * H;
+          for (int64_t j = 0; j < H; ++j) tb[j] = clipv(xg[2 * H + j] + tb[j] + (cfg.linear_before_reset ? C(0) : rbh[j]));
+          act[1].apply(tb, tb, H);
+          for (int64_t j = 0; j < H; ++j) hb[j] = (C(1) - z[j]) * tb[j] + z[j] * hb[j];
+        }
+      }
+      for (int64_t bb = 0; bb < batch; ++bb) {
+        const int64_t L = lens[bb];
+        if (s >= L) continue;
+        const int64_t t = rev ? L - 1 - s : s;
+        std::copy_n(h.begin() + bb * H, H, y.begin() + y_index(t, d, bb));
+      }
+    }
+    for (int64_t bb = 0; bb < batch; ++bb) {
+      std::copy_n(h.begin() + bb * H, H, yh.begin() + state_index(d, bb));
+      std::copy_n(c.begin() + bb * H, H, yc.begin() + state_index(d, bb));
     }
   }
   auto emit = [&](size_t idx, const Shape& shape, const std::vector<C>& v) {
@@ -365,10 +429,11 @@ KernelFactory rnn_factory(Cell cell) {
                       std::string(cfg.name) + ": expected " + std::to_string(defaults.size() * cfg.num_dir) +
                           " activations, got " + std::to_string(names.size()));
     cfg.acts = parse_activations(names, init.get_floats("activation_alpha", {}), init.get_floats("activation_beta", {}));
-    return std::make_unique<LambdaKernel>([cfg](KernelContext& ctx) {
+    std::shared_ptr<const RnnPacks> packs = pack_rnn_weights(cfg, init.constant_input(1), init.constant_input(2));
+    return std::make_unique<LambdaKernel>([cfg, packs](KernelContext& ctx) {
       dispatch_float(ctx.input(0).dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
-        run_rnn_typed<T>(cfg, ctx);
+        run_rnn_typed<T>(cfg, ctx, std::is_same_v<T, float> ? packs.get() : nullptr);
       });
     });
   };

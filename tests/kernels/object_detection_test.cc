@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "op_test_util.h"
@@ -19,6 +20,48 @@ TEST(ObjectDetection, NonMaxSuppression) {
   // no max_output_boxes_per_class: nothing selected
   auto y3 = run_op(make_node("NonMaxSuppression", {"b", "s"}, {"y"}), {boxes, scores}, 11);
   EXPECT_EQ(y3[0].shape(), (Shape{0, 3}));
+}
+
+// Many overlapping boxes (hundreds kept, so the kept set spans several of
+// the vector blocks), some without area: the selection equals the greedy
+// loop's, box by box.
+TEST(ObjectDetection, NonMaxSuppressionManyBoxesMatchesGreedyLoop) {
+  const int64_t S = 700;
+  std::vector<float> b(S * 4), sc(S);
+  uint32_t state = 12345;
+  auto next = [&] { return (state = state * 1664525u + 1013904223u) >> 8 & 0xFFFF; };
+  for (int64_t i = 0; i < S; ++i) {
+    const float y = static_cast<float>(next() % 200), x = static_cast<float>(next() % 200);
+    const float h = i % 50 == 0 ? 0.f : static_cast<float>(1 + next() % 30), w = static_cast<float>(1 + next() % 30);
+    b[i * 4 + 0] = y, b[i * 4 + 1] = x, b[i * 4 + 2] = y + h, b[i * 4 + 3] = x + w;
+    sc[i] = static_cast<float>(next()) / 65536.f;
+  }
+  const float th = 0.3f;
+  auto iou_over = [&](int64_t p, int64_t q) {
+    const float* a = &b[p * 4];
+    const float* c = &b[q * 4];
+    const float iw = std::min(a[3], c[3]) - std::max(a[1], c[1]), ih = std::min(a[2], c[2]) - std::max(a[0], c[0]);
+    if (iw <= 0 || ih <= 0) return false;
+    const float inter = iw * ih, aa = (a[3] - a[1]) * (a[2] - a[0]), ac = (c[3] - c[1]) * (c[2] - c[0]);
+    const float uni = aa + ac - inter;
+    if (aa <= 0 || ac <= 0 || uni <= 0) return false;
+    return inter / uni > th;
+  };
+  std::vector<int64_t> order(S);
+  for (int64_t i = 0; i < S; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return sc[p] > sc[q]; });
+  std::vector<int64_t> want;
+  for (int64_t q : order) {
+    bool keep = true;
+    for (size_t k = 2; k < want.size() && keep; k += 3) keep = !iou_over(want[k], q);
+    if (keep) want.insert(want.end(), {0, 0, q});
+  }
+  ASSERT_GT(want.size() / 3, 200u);
+  auto y = run_op(make_node("NonMaxSuppression", {"b", "s", "m", "i"}, {"y"}),
+                  {Tensor::from_vector<float>(b, {1, S, 4}), Tensor::from_vector<float>(sc, {1, 1, S}),
+                   Tensor::scalar<int64_t>(S), Tensor::scalar<float>(th)},
+                  11);
+  EXPECT_EQ(to_vector<int64_t>(y[0]), want);
 }
 
 TEST(ObjectDetection, RoiAlignAvgOnConstantAndRamp) {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/thread_pool.h"
 #include "op_test_util.h"
 
 namespace onyx::test {
@@ -62,6 +63,34 @@ TEST(ObjectDetection, NonMaxSuppressionManyBoxesMatchesGreedyLoop) {
                    Tensor::scalar<int64_t>(S), Tensor::scalar<float>(th)},
                   11);
   EXPECT_EQ(to_vector<int64_t>(y[0]), want);
+}
+
+// Many rois split across a pool give the single-threaded result, and a bad
+// batch index is still an error naming the roi.
+TEST(ObjectDetection, RoiAlignManyRoisOnAPool) {
+  const int64_t N = 2, C = 8, H = 20, W = 24, R = 60;
+  std::vector<float> xv(N * C * H * W), rv(R * 4);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>((i * 7919) % 1000) / 100.f;
+  std::vector<int64_t> bv(R);
+  for (int64_t r = 0; r < R; ++r) {
+    rv[r * 4 + 0] = static_cast<float>(r % 10), rv[r * 4 + 1] = static_cast<float>(r % 7);
+    rv[r * 4 + 2] = rv[r * 4 + 0] + 3.5f + static_cast<float>(r % 11), rv[r * 4 + 3] = rv[r * 4 + 1] + 2.f + static_cast<float>(r % 5);
+    bv[r] = r % N;
+  }
+  auto node = make_node("RoiAlign", {"x", "r", "b"}, {"y"}, {{"output_height", attr_int(7)}, {"output_width", attr_int(7)}});
+  const std::vector<Tensor> in = {Tensor::from_vector<float>(xv, {N, C, H, W}), Tensor::from_vector<float>(rv, {R, 4}),
+                                  Tensor::from_vector<int64_t>(bv, {R})};
+  ThreadPool pool(2);
+  auto one = run_op(node, in, 16), two = run_op(node, in, 16, &pool);
+  ASSERT_EQ(one[0].shape(), (Shape{R, C, 7, 7}));
+  EXPECT_EQ(to_vector<float>(one[0]), to_vector<float>(two[0]));
+  bv[R - 1] = 5;
+  try {
+    run_op(node, {in[0], in[1], Tensor::from_vector<int64_t>(bv, {R})}, 16, &pool);
+    FAIL() << "no error for batch index 5";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("of roi 59"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ObjectDetection, RoiAlignAvgOnConstantAndRamp) {

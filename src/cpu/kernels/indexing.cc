@@ -260,19 +260,28 @@ KernelFactory scatter_elements_factory(const char* op) {
                     dtype_name(x.dtype()));
       if (red != Red::None && x.dtype() == DataType::String)
         kernel_fail(std::string(op) + ": reduction is not defined for strings");
-      std::vector<int64_t> idx = index_values(ind, op);
+      if (!dtype_is_int(ind.dtype()))
+        kernel_fail(std::string(op) + ": indices must be an integer tensor, got " + dtype_name(ind.dtype()));
       int64_t dim = x.shape()[a];
       int64_t sa = contiguous_strides(x.shape())[a];
-      Tensor out = x.clone();
+      // In data's own buffer when it dies here (a detector's RoI pooling
+      // scatters into a zero tensor of every box's features); else a copy.
+      Tensor* in_place = ctx.take_input_for_output(0, 0, x.dtype(), x.shape());
+      Tensor out = in_place ? *in_place : x.clone();
       dispatch_all(x.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* dst = out.data<T>();
         const T* u = upd.data<T>();
-        walk_elements(ind.shape(), x.shape(), a, [&](int64_t i, int64_t off) {
-          reduce_into(dst[off + resolve_index(idx[i], dim, op, a) * sa], u[i], red);
-        });
+        auto scatter = [&](auto index_of) {
+          walk_elements(ind.shape(), x.shape(), a, [&](int64_t i, int64_t off) {
+            reduce_into(dst[off + resolve_index(index_of(i), dim, op, a) * sa], u[i], red);
+          });
+        };
+        if (ind.dtype() == DataType::Int64) scatter([p = ind.data<int64_t>()](int64_t i) { return p[i]; });
+        else if (ind.dtype() == DataType::Int32) scatter([p = ind.data<int32_t>()](int64_t i) { return int64_t{p[i]}; });
+        else scatter([&ind](int64_t i) { return ind.int_at(i); });
       });
-      ctx.set_output(0, Value(out));
+      if (!in_place) ctx.set_output(0, Value(out));
     };
   });
 }

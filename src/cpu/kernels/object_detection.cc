@@ -165,80 +165,87 @@ KernelFactory roi_align_factory() {
           int64_t p1, p2, p3, p4;
           double w1, w2, w3, w4;
         };
-        std::vector<Sample> samples;
         for (int64_t r = 0; r < R; ++r) {
-          int64_t b = bidx.int_at(r);
+          const int64_t b = bidx.int_at(r);
           if (b < 0 || b >= N)
             kernel_fail("batch index " + std::to_string(b) + " of roi " + std::to_string(r) + " is out of range [0, " +
                         std::to_string(N) + ")");
-          double off = half_pixel ? 0.5 : 0.0;
-          double sw = rois.float_at(r * 4 + 0) * scale - off, sh = rois.float_at(r * 4 + 1) * scale - off;
-          double ew = rois.float_at(r * 4 + 2) * scale - off, eh = rois.float_at(r * 4 + 3) * scale - off;
-          double rw = ew - sw, rh = eh - sh;
-          if (!half_pixel) {
-            rw = std::max(rw, 1.0);
-            rh = std::max(rh, 1.0);
-          }
-          double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
-          int64_t gh = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
-          int64_t gw = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
-          gh = std::max<int64_t>(gh, 0);
-          gw = std::max<int64_t>(gw, 0);
-          double count = std::max<int64_t>(gh * gw, 1);
-          // precompute the bilinear taps of every sample of every bin
-          samples.clear();
-          for (int64_t ph = 0; ph < oh; ++ph)
-            for (int64_t pw = 0; pw < ow; ++pw)
-              for (int64_t iy = 0; iy < gh; ++iy) {
-                double yy = sh + ph * bh + (iy + 0.5) * bh / static_cast<double>(gh);
-                for (int64_t ix = 0; ix < gw; ++ix) {
-                  double xx = sw + pw * bw + (ix + 0.5) * bw / static_cast<double>(gw);
-                  Sample s{0, 0, 0, 0, 0, 0, 0, 0};
-                  if (!(yy < -1.0 || yy > H || xx < -1.0 || xx > W)) {
-                    double yv = std::max(yy, 0.0), xv = std::max(xx, 0.0);
-                    int64_t yl = static_cast<int64_t>(yv), xl = static_cast<int64_t>(xv), yh, xh;
-                    if (yl >= H - 1) {
-                      yh = yl = H - 1;
-                      yv = static_cast<double>(yl);
-                    } else {
-                      yh = yl + 1;
+        }
+        // Rois across the pool (a detector's box head pools a thousand).
+        ThreadPool* pool = R * C * oh * ow >= (1 << 14) ? ctx.thread_pool() : nullptr;
+        parallel_for(pool, R, [&](int64_t r0, int64_t r1) {
+          std::vector<Sample> samples;
+          for (int64_t r = r0; r < r1; ++r) {
+            const int64_t b = bidx.int_at(r);
+            double off = half_pixel ? 0.5 : 0.0;
+            double sw = rois.float_at(r * 4 + 0) * scale - off, sh = rois.float_at(r * 4 + 1) * scale - off;
+            double ew = rois.float_at(r * 4 + 2) * scale - off, eh = rois.float_at(r * 4 + 3) * scale - off;
+            double rw = ew - sw, rh = eh - sh;
+            if (!half_pixel) {
+              rw = std::max(rw, 1.0);
+              rh = std::max(rh, 1.0);
+            }
+            double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
+            int64_t gh = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
+            int64_t gw = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
+            gh = std::max<int64_t>(gh, 0);
+            gw = std::max<int64_t>(gw, 0);
+            double count = std::max<int64_t>(gh * gw, 1);
+            // precompute the bilinear taps of every sample of every bin
+            samples.clear();
+            for (int64_t ph = 0; ph < oh; ++ph)
+              for (int64_t pw = 0; pw < ow; ++pw)
+                for (int64_t iy = 0; iy < gh; ++iy) {
+                  double yy = sh + ph * bh + (iy + 0.5) * bh / static_cast<double>(gh);
+                  for (int64_t ix = 0; ix < gw; ++ix) {
+                    double xx = sw + pw * bw + (ix + 0.5) * bw / static_cast<double>(gw);
+                    Sample s{0, 0, 0, 0, 0, 0, 0, 0};
+                    if (!(yy < -1.0 || yy > H || xx < -1.0 || xx > W)) {
+                      double yv = std::max(yy, 0.0), xv = std::max(xx, 0.0);
+                      int64_t yl = static_cast<int64_t>(yv), xl = static_cast<int64_t>(xv), yh, xh;
+                      if (yl >= H - 1) {
+                        yh = yl = H - 1;
+                        yv = static_cast<double>(yl);
+                      } else {
+                        yh = yl + 1;
+                      }
+                      if (xl >= W - 1) {
+                        xh = xl = W - 1;
+                        xv = static_cast<double>(xl);
+                      } else {
+                        xh = xl + 1;
+                      }
+                      double ly = yv - yl, lx = xv - xl, hy = 1 - ly, hx = 1 - lx;
+                      s = {yl * W + xl, yl * W + xh, yh * W + xl, yh * W + xh, hy * hx, hy * lx, ly * hx, ly * lx};
                     }
-                    if (xl >= W - 1) {
-                      xh = xl = W - 1;
-                      xv = static_cast<double>(xl);
-                    } else {
-                      xh = xl + 1;
-                    }
-                    double ly = yv - yl, lx = xv - xl, hy = 1 - ly, hx = 1 - lx;
-                    s = {yl * W + xl, yl * W + xh, yh * W + xl, yh * W + xh, hy * hx, hy * lx, ly * hx, ly * lx};
+                    samples.push_back(s);
                   }
-                  samples.push_back(s);
                 }
-              }
-          const int64_t per_bin = gh * gw;
-          for (int64_t c = 0; c < C; ++c) {
-            const T* plane = x + (b * C + c) * H * W;
-            T* out = y + (r * C + c) * oh * ow;
-            for (int64_t bin = 0; bin < oh * ow; ++bin) {
-              const Sample* sp = samples.data() + bin * per_bin;
-              double acc = 0;
-              bool first = true;
-              for (int64_t k = 0; k < per_bin; ++k) {
-                const Sample& s = sp[k];
-                double v1 = s.w1 * to_d(plane[s.p1]), v2 = s.w2 * to_d(plane[s.p2]), v3 = s.w3 * to_d(plane[s.p3]),
-                       v4 = s.w4 * to_d(plane[s.p4]);
-                if (is_max) {
-                  double v = std::max(std::max(v1, v2), std::max(v3, v4));
-                  acc = first ? v : std::max(acc, v);
-                  first = false;
-                } else {
-                  acc += v1 + v2 + v3 + v4;
+            const int64_t per_bin = gh * gw;
+            for (int64_t c = 0; c < C; ++c) {
+              const T* plane = x + (b * C + c) * H * W;
+              T* out = y + (r * C + c) * oh * ow;
+              for (int64_t bin = 0; bin < oh * ow; ++bin) {
+                const Sample* sp = samples.data() + bin * per_bin;
+                double acc = 0;
+                bool first = true;
+                for (int64_t k = 0; k < per_bin; ++k) {
+                  const Sample& s = sp[k];
+                  double v1 = s.w1 * to_d(plane[s.p1]), v2 = s.w2 * to_d(plane[s.p2]), v3 = s.w3 * to_d(plane[s.p3]),
+                         v4 = s.w4 * to_d(plane[s.p4]);
+                  if (is_max) {
+                    double v = std::max(std::max(v1, v2), std::max(v3, v4));
+                    acc = first ? v : std::max(acc, v);
+                    first = false;
+                  } else {
+                    acc += v1 + v2 + v3 + v4;
+                  }
                 }
+                out[bin] = from_d<T>(is_max ? acc : acc / count);
               }
-              out[bin] = from_d<T>(is_max ? acc : acc / count);
             }
           }
-        }
+        });
       });
     };
   });

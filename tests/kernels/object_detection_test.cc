@@ -74,10 +74,12 @@ TEST(ObjectDetection, RoiAlignManyRoisOnAPool) {
   std::vector<int64_t> bv(R);
   for (int64_t r = 0; r < R; ++r) {
     rv[r * 4 + 0] = static_cast<float>(r % 10), rv[r * 4 + 1] = static_cast<float>(r % 7);
-    rv[r * 4 + 2] = rv[r * 4 + 0] + 3.5f + static_cast<float>(r % 11), rv[r * 4 + 3] = rv[r * 4 + 1] + 2.f + static_cast<float>(r % 5);
+    rv[r * 4 + 2] = rv[r * 4 + 0] + 3.5f + static_cast<float>(r % 11);
+    rv[r * 4 + 3] = rv[r * 4 + 1] + 2.f + static_cast<float>(r % 5);
     bv[r] = r % N;
   }
-  auto node = make_node("RoiAlign", {"x", "r", "b"}, {"y"}, {{"output_height", attr_int(7)}, {"output_width", attr_int(7)}});
+  auto node = make_node("RoiAlign", {"x", "r", "b"}, {"y"},
+                        {{"output_height", attr_int(7)}, {"output_width", attr_int(7)}});
   const std::vector<Tensor> in = {Tensor::from_vector<float>(xv, {N, C, H, W}), Tensor::from_vector<float>(rv, {R, 4}),
                                   Tensor::from_vector<int64_t>(bv, {R})};
   ThreadPool pool(2);

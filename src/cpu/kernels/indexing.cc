@@ -278,7 +278,8 @@ KernelFactory scatter_elements_factory(const char* op) {
           });
         };
         if (ind.dtype() == DataType::Int64) scatter([p = ind.data<int64_t>()](int64_t i) { return p[i]; });
-        else if (ind.dtype() == DataType::Int32) scatter([p = ind.data<int32_t>()](int64_t i) { return int64_t{p[i]}; });
+        else if (ind.dtype() == DataType::Int32)
+          scatter([p = ind.data<int32_t>()](int64_t i) { return int64_t{p[i]}; });
         else scatter([&ind](int64_t i) { return ind.int_at(i); });
       });
       if (!in_place) ctx.set_output(0, Value(out));

@@ -399,9 +399,10 @@ std::string type_string(const Value& v) {
 // Element types numpy holds as themselves (not bit patterns in unsigned ints).
 bool has_native_numpy_dtype(DataType t) {
   switch (t) {
-    case DataType::Float: case DataType::Double: case DataType::Float16: case DataType::Int8: case DataType::Int16:
-    case DataType::Int32: case DataType::Int64: case DataType::UInt8: case DataType::UInt16: case DataType::UInt32:
-    case DataType::UInt64: case DataType::Bool: case DataType::Complex64: case DataType::Complex128: case DataType::String:
+    case DataType::Float: case DataType::Double: case DataType::Float16: case DataType::Int8:
+    case DataType::Int16: case DataType::Int32: case DataType::Int64: case DataType::UInt8:
+    case DataType::UInt16: case DataType::UInt32: case DataType::UInt64: case DataType::Bool:
+    case DataType::Complex64: case DataType::Complex128: case DataType::String:
       return true;
     default:
       return false;
@@ -439,7 +440,8 @@ Value value_from_py(py::handle obj, const TypeInfo* type, const std::string& inp
     // takes them (np.asarray alone would make float64 or int64). What does not
     // convert is passed on as it is and checked like any feed.
     try {
-      return Value(tensor_from_py(py::module_::import("numpy").attr("asarray")(obj, numpy_dtype(type->elem_type)), true));
+      py::object arr = py::module_::import("numpy").attr("asarray")(obj, numpy_dtype(type->elem_type));
+      return Value(tensor_from_py(arr, true));
     } catch (py::error_already_set&) {
     }
   }

@@ -24,7 +24,8 @@ void quantize_block(const float* a, int64_t k0, int64_t k1, std::vector<int>& q,
   for (int64_t k = k0; k < k1; ++k) mx = std::max(mx, std::fabs(a[k]));
   const float inv = mx > 0.f ? 127.f / mx : 0.f;
   q.clear();
-  for (int64_t k = k0; k < k1; ++k) q.push_back(static_cast<int>(std::clamp(std::nearbyint(a[k] * inv), -127.f, 127.f)));
+  for (int64_t k = k0; k < k1; ++k)
+    q.push_back(static_cast<int>(std::clamp(std::nearbyint(a[k] * inv), -127.f, 127.f)));
   scale = static_cast<double>(mx / 127.f);
 }
 

@@ -31,7 +31,7 @@ std::vector<ConvCase> cases() {
       {2, 10, 7, 9, 66, 2, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, true, true, false},     // grouped 1x1
       {1, 9, 9, 11, 17, 1, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, false, true, false, true},    // strided 1x1
       {1, 3, 17, 19, 70, 1, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, false, true, false, true},   // stem-like
-      {1, 24, 5, 5, 200, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, true, false, true},    // few pixels: channel parts
+      {1, 24, 5, 5, 200, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, true, false, true},    // channel parts
       {1, 16, 4, 4, 150, 1, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, true, true, true},    // the same through im2col
       {2, 5, 0, 23, 6, 1, 1, 4, {1, 3}, {1, 2}, {0, 2, 0, 1}, false, true, false, true},     // 1-D
       {1, 4, 0, 17, 4, 4, 1, 3, {1, 2}, {1, 1}, {0, 1, 0, 1}, true, true, true, true},       // 1-D depthwise

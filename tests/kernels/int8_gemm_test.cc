@@ -81,7 +81,8 @@ void check_to_float(const Case& c, const Int8A& op, const PackedInt8B& pb, const
           ASSERT_EQ(y[m * ldy + n], expect) << "to float, isa " << isa << " bias " << (b != nullptr) << " M" << c.M
                                             << " N" << c.N << " K" << c.K << " at " << m << "," << n;
         }
-        for (int64_t n = c.N; n < ldy; ++n) ASSERT_EQ(y[m * ldy + n], -3.5f) << "isa " << isa << " wrote past row " << m;
+        for (int64_t n = c.N; n < ldy; ++n)
+          ASSERT_EQ(y[m * ldy + n], -3.5f) << "isa " << isa << " wrote past row " << m;
       }
     }
 }
@@ -152,7 +153,8 @@ TEST(Int8Gemm, TransposedOperands) {
 TEST(Int8Gemm, RequantizedColumnRangesCoverTheProduct) {
   const int64_t M = 7, N = 150, K = 21;
   std::mt19937 rng(5);
-  std::vector<uint8_t> a = random_bytes(static_cast<size_t>(M * K), rng), b = random_bytes(static_cast<size_t>(K * N), rng);
+  std::vector<uint8_t> a = random_bytes(static_cast<size_t>(M * K), rng);
+  std::vector<uint8_t> b = random_bytes(static_cast<size_t>(K * N), rng);
   PackedInt8B pb(b.data(), true, K, N, N, false);
   const Int8A op{a.data(), false, K, false};
   std::vector<float> mult(static_cast<size_t>(N), 1.f / 2000.f);
@@ -163,7 +165,8 @@ TEST(Int8Gemm, RequantizedColumnRangesCoverTheProduct) {
     int8_gemm_requantized(M, op, {3}, pb, {}, rq, parts.data(), N, nullptr, static_cast<Int8Isa>(isa), 64, 128);
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n)
-        ASSERT_EQ(parts[m * N + n], n >= 64 && n < 128 ? whole[m * N + n] : 0xA5) << "isa " << isa << " at " << m << "," << n;
+        ASSERT_EQ(parts[m * N + n], n >= 64 && n < 128 ? whole[m * N + n] : 0xA5)
+            << "isa " << isa << " at " << m << "," << n;
     int8_gemm_requantized(M, op, {3}, pb, {}, rq, parts.data(), N, nullptr, static_cast<Int8Isa>(isa), 0, 64);
     int8_gemm_requantized(M, op, {3}, pb, {}, rq, parts.data(), N, nullptr, static_cast<Int8Isa>(isa), 128, N);
     EXPECT_EQ(parts, whole) << "isa " << isa;

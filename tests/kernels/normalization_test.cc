@@ -209,7 +209,10 @@ TEST(LayerNormalization, FullScaleOverSeveralAxesReadInPlace) {
   const int64_t R = 3, A = 32, L = 50, inner = A * L;
   auto xv = norm_test_data(R * inner, 0.5f);
   std::vector<float> sv(inner), bv(inner);
-  for (int64_t i = 0; i < inner; ++i) sv[i] = 0.5f + 0.01f * static_cast<float>(i % 97), bv[i] = 0.001f * static_cast<float>(i);
+  for (int64_t i = 0; i < inner; ++i) {
+    sv[i] = 0.5f + 0.01f * static_cast<float>(i % 97);
+    bv[i] = 0.001f * static_cast<float>(i);
+  }
   auto out = run_op(make_node("LayerNormalization", {"x", "s", "b"}, {"y"}, {{"axis", attr_int(-2)}}),
                     {Tensor::from_vector<float>(xv, {R, A, L}), Tensor::from_vector<float>(sv, {A, L}),
                      Tensor::from_vector<float>(bv, {A, L})},

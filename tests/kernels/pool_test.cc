@@ -99,7 +99,8 @@ TEST(Pool1d, MaxAndAverageMatchTheWindowLoop) {
     attrs.erase("dilations");  // AveragePool takes dilations from opset 19 only: averages for d = 1
     attrs["count_include_pad"] = attr_int(c.include_pad ? 1 : 0);
     std::vector<Tensor> av;
-    if (c.d == 1) av = run_op(make_node("AveragePool", {"x"}, {"y"}, attrs), {Tensor::from_vector<float>(v, {2, 3, W})}, 11);
+    if (c.d == 1)
+      av = run_op(make_node("AveragePool", {"x"}, {"y"}, attrs), {Tensor::from_vector<float>(v, {2, 3, W})}, 11);
     ASSERT_EQ(mx[0].shape(), (Shape{2, 3, OW}));
     for (int64_t ch = 0; ch < NC; ++ch)
       for (int64_t o = 0; o < OW; ++o) {

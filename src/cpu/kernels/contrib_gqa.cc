@@ -333,7 +333,8 @@ void gqa_run(KernelContext& ctx, const GqaAttrs& at) {
   // Every output row is written (a float output directly).
   Tensor& out = ctx.allocate_output(0, dt, {d.B, d.S, d.Hq * d.D});
   std::vector<float> y_scratch;
-  float* y = dt == DataType::Float ? out.data<float>() : (y_scratch.resize(static_cast<size_t>(out.numel())), y_scratch.data());
+  if (dt != DataType::Float) y_scratch.resize(static_cast<size_t>(out.numel()));
+  float* y = dt == DataType::Float ? out.data<float>() : y_scratch.data();
   ThreadPool* pool = d.B * d.Hq * d.S * T * d.D > (1 << 15) ? ctx.thread_pool() : nullptr;
   if (d.S >= kPromptBlock) attend_blocks(d, rules, scale, q.data(), pk, pv, y, pool);
   else attend_grouped(d, rules, scale, q.data(), pk, pv, y, pool);

@@ -500,7 +500,8 @@ class MatMulNBitsKernel final : public Kernel {
     bool zp_const = !ic.has_input(3) || ic.constant_input(3);
     bool g_const = !ic.has_input(4) || ic.constant_input(4);
     if (!b || !scales || !zp_const || !g_const) return;
-    auto weights = std::make_shared<NBitsWeights>(read_weights(s_, *b, *scales, ic.constant_input(3), ic.constant_input(4)));
+    auto weights =
+        std::make_shared<NBitsWeights>(read_weights(s_, *b, *scales, ic.constant_input(3), ic.constant_input(4)));
     // ORT quantizes A only where it prepacks B: constant, with uint8 zero points or none.
     int8_a_ = level == 4 && !(ic.has_input(3) && dtype_is_float(ic.constant_input(3)->dtype()));
     for (size_t i = 1; i <= 4; ++i) ic.packed_constant(i);

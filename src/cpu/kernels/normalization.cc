@@ -277,7 +277,8 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
           const float* sp = scale.data<float>();
           const float* bp = bias ? bias->data<float>() : nullptr;
           parallel_for(pool, outer, [&](int64_t r0, int64_t r1) {
-            for (int64_t r = r0; r < r1; ++r) vm::layer_norm(xp + r * inner, nullptr, yp + r * inner, inner, sp, bp, epsilon);
+            for (int64_t r = r0; r < r1; ++r)
+              vm::layer_norm(xp + r * inner, nullptr, yp + r * inner, inner, sp, bp, epsilon);
           });
           return;
         }

@@ -362,7 +362,8 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
           C* hb = h.data() + bb * H;
           C* tb = tmp.data() + bb * H;
           const C* rbh = rb + 2 * H;
-          for (int64_t j = 0; j < H; ++j) tb[j] = clipv(xg[2 * H + j] + tb[j] + (cfg.linear_before_reset ? C(0) : rbh[j]));
+          const C* bias_after = cfg.linear_before_reset ? nullptr : rbh;  // else inside r * (...) already
+          for (int64_t j = 0; j < H; ++j) tb[j] = clipv(xg[2 * H + j] + tb[j] + (bias_after ? bias_after[j] : C(0)));
           act[1].apply(tb, tb, H);
           for (int64_t j = 0; j < H; ++j) hb[j] = (C(1) - z[j]) * tb[j] + z[j] * hb[j];
         }

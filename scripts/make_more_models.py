@@ -8,7 +8,10 @@ BatchNormalization, Concat chains), ShuffleNetV2 (channel shuffle), GoogLeNet
 GPT-2 (causal attention), and twelve more torchvision models: MobileNetV3
 large / small, MnasNet, ResNeXt-50, RegNetY-800MF, RegNetX-400MF (grouped
 convs), Inception-v3, VGG-11, AlexNet, ResNet-18, ViT-B/32 and DeepLabV3 with
-a MobileNetV3 backbone (its 'out' map).
+a MobileNetV3 backbone (its 'out' map); and nine beyond classification:
+SSDlite, Faster / Mask / Keypoint R-CNN and RetinaNet (torchvision detectors
+with their postprocessing), an LSTM + GRU stack, a PyTorch
+TransformerEncoder, a small image-to-image net and a 1-D audio classifier.
 
 Usage: /usr/bin/python3 scripts/make_more_models.py OUT [NAME ...]
 Then: python3 ../shared/bench/compare_ort.py --onyx build/onyx --models OUT"""
@@ -41,6 +44,74 @@ class SegmentationOut(torch.nn.Module):
         return self.model(x)['out']
 
 
+def detection(ctor):
+    """A torchvision detector on one 320x320 image (boxes, labels, scores...)."""
+    def build():
+        return ctor(), (torch.rand(1, 3, 320, 320),), ['input'], None
+    return build
+
+
+class LstmGru(torch.nn.Module):
+    """A 2-layer bidirectional LSTM, a GRU and a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(32, 64, num_layers=2, bidirectional=True, batch_first=True)
+        self.gru = torch.nn.GRU(128, 48, batch_first=True)
+        self.fc = torch.nn.Linear(48, 10)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        y, _ = self.gru(y)
+        return self.fc(y)
+
+
+class UnetLike(torch.nn.Module):
+    """Down and up again: InstanceNorm, LeakyReLU, ConvTranspose, GroupNorm, SiLU, Upsample, Tanh."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.down = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.InstanceNorm2d(16), nn.LeakyReLU(0.2),
+                                  nn.Conv2d(16, 32, 4, 2, 1), nn.BatchNorm2d(32), nn.ReLU())
+        self.up = nn.Sequential(nn.ConvTranspose2d(32, 16, 4, 2, 1), nn.GroupNorm(4, 16), nn.SiLU(),
+                                nn.Upsample(scale_factor=2, mode='nearest'), nn.Conv2d(16, 3, 3, padding=1), nn.Tanh())
+
+    def forward(self, x):
+        return self.up(self.down(x))
+
+
+class Conv1dAudio(torch.nn.Module):
+    """A 1-D conv classifier: strided, dilated and grouped Conv1d, GELU, LayerNorm over [C, T], adaptive pooling."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.net = nn.Sequential(nn.Conv1d(1, 16, 9, stride=2, padding=4), nn.GELU(),
+                                 nn.Conv1d(16, 32, 5, dilation=2, padding=4, groups=4), nn.LayerNorm([32, 500]),
+                                 nn.AdaptiveAvgPool1d(50), nn.Flatten(), nn.Linear(1600, 8), nn.Softmax(-1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def transformer_encoder():
+    """Two nn.TransformerEncoderLayer; exported in train mode (the eval fast
+    path has no ONNX form) with dropout 0, so outputs are the eval ones."""
+    m = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True), 2)
+    m.export_in_train_mode = True
+    return m
+
+
+def sequence_model(ctor, *shape, opset=17):
+    def build():
+        m = ctor()
+        m.export_opset = opset
+        return m, (torch.randn(*shape),), ['input'], None
+    return build
+
+
+det = torchvision.models.detection
 mm.MODELS.clear()
 mm.MODELS.update({
     'efficientnet_b0': mm.vision(lambda: torchvision.models.efficientnet_b0()),
@@ -62,6 +133,21 @@ mm.MODELS.update({
     'vit_b_32': vit_b_32(),
     'deeplabv3_mnv3': mm.vision(lambda: SegmentationOut(torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
         weights=None, weights_backbone=None, aux_loss=False))),
+    # Beyond image classification: detectors (NonMaxSuppression, RoiAlign, TopK, Loop-free
+    # postprocessing), recurrent layers, a PyTorch TransformerEncoder, an image-to-image
+    # net and a 1-D audio classifier.
+    'ssdlite': detection(lambda: det.ssdlite320_mobilenet_v3_large(num_classes=91, weights_backbone=None)),
+    'fasterrcnn': detection(lambda: det.fasterrcnn_mobilenet_v3_large_320_fpn(num_classes=91, weights_backbone=None)),
+    'retinanet': detection(lambda: det.retinanet_resnet50_fpn(num_classes=91, weights_backbone=None, min_size=320,
+                                                              max_size=320)),
+    'maskrcnn': detection(lambda: det.maskrcnn_resnet50_fpn(num_classes=91, weights_backbone=None, min_size=320,
+                                                            max_size=320)),
+    'keypointrcnn': detection(lambda: det.keypointrcnn_resnet50_fpn(num_classes=2, weights_backbone=None,
+                                                                    min_size=320, max_size=320)),
+    'lstm_gru': sequence_model(LstmGru, 2, 25, 32, opset=14),
+    'torch_transformer': sequence_model(transformer_encoder, 2, 17, 64, opset=14),
+    'unet_like': sequence_model(UnetLike, 1, 3, 64, 64),
+    'conv1d_audio': sequence_model(Conv1dAudio, 3, 1, 1000),
 })
 
 if __name__ == '__main__':

@@ -156,6 +156,21 @@ ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int6
       a += 8;
       b += 32;
     }
+  } else if (mr <= 4) {  // 2-4 rows in place (a recurrent step's batch): half the 8-row tile's FMAs
+    const float* ar[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) ar[r] = a + (r < mr ? r : mr - 1) * a_ld;
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < kc; ++k) {
+      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r) {
+        __m512 av = _mm512_set1_ps(ar[r][k]);
+        acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+      }
+      b += 32;
+    }
   } else {  // rows of A read in place: a[r * a_ld + k]; rows past mr repeat the last one
     const float* ar[8];
 #pragma GCC unroll 8

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "base/thread_pool.h"
 #include "op_test_util.h"
 
 namespace onyx::test {
@@ -122,6 +123,11 @@ TEST(ShapeOps, ConstantOfShape) {
   EXPECT_EQ(out[0].dtype(), DataType::Float);
   EXPECT_EQ(out[0].numel(), 0);
   EXPECT_THROW(run_op(make_node("ConstantOfShape", {"s"}, {"y"}), {i64({-1})}), Error);
+  // a fill of several chunks on a pool, the last one partial
+  ThreadPool pool(2);
+  const Attribute value = attr_tensor(Tensor::from_vector<float>({2.5f}, {1}));
+  out = run_op(make_node("ConstantOfShape", {"s"}, {"y"}, {{"value", value}}), {i64({3, 300001})}, 17, &pool);
+  EXPECT_EQ(to_vector<float>(out[0]), (std::vector<float>(900003, 2.5f)));
 }
 
 TEST(ShapeOps, NarrowTypesConstantOfShapeAndPad) {

@@ -296,9 +296,14 @@ KernelFactory constant_of_shape_factory() {
       Tensor& out = ctx.allocate_output(0, value.dtype(), req);
       dispatch_by_size(value.dtype(), [&](auto tag) {  // any type, the narrow ones included
         using T = typename decltype(tag)::type;
-        T v = value.data<T>()[0];
+        const T v = value.data<T>()[0];
         T* p = out.data<T>();
-        for (int64_t i = 0; i < out.numel(); ++i) p[i] = v;
+        // Big fills (a detector's [rois, 256, 7, 7] of zeros: 50 MB) in chunks across the pool.
+        constexpr int64_t kChunk = int64_t{1} << 18;
+        const int64_t n = out.numel(), chunks = (n + kChunk - 1) / kChunk;
+        parallel_for(chunks > 1 ? ctx.thread_pool() : nullptr, chunks, [&](int64_t c0, int64_t c1) {
+          std::fill(p + c0 * kChunk, p + std::min(n, c1 * kChunk), v);
+        });
       });
     };
   });

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/thread_pool.h"
 #include "op_test_util.h"
 
 namespace onyx::test {
@@ -132,6 +133,24 @@ TEST(DataMovement, TransposeStringsMatchNaive) {
       for (int64_t b = 0; b < shape[perm[1]]; ++b)
         for (int64_t c = 0; c < shape[perm[2]]; ++c, ++o)
           EXPECT_EQ(got[o], v[a * st[perm[0]] + b * st[perm[1]] + c * st[perm[2]]]) << shape_to_string(perm);
+  }
+}
+
+// Outputs over 2 MB copy in pieces across a pool: every element lands where
+// the serial copy puts it, with several outer rows and pieces per row.
+TEST(DataMovement, BigConcatOnAPool) {
+  const int64_t rows = 3, wa = 300000, wb = 170001;
+  std::vector<float> av(rows * wa), bv(rows * wb);
+  for (size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i);
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = -static_cast<float>(i);
+  ThreadPool pool(2);
+  auto y = run_op(make_node("Concat", {"a", "b"}, {"y"}, {{"axis", attr_int(1)}}),
+                  {Tensor::from_vector<float>(av, {rows, wa}), Tensor::from_vector<float>(bv, {rows, wb})}, 13, &pool);
+  ASSERT_EQ(y[0].shape(), (Shape{rows, wa + wb}));
+  const float* p = y[0].data<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < wa; ++j) ASSERT_EQ(p[r * (wa + wb) + j], av[r * wa + j]) << r << "," << j;
+    for (int64_t j = 0; j < wb; ++j) ASSERT_EQ(p[r * (wa + wb) + wa + j], bv[r * wb + j]) << r << "," << wa + j;
   }
 }
 

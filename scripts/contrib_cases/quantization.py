@@ -301,6 +301,11 @@ CASES += [
                                                    auto_pad="SAME_UPPER")),
     Case("QLinearAveragePool_i8_3d", _avgpool((1, 2, 5, 6, 7), np.int8, 105, kernel_shape=[2, 3, 2],
                                               strides=[1, 2, 2])),
+    # channels-first planes row by row: ceil_mode with stride 2, and one big enough for two threads
+    Case("QLinearAveragePool_u8_ceil_s2", _avgpool((1, 3, 9, 10), np.uint8, 106, kernel_shape=[3, 3],
+                                                   strides=[2, 2], ceil_mode=1)),
+    Case("QLinearAveragePool_i8_big_pad", _avgpool((1, 32, 28, 28), np.int8, 107, kernel_shape=[3, 3],
+                                                   pads=[1, 1, 1, 1])),
     Case("NhwcMaxPool_u8_3x3_s2_pad", _nhwc_maxpool((2, 9, 11, 5), np.uint8, 111, kernel_shape=[3, 3],
                                                     strides=[2, 2], pads=[1, 1, 1, 1])),
     Case("NhwcMaxPool_i8_dilated", _nhwc_maxpool((1, 10, 10, 3), np.int8, 112, kernel_shape=[2, 2],

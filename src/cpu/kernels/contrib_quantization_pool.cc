@@ -146,6 +146,49 @@ void for_each_window(const PoolLayout& L, F&& fn) {
       }
 }
 
+// One channels-first plane of a 1-D or 2-D pool, a row of outputs at a
+// time: for each tap, one pass over the outputs it reaches. Each output still
+// adds its taps in the window's row-major order, so the float sums are the
+// window loop's.
+struct AverageRows {
+  int64_t H, W, OH, OW, kh, kw, sh, sw, ph, pw;
+  std::vector<int64_t> lo, hi;  // outputs [lo[j], hi[j]) whose tap-j column is inside the row
+  std::vector<int64_t> cols;    // columns inside the row per output
+
+  explicit AverageRows(const PoolLayout& L)
+      : H(L.in[1]), W(L.in[2]), OH(L.out[1]), OW(L.out[2]), kh(L.k[1]), kw(L.k[2]), sh(L.s[1]), sw(L.s[2]),
+        ph(L.pb[1]), pw(L.pb[2]), lo(kw), hi(kw), cols(OW, 0) {
+    for (int64_t j = 0; j < kw; ++j) {
+      const int64_t off = j - pw;  // input column of tap j at output 0
+      lo[j] = std::min(OW, off >= 0 ? 0 : (-off + sw - 1) / sw);
+      hi[j] = W - 1 - off < 0 ? lo[j] : std::clamp((W - 1 - off) / sw + 1, lo[j], OW);
+      for (int64_t o = lo[j]; o < hi[j]; ++o) ++cols[o];
+    }
+  }
+
+  template <class Q>
+  void run(const Q* x, Q* y, QParam px, QParam py, bool include_pad, float kernel_count, float* acc) const {
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      std::fill(acc, acc + OW, 0.f);
+      int64_t rows = 0;
+      for (int64_t i = 0; i < kh; ++i) {
+        const int64_t row = oh * sh - ph + i;
+        if (row < 0 || row >= H) continue;
+        ++rows;
+        for (int64_t j = 0; j < kw; ++j) {
+          const Q* src = x + row * W + j - pw;
+          for (int64_t o = lo[j]; o < hi[j]; ++o)
+            acc[o] += px.scale * static_cast<float>(static_cast<int32_t>(src[o * sw]) - px.zero);
+        }
+      }
+      for (int64_t o = 0; o < OW; ++o) {
+        const float count = include_pad ? kernel_count : static_cast<float>(rows * cols[o]);
+        y[oh * OW + o] = saturate<Q>(acc[o] / count / py.scale + static_cast<float>(py.zero));
+      }
+    }
+  }
+};
+
 // ORT dequantizes each element (x_scale * (x - x_zp)), sums the clipped window
 // in float in row-major order, divides by the count (the whole kernel with
 // count_include_pad) and quantizes with the zero point added before rounding.
@@ -163,6 +206,18 @@ void run_qlinear_average_pool(KernelContext& ctx, const SpatialAttrs& attrs, boo
     const int64_t pos_stride = channels_last ? L.C : 1, chan_stride = channels_last ? 1 : in_size;
     const int64_t out_pos_stride = channels_last ? L.C : 1, out_chan_stride = channels_last ? 1 : out_size;
     const float kernel_count = static_cast<float>(L.k[0] * L.k[1] * L.k[2]);
+    if (!channels_last && L.k[0] == 1 && L.in[0] == 1 && L.pb[0] == 0) {  // 1-D / 2-D planes: row by row
+      const AverageRows rows(L);
+      const Q* x = X.data<Q>();
+      Q* y = Y.data<Q>();
+      ThreadPool* pool = Y.numel() * L.k[1] * L.k[2] >= (1 << 16) ? ctx.thread_pool() : nullptr;
+      parallel_for(pool, L.N * L.C, [&](int64_t p0, int64_t p1) {
+        std::vector<float> acc(static_cast<size_t>(rows.OW));
+        for (int64_t p = p0; p < p1; ++p)
+          rows.run(x + p * in_size, y + p * out_size, px, py, count_include_pad, kernel_count, acc.data());
+      });
+      return;
+    }
     const Q* x = X.data<Q>();
     Q* y = Y.data<Q>();
     for (int64_t n = 0; n < L.N; ++n)

@@ -156,7 +156,19 @@ ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int6
       a += 8;
       b += 32;
     }
-  } else if (mr <= 4) {  // 2-4 rows in place (a recurrent step's batch): half the 8-row tile's FMAs
+  } else if (mr == 2) {  // two rows in place (a recurrent step's batch of 2)
+    const float* a1 = a + a_ld;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; ++k) {
+      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+      __m512 v0 = _mm512_set1_ps(a[k]), v1 = _mm512_set1_ps(a1[k]);
+      acc[0][0] = _mm512_fmadd_ps(v0, b0, acc[0][0]);
+      acc[0][1] = _mm512_fmadd_ps(v0, b1, acc[0][1]);
+      acc[1][0] = _mm512_fmadd_ps(v1, b0, acc[1][0]);
+      acc[1][1] = _mm512_fmadd_ps(v1, b1, acc[1][1]);
+      b += 32;
+    }
+  } else if (mr <= 4) {  // 3-4 rows in place: half the 8-row tile's FMAs
     const float* ar[4];
 #pragma GCC unroll 4
     for (int r = 0; r < 4; ++r) ar[r] = a + (r < mr ? r : mr - 1) * a_ld;

@@ -332,7 +332,8 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
             for (int64_t j = 0; j < GH; ++j) gi[j] += xg[j];
             if (pd)
               for (int64_t j = 0; j < H; ++j) gi[j] += pd[j] * cb[j], gf[j] += pd[2 * H + j] * cb[j];
-            for (int64_t j = 0; j < H; ++j) gi[j] = clipv(gi[j]), gf[j] = clipv(gf[j]), gc[j] = clipv(gc[j]);
+            if (clip > 0)
+              for (int64_t j = 0; j < H; ++j) gi[j] = clipv(gi[j]), gf[j] = clipv(gf[j]), gc[j] = clipv(gc[j]);
             act[0].apply(gi, gi, H);
             if (cfg.input_forget) {
               for (int64_t j = 0; j < H; ++j) gf[j] = C(1) - gi[j];
@@ -341,7 +342,10 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
             }
             act[1].apply(gc, gc, H);
             for (int64_t j = 0; j < H; ++j) cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
-            for (int64_t j = 0; j < H; ++j) go[j] = clipv(go[j] + (pd ? pd[H + j] * cb[j] : C(0)));
+            if (pd)
+              for (int64_t j = 0; j < H; ++j) go[j] += pd[H + j] * cb[j];
+            if (clip > 0)
+              for (int64_t j = 0; j < H; ++j) go[j] = clipv(go[j]);
             act[0].apply(go, go, H);
             act[2].apply(cb, tb, H);
             for (int64_t j = 0; j < H; ++j) hb[j] = go[j] * tb[j];

@@ -117,6 +117,28 @@ ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t 
 }
 
 // ---- AVX-512 8x32 ----
+// acc[r] += A row r x the 32-column panel b, for R rows of A read in place
+// (a[r * a_ld + k]; rows past mr repeat the last one).
+template <int R>
+ONYX_TARGET_AVX512 __attribute__((always_inline)) inline void rows_in_place(int64_t kc, const float* a, int64_t a_ld,
+                                                                             int mr, const float* __restrict b,
+                                                                             __m512 (*acc)[2]) {
+  const float* ar[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) ar[r] = a + (r < mr ? r : mr - 1) * a_ld;
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      __m512 av = _mm512_set1_ps(ar[r][k]);
+      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+    }
+    b += 32;
+  }
+}
+
 ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b,
                                      float* __restrict c, int64_t ldc, int mr, int nr, bool load_c, float alpha,
                                      const float* bias, GemmActivation act) {
@@ -157,47 +179,11 @@ ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int6
       b += 32;
     }
   } else if (mr == 2) {  // two rows in place (a recurrent step's batch of 2)
-    const float* a1 = a + a_ld;
-#pragma GCC unroll 4
-    for (int64_t k = 0; k < kc; ++k) {
-      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-      __m512 v0 = _mm512_set1_ps(a[k]), v1 = _mm512_set1_ps(a1[k]);
-      acc[0][0] = _mm512_fmadd_ps(v0, b0, acc[0][0]);
-      acc[0][1] = _mm512_fmadd_ps(v0, b1, acc[0][1]);
-      acc[1][0] = _mm512_fmadd_ps(v1, b0, acc[1][0]);
-      acc[1][1] = _mm512_fmadd_ps(v1, b1, acc[1][1]);
-      b += 32;
-    }
+    rows_in_place<2>(kc, a, a_ld, mr, b, acc);
   } else if (mr <= 4) {  // 3-4 rows in place: half the 8-row tile's FMAs
-    const float* ar[4];
-#pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r) ar[r] = a + (r < mr ? r : mr - 1) * a_ld;
-#pragma GCC unroll 2
-    for (int64_t k = 0; k < kc; ++k) {
-      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-#pragma GCC unroll 4
-      for (int r = 0; r < 4; ++r) {
-        __m512 av = _mm512_set1_ps(ar[r][k]);
-        acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
-      }
-      b += 32;
-    }
-  } else {  // rows of A read in place: a[r * a_ld + k]; rows past mr repeat the last one
-    const float* ar[8];
-#pragma GCC unroll 8
-    for (int r = 0; r < 8; ++r) ar[r] = a + (r < mr ? r : mr - 1) * a_ld;
-#pragma GCC unroll 2
-    for (int64_t k = 0; k < kc; ++k) {
-      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-#pragma GCC unroll 8
-      for (int r = 0; r < 8; ++r) {
-        __m512 av = _mm512_set1_ps(ar[r][k]);
-        acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
-      }
-      b += 32;
-    }
+    rows_in_place<4>(kc, a, a_ld, mr, b, acc);
+  } else {  // rows of A read in place: a[r * a_ld + k]
+    rows_in_place<8>(kc, a, a_ld, mr, b, acc);
   }
   const __m512 va = _mm512_set1_ps(alpha);
   const __mmask16 m0 = nr >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nr) - 1);

@@ -294,6 +294,7 @@ GQA = [
     Case("GQA_long_prompt_window_softcap_bias", _gqa(1, 35, 4, 2, 8, local_window_size=9, softcap=2.0, bias=True)),
     Case("GQA_long_continue_after_past", _gqa(1, 33, 4, 2, 16, past=5, rotary=True)),
     Case("GQA_long_prompt_sink", _gqa(1, 34, 2, 1, 8, sink=True)),
+    Case("GQA_long_prompt_f16", _gqa(1, 40, 4, 2, 16, rotary=True, f16=True), rtol=2e-3, atol=2e-3),
 ]
 
 

@@ -116,6 +116,8 @@ MATMUL_NBITS = [
     # The int8 x 4-bit kernel's row and tile remainders (3 rows left of 4, N not a multiple of 16).
     Case("MatMulNBits_acc4_4bit_M35_N100_bias", _mnb(35, 256, 100, 4, 32, zp="u8", bias=True, acc=4), **_ACC4),
     Case("MatMulNBits_acc4_4bit_M2_blk128_3d", _mnb(2, 384, 40, 4, 128, acc=4, lead=(3,)), **_ACC4),
+    Case("MatMulNBits_acc4_4bit_f16", _mnb(5, 128, 24, 4, 32, zp="u8", bias=True, acc=4, f16=True),
+         rtol=2e-3, atol=2e-2),
     Case("MatMulNBits_acc4_4bit_runtime_B", _mnb(2, 128, 16, 4, 32, zp="f", acc=4, const=False), **_ACC4),
     Case("MatMulNBits_acc4_4bit_runtime_B_u8", _mnb(2, 128, 16, 4, 32, zp="u8", acc=4, const=False), **_ACC4),
     Case("MatMulNBits_acc4_4bit_floatzp", _mnb(2, 128, 16, 4, 32, zp="f", acc=4), **_ACC4),

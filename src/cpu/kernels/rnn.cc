@@ -295,12 +295,16 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
       std::copy_n(h0.begin() + state_index(d, bb), H, h.begin() + bb * H);
       std::copy_n(c0.begin() + state_index(d, bb), H, c.begin() + bb * H);
     }
+    // The time index batch row bb is at in step s, or -1 once its sequence has ended.
+    auto time_of = [&](int64_t bb, int64_t s) -> int64_t {
+      const int64_t L = lens[bb];
+      return s >= L ? -1 : rev ? L - 1 - s : s;
+    };
     for (int64_t s = 0; s < max_len; ++s) {
       recur(h.data(), r_first, rd, first_rows, hr.data(), GH);
       for (int64_t bb = 0; bb < batch; ++bb) {
-        const int64_t L = lens[bb];
-        if (s >= L) continue;
-        const int64_t t = rev ? L - 1 - s : s;
+        const int64_t t = time_of(bb, s);
+        if (t < 0) continue;
         const C* xg = xw.data() + (t * batch + bb) * GH;
         C* hb = h.data() + bb * H;
         C* cb = c.data() + bb * H;
@@ -358,9 +362,8 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
         if constexpr (std::is_same_v<C, float>)
           if (!cfg.linear_before_reset) recur(rh.data(), r_hidden, rd + 2 * H * H, H, tmp.data(), H);
         for (int64_t bb = 0; bb < batch; ++bb) {
-          const int64_t L = lens[bb];
-          if (s >= L) continue;
-          const int64_t t = rev ? L - 1 - s : s;
+          const int64_t t = time_of(bb, s);
+          if (t < 0) continue;
           const C* xg = xw.data() + (t * batch + bb) * GH;
           const C* z = hr.data() + bb * GH;
           C* hb = h.data() + bb * H;
@@ -373,10 +376,8 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
         }
       }
       for (int64_t bb = 0; bb < batch; ++bb) {
-        const int64_t L = lens[bb];
-        if (s >= L) continue;
-        const int64_t t = rev ? L - 1 - s : s;
-        std::copy_n(h.begin() + bb * H, H, y.begin() + y_index(t, d, bb));
+        const int64_t t = time_of(bb, s);
+        if (t >= 0) std::copy_n(h.begin() + bb * H, H, y.begin() + y_index(t, d, bb));
       }
     }
     for (int64_t bb = 0; bb < batch; ++bb) {

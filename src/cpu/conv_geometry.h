@@ -109,4 +109,20 @@ inline SpatialGeometry compute_geometry(const std::vector<int64_t>& in, const Sp
   return g;
 }
 
+// For a row of `out` outputs over a row of `in` inputs (stride, dilation,
+// `pad` before): the outputs [lo[j], hi[j]) whose tap j reads inside the
+// row. A pool that loops tap by tap over these ranges needs no bounds check
+// per element.
+struct TapRanges {
+  std::vector<int64_t> lo, hi;
+  TapRanges(int64_t in, int64_t out, int64_t taps, int64_t stride, int64_t dilation, int64_t pad)
+      : lo(taps), hi(taps) {
+    for (int64_t j = 0; j < taps; ++j) {
+      const int64_t off = j * dilation - pad;  // input column of tap j at output 0
+      lo[j] = std::min(out, off >= 0 ? 0 : (-off + stride - 1) / stride);
+      hi[j] = in - 1 - off < 0 ? lo[j] : std::clamp((in - 1 - off) / stride + 1, lo[j], out);
+    }
+  }
+};
+
 }  // namespace onyx

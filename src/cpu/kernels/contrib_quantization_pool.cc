@@ -152,18 +152,14 @@ void for_each_window(const PoolLayout& L, F&& fn) {
 // window loop's.
 struct AverageRows {
   int64_t H, W, OH, OW, kh, kw, sh, sw, ph, pw;
-  std::vector<int64_t> lo, hi;  // outputs [lo[j], hi[j]) whose tap-j column is inside the row
-  std::vector<int64_t> cols;    // columns inside the row per output
+  TapRanges taps;             // outputs [lo[j], hi[j]) whose tap-j column is inside the row
+  std::vector<int64_t> cols;  // columns inside the row per output
 
   explicit AverageRows(const PoolLayout& L)
       : H(L.in[1]), W(L.in[2]), OH(L.out[1]), OW(L.out[2]), kh(L.k[1]), kw(L.k[2]), sh(L.s[1]), sw(L.s[2]),
-        ph(L.pb[1]), pw(L.pb[2]), lo(kw), hi(kw), cols(OW, 0) {
-    for (int64_t j = 0; j < kw; ++j) {
-      const int64_t off = j - pw;  // input column of tap j at output 0
-      lo[j] = std::min(OW, off >= 0 ? 0 : (-off + sw - 1) / sw);
-      hi[j] = W - 1 - off < 0 ? lo[j] : std::clamp((W - 1 - off) / sw + 1, lo[j], OW);
-      for (int64_t o = lo[j]; o < hi[j]; ++o) ++cols[o];
-    }
+        ph(L.pb[1]), pw(L.pb[2]), taps(W, OW, kw, sw, 1, pw), cols(OW, 0) {
+    for (int64_t j = 0; j < kw; ++j)
+      for (int64_t o = taps.lo[j]; o < taps.hi[j]; ++o) ++cols[o];
   }
 
   template <class Q>
@@ -177,7 +173,7 @@ struct AverageRows {
         ++rows;
         for (int64_t j = 0; j < kw; ++j) {
           const Q* src = x + row * W + j - pw;
-          for (int64_t o = lo[j]; o < hi[j]; ++o)
+          for (int64_t o = taps.lo[j]; o < taps.hi[j]; ++o)
             acc[o] += px.scale * static_cast<float>(static_cast<int32_t>(src[o * sw]) - px.zero);
         }
       }

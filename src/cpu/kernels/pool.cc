@@ -41,19 +41,14 @@ struct PoolParams {
 struct RowPool {
   int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, pad_end_h;
   bool is_max, include_pad;
-  std::vector<int64_t> lo, hi;  // outputs [lo[j], hi[j]) read tap j of a row inside the input
+  TapRanges taps;               // outputs [lo[j], hi[j]) read tap j of a row inside the input
   std::vector<int64_t> wcount;  // taps along the row counted by an average
 
   RowPool(const SpatialGeometry& g, const PoolParams& pp)
       : H(g.in[0]), W(g.in[1]), OH(g.out[0]), OW(g.out[1]), kh(g.kernel[0]), kw(g.kernel[1]), sh(g.strides[0]),
         sw(g.strides[1]), dh(g.dilations[0]), dw(g.dilations[1]), ph(g.pad_begin[0]), pw(g.pad_begin[1]),
-        pad_end_h(g.pad_end[0]), is_max(pp.kind == PoolKind::Max), include_pad(pp.count_include_pad), lo(kw), hi(kw),
-        wcount(OW, 0) {
-    for (int64_t j = 0; j < kw; ++j) {
-      const int64_t off = j * dw - pw;  // input column of tap j at output 0
-      lo[j] = std::min(OW, off >= 0 ? 0 : (-off + sw - 1) / sw);
-      hi[j] = W - 1 - off < 0 ? lo[j] : std::clamp((W - 1 - off) / sw + 1, lo[j], OW);
-    }
+        pad_end_h(g.pad_end[0]), is_max(pp.kind == PoolKind::Max), include_pad(pp.count_include_pad),
+        taps(W, OW, kw, sw, dw, pw), wcount(OW, 0) {
     for (int64_t ow = 0; ow < OW; ++ow)
       for (int64_t j = 0; j < kw; ++j) {
         const int64_t col = ow * sw - pw + j * dw;
@@ -77,9 +72,9 @@ __attribute__((always_inline)) inline void pool_rows(const RowPool& p, const T* 
       if (row < 0 || row >= p.H) continue;
       if (!p.include_pad) ++hcount;
       for (int64_t j = 0; j < p.kw; ++j) {
-        const int64_t n = p.hi[j] - p.lo[j], st = p.sw;
-        const T* __restrict s = x + (c * p.H + row) * p.W + p.lo[j] * st + j * p.dw - p.pw;
-        Acc* __restrict a = acc + p.lo[j];
+        const int64_t lo = p.taps.lo[j], n = p.taps.hi[j] - lo, st = p.sw;
+        const T* __restrict s = x + (c * p.H + row) * p.W + lo * st + j * p.dw - p.pw;
+        Acc* __restrict a = acc + lo;
         if (p.is_max && st == 1) {
           for (int64_t k = 0; k < n; ++k) a[k] = a[k] < static_cast<Acc>(s[k]) ? static_cast<Acc>(s[k]) : a[k];
         } else if (p.is_max) {

@@ -109,33 +109,30 @@ KernelFactory concat_factory() {
       for (int64_t d = 0; d < a; ++d) outer *= out_shape[d];
       for (int64_t d = a + 1; d < r; ++d) inner *= out_shape[d];
       int64_t out_row = out_shape[a] * inner;
-      if (out.nbytes() < (size_t{1} << 21) || !ctx.thread_pool()) {
+      // Every input's rows as copies of at most kPiece elements: fn(input, src, dst, n).
+      constexpr int64_t kPiece = int64_t{1} << 18;
+      auto for_each_piece = [&](auto&& fn) {
         int64_t off = 0;
         for (const Tensor* t : ins) {
           int64_t chunk = t->shape()[a] * inner;
-          for (int64_t o = 0; o < outer; ++o) copy_elems(out, o * out_row + off, *t, o * chunk, chunk);
+          for (int64_t o = 0; o < outer; ++o)
+            for (int64_t s = 0; s < chunk; s += kPiece)
+              fn(t, o * chunk + s, o * out_row + off + s, std::min(kPiece, chunk - s));
           off += chunk;
         }
-        return;
-      }
-      // Big outputs (a loop appending 320x320 masks one by one) copy in
+      };
+      auto copy = [&](const Tensor* t, int64_t src, int64_t dst, int64_t n) { copy_elems(out, dst, *t, src, n); };
+      if (out.nbytes() < (size_t{1} << 21) || !ctx.thread_pool()) return for_each_piece(copy);
+      // Big outputs (a loop appending 320x320 masks one by one) copy their
       // pieces across the pool.
       struct Piece {
         const Tensor* t;
         int64_t src, dst, n;
       };
-      constexpr int64_t kPiece = int64_t{1} << 18;
       std::vector<Piece> pieces;
-      int64_t off = 0;
-      for (const Tensor* t : ins) {
-        int64_t chunk = t->shape()[a] * inner;
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t s = 0; s < chunk; s += kPiece)
-            pieces.push_back({t, o * chunk + s, o * out_row + off + s, std::min(kPiece, chunk - s)});
-        off += chunk;
-      }
+      for_each_piece([&](const Tensor* t, int64_t src, int64_t dst, int64_t n) { pieces.push_back({t, src, dst, n}); });
       parallel_for(ctx.thread_pool(), static_cast<int64_t>(pieces.size()), [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) copy_elems(out, pieces[i].dst, *pieces[i].t, pieces[i].src, pieces[i].n);
+        for (int64_t i = i0; i < i1; ++i) copy(pieces[i].t, pieces[i].src, pieces[i].dst, pieces[i].n);
       });
     };
   });

@@ -45,10 +45,11 @@ void gemm_int32_exact(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t 
 void int8_matmul(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const Tensor& B, const Tensor* b_zp,
                  const PackedInt8B* packed_b, int32_t* y, ThreadPool* pool, const char* a_name, const char* b_name);
 
-// The same product as floats, y = float(sum) * scale[n] + bias[n] (N scales;
-// bias: N values or null), converted in the GEMM's tiles.
-void int8_matmul_to_float(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const Tensor& B,
-                          const Tensor* b_zp, const PackedInt8B* packed_b, const float* scale, const float* bias,
+// The same product as floats, y = float(sum) * (a_scale * b_scale[n]) +
+// bias[n] (b_scale: a float scalar or N floats, checked by the caller; bias:
+// N values or null), converted in the GEMM's tiles.
+void int8_matmul_to_float(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, float a_scale, const Tensor& B,
+                          const Tensor* b_zp, const Tensor& b_scale, const PackedInt8B* packed_b, const float* bias,
                           float* y, ThreadPool* pool, const char* a_name, const char* b_name);
 
 // B packed for int8_matmul when it is a constant 2-D uint8/int8 matrix.

@@ -252,11 +252,10 @@ class ContribAttentionKernel final : public Kernel {
     check_quant_params(x, ctx.input(3), x_zp, x.dim(2), false, op_, "input");
     const Tensor& w_scale = ctx.input(4);
     const int64_t rows = x.dim(0) * x.dim(1);
-    std::vector<float> mult(static_cast<size_t>(cols)), qkv(static_cast<size_t>(rows * cols));
-    const float x_scale = ctx.input(3).data<float>()[0];
-    for (int64_t c = 0; c < cols; ++c) mult[c] = x_scale * w_scale.data<float>()[w_scale.numel() == 1 ? 0 : c];
-    int8_matmul_to_float(plan_matmul(x.shape(), w.shape()), x, x_zp, w, w_zp, packed_int8_.get(), mult.data(), bias,
-                         qkv.data(), ctx.thread_pool(), "QAttention input", "QAttention weight");
+    std::vector<float> qkv(static_cast<size_t>(rows * cols));
+    int8_matmul_to_float(plan_matmul(x.shape(), w.shape()), x, x_zp, ctx.input(3).data<float>()[0], w, w_zp, w_scale,
+                         packed_int8_.get(), bias, qkv.data(), ctx.thread_pool(), "QAttention input",
+                         "QAttention weight");
     return qkv;
   }
 

@@ -337,10 +337,8 @@ void integer_matmul_to_float(KernelContext& ctx, const Tensor& A, const Tensor* 
   if (bias && (bias->dtype() != DataType::Float || bias->rank() != 1 || bias->numel() != p.N))
     kernel_fail("bias must be a float vector of N=" + std::to_string(p.N) + " values, got " + dtype_name(bias->dtype()) +
                 " " + shape_to_string(bias->shape()));
-  std::vector<float> mult(static_cast<size_t>(p.N));
-  for (int64_t n = 0; n < p.N; ++n) mult[n] = a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : n];
   Tensor& Y = ctx.allocate_output(0, DataType::Float, p.out_shape);
-  int8_matmul_to_float(p, A, a_zp, B, b_zp, packed_b, mult.data(), bias ? bias->data<float>() : nullptr,
+  int8_matmul_to_float(p, A, a_zp, a_scale, B, b_zp, b_scale, packed_b, bias ? bias->data<float>() : nullptr,
                        Y.data<float>(), ctx.thread_pool(), "A", "B");
 }
 

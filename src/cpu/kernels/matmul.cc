@@ -210,10 +210,14 @@ void int8_matmul(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const
   int8_matmul_into(p, A, a_zp, B, b_zp, packed_b, Int8MatMulOut{y}, pool, a_name, b_name);
 }
 
-void int8_matmul_to_float(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const Tensor& B,
-                          const Tensor* b_zp, const PackedInt8B* packed_b, const float* scale, const float* bias,
+void int8_matmul_to_float(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, float a_scale, const Tensor& B,
+                          const Tensor* b_zp, const Tensor& b_scale, const PackedInt8B* packed_b, const float* bias,
                           float* y, ThreadPool* pool, const char* a_name, const char* b_name) {
-  int8_matmul_into(p, A, a_zp, B, b_zp, packed_b, Int8MatMulOut{nullptr, y, scale, bias}, pool, a_name, b_name);
+  std::vector<float> scale(static_cast<size_t>(p.N));
+  const float* bs = b_scale.data<float>();
+  for (int64_t n = 0; n < p.N; ++n) scale[n] = a_scale * bs[b_scale.numel() == 1 ? 0 : n];
+  int8_matmul_into(p, A, a_zp, B, b_zp, packed_b, Int8MatMulOut{nullptr, y, scale.data(), bias}, pool, a_name,
+                   b_name);
 }
 
 namespace {

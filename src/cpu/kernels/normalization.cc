@@ -255,9 +255,6 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
     };
     check_param(scale, "Scale");
     if (bias) check_param(*bias, "B");
-    // A float Scale / B with a value per normalized element (the usual case)
-    // is read in place; other shapes and types are expanded to a full row.
-    auto in_place = [&](const Tensor* p) { return !p || (p->dtype() == DataType::Float && p->numel() == inner); };
     Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
     Shape stat_shape(X.shape().begin(), X.shape().begin() + axis);
     for (int64_t d = axis; d < rank; ++d) stat_shape.push_back(1);
@@ -267,39 +264,32 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
       using T = typename decltype(tag)::type;
       using Acc = AccOf<T>;
       ThreadPool* pool = X.numel() > 32768 ? ctx.thread_pool() : nullptr;
+      // Scale / B as full rows: a float with a value per normalized element
+      // (the usual case) is read in place, other shapes and types are
+      // expanded through their broadcast offsets.
+      std::vector<Acc> sc, b;
+      auto full_row = [&](const Tensor* p, std::vector<Acc>& expanded) -> const Acc* {
+        if (!p) return nullptr;
+        if constexpr (std::is_same_v<Acc, float>)
+          if (p->dtype() == DataType::Float && p->numel() == inner) return p->data<float>();
+        const std::vector<int64_t> off = broadcast_offsets(p->shape(), norm_shape);
+        auto values = read_values<Acc>(*p);
+        expanded.resize(static_cast<size_t>(inner));
+        for (int64_t i = 0; i < inner; ++i) expanded[i] = values[off[i]];
+        return expanded.data();
+      };
+      const Acc* sp = full_row(&scale, sc);
+      const Acc* bp = full_row(bias, b);
       if constexpr (std::is_same_v<T, float>) {
         // Float rows without the Mean / InvStdDev outputs: the vectorized row
         // kernel SkipLayerNormalization uses (16-lane float sums, two passes, so
         // within ~1e-6 relative of a double reference).
-        if (!mean_out && !inv_out && inner > 0 && in_place(&scale) && in_place(bias)) {
+        if (!mean_out && !inv_out && inner > 0) {
           const float* xp = X.data<float>();
           float* yp = Y.data<float>();
-          const float* sp = scale.data<float>();
-          const float* bp = bias ? bias->data<float>() : nullptr;
           parallel_for(pool, outer, [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r)
               vm::layer_norm(xp + r * inner, nullptr, yp + r * inner, inner, sp, bp, epsilon);
-          });
-          return;
-        }
-      }
-      std::vector<Acc> sc(inner), b(inner, Acc(0));
-      const std::vector<int64_t> soff = broadcast_offsets(scale.shape(), norm_shape);
-      auto sv = read_values<Acc>(scale);
-      for (int64_t i = 0; i < inner; ++i) sc[i] = sv[soff[i]];
-      if (bias) {
-        const std::vector<int64_t> boff = broadcast_offsets(bias->shape(), norm_shape);
-        auto bv = read_values<Acc>(*bias);
-        for (int64_t i = 0; i < inner; ++i) b[i] = bv[boff[i]];
-      }
-      if constexpr (std::is_same_v<T, float>) {
-        if (!mean_out && !inv_out && inner > 0) {  // broadcast Scale / B, expanded to a full row above
-          const float* xp = X.data<float>();
-          float* yp = Y.data<float>();
-          const float* bp = bias ? b.data() : nullptr;
-          parallel_for(pool, outer, [&](int64_t r0, int64_t r1) {
-            for (int64_t r = r0; r < r1; ++r)
-              vm::layer_norm(xp + r * inner, nullptr, yp + r * inner, inner, sc.data(), bp, epsilon);
           });
           return;
         }
@@ -318,7 +308,8 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
           }
           Acc var = inner ? s2 / static_cast<Acc>(inner) : Acc(0);
           Acc inv = Acc(1) / std::sqrt(var + static_cast<Acc>(epsilon));
-          for (int64_t i = 0; i < inner; ++i) yp[i] = T((static_cast<Acc>(xp[i]) - mu) * inv * sc[i] + b[i]);
+          for (int64_t i = 0; i < inner; ++i)
+            yp[i] = T((static_cast<Acc>(xp[i]) - mu) * inv * sp[i] + (bp ? bp[i] : Acc(0)));
           if (mean_out) mean_out->data<float>()[r] = static_cast<float>(mu);
           if (inv_out) inv_out->data<float>()[r] = static_cast<float>(inv);
         }

@@ -437,6 +437,32 @@ TEST(Optimizer, OrtContribOpsBecomeOnyxFusedOps) {
   EXPECT_EQ(r.fusions["MatMul+Add+Gelu"], 2);
 }
 
+// PyTorch 2's exporter writes nn.Linear + GELU as MatMul, Add and the opset-20
+// Gelu: both forms of it end in the FusedMatMul epilogue.
+TEST(Optimizer, StandardGeluFoldsIntoFusedMatMul) {
+  auto m = test::make_model(20);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {3, 5});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {3, 4});
+  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {3, 4});
+  *g->add_initializer() = float_tensor("w", {5, 4}, random_values(20, 7));
+  *g->add_initializer() = float_tensor("w2", {5, 4}, random_values(20, 11));
+  *g->add_initializer() = float_tensor("b", {4}, {0.5f, -1.0f, 0.25f, 2.0f});
+  add_node(g, "MatMul", {"x", "w"}, {"h"});
+  add_node(g, "Add", {"h", "b"}, {"hb"});
+  add_node(g, "Gelu", {"hb"}, {"y"});
+  add_node(g, "MatMul", {"x", "w2"}, {"h2"});
+  add_node(g, "Add", {"h2", "b"}, {"hb2"});
+  auto* tanh = add_node(g, "Gelu", {"hb2"}, {"z"});
+  auto* approx = tanh->add_attribute();
+  approx->set_name("approximate");
+  approx->set_type(onnx::AttributeProto::STRING);
+  approx->set_s("tanh");
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(15, 9), {3, 5}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["MatMul+Add+Gelu"], 2);
+}
+
 // Dynamic quantization's per-MatMul chain (ORT's quantize_dynamic form):
 // MatMulInteger -> Cast -> Mul(input scale x weight scale) -> Add(bias)
 // becomes one MatMulIntegerToFloat; the shared DynamicQuantizeLinear stays.

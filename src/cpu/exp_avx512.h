@@ -61,7 +61,9 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 gelu16_av
   const __m512 e = exp16_avx512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), az), az));
   // erf|z| = 1 - p e, so 1 + erf(z) is 2 - p e for z >= 0 and p e below: no
   // cancellation for large negative x, where GELU is tiny.
-  const __m512 pe = _mm512_mul_ps(p, e);
+  // Past |z| = 10, erfc is below 1e-44: taking p e as 0 there keeps GELU(+inf)
+  // = inf and GELU(x << 0) = -0 (the reciprocal above is NaN at |z| = inf).
+  const __m512 pe = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(az, _mm512_set1_ps(10.0f), _CMP_LT_OQ), p, e);
   const __mmask16 neg = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_LT_OQ);
   const __m512 one_plus = _mm512_mask_blend_ps(neg, _mm512_sub_ps(_mm512_set1_ps(2.0f), pe), pe);
   return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), one_plus);
@@ -73,7 +75,10 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 gelu_tanh
   const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
   const __m512 two_u = _mm512_mul_ps(_mm512_set1_ps(2.0f * 0.7978845608028654f),
                                      _mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), x));
-  return _mm512_mul_ps(x, sigmoid16_avx512(two_u));
+  // exp's clamp keeps sigmoid above 1e-38; below 2u = -88 it is 0 in float, so
+  // GELU(x << 0) is -0 rather than x * 1e-38 (and NaN at -inf, as x / 2 (1 + tanh u) is).
+  const __mmask16 live = _mm512_cmp_ps_mask(two_u, _mm512_set1_ps(-88.0f), _CMP_GE_OQ);
+  return _mm512_mul_ps(x, _mm512_maskz_mov_ps(live, sigmoid16_avx512(two_u)));
 }
 
 }  // namespace onyx

@@ -136,6 +136,17 @@ TEST(VectorMath, ExpGeluSoftmaxLayerNorm) {
     ASSERT_NEAR(y[i], 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v))),
                 1e-5f * (1 + std::fabs(v)));
   }
+  // the ends: GELU(+inf) = inf, far negative inputs give (negative) zero, NaN stays NaN
+  std::vector<float> ends = {INFINITY, 1e30f, -1e30f, -200.0f, NAN};
+  for (auto gelu : {vm::gelu_erf, vm::gelu_tanh}) {
+    std::vector<float> out(ends.size());
+    gelu(ends.data(), out.data(), int64_t(ends.size()));
+    EXPECT_EQ(out[0], INFINITY);
+    EXPECT_EQ(out[1], 1e30f);
+    EXPECT_EQ(out[2], 0.0f);
+    EXPECT_EQ(out[3], 0.0f);
+    EXPECT_TRUE(std::isnan(out[4]));
+  }
   // softmax of 1, 2, 3 (and in place)
   std::vector<float> s = {1, 2, 3};
   vm::softmax(s.data(), s.data(), 3);

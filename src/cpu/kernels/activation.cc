@@ -182,6 +182,11 @@ KernelFactory gelu_factory() {
     return [use_tanh](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
       Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+      if (x.dtype() == DataType::Float) {
+        vm::parallel_map(ctx.thread_pool(), x.data<float>(), y.data<float>(), x.numel(),
+                         use_tanh ? vm::gelu_tanh : vm::gelu_erf);
+        return;
+      }
       dispatch_float(x.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         using C = Compute<T>;

@@ -1,6 +1,6 @@
 // MatMul(A, W) + Add(bias) -> com.onyx FusedMatMul(A, W, bias), for constant
 // 2-D float weights W and a bias along W's last dim; a following Relu or
-// com.onyx Gelu is folded in as the activation.
+// Gelu (standard or com.onyx) is folded in as the activation.
 #include "opt/passes/passes.h"
 #include "opt/rewrite.h"
 
@@ -60,7 +60,8 @@ class MatMulAddFusion final : public GraphPass {
         if (ai < 0) continue;
         const Node& act = g.nodes[ai];
         bool relu = act.op_type == "Relu" && act.domain.empty();
-        bool gelu = act.op_type == "Gelu" && act.domain == kOnyxDomain;
+        // FusedMatMul's output is float, so the standard Gelu (opset 20) is the float one too.
+        bool gelu = act.op_type == "Gelu" && (act.domain == kOnyxDomain || act.domain.empty());
         if (!relu && !gelu) continue;
         Node fused = mm;
         fused.outputs = {act.outputs[0]};

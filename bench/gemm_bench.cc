@@ -29,7 +29,9 @@ double thread_seconds() {
 void cold_weights(int threads, int iters) {
   onyx::ThreadPool pool(threads);
   struct Shape { long M, N, K; };
-  for (Shape s : std::vector<Shape>{{128, 768, 768}, {128, 2304, 768}, {128, 3072, 768}, {128, 768, 3072}}) {
+  // BERT-base layer products, then a small LM head (vocabulary 32000).
+  for (Shape s : std::vector<Shape>{{128, 768, 768}, {128, 2304, 768}, {128, 3072, 768}, {128, 768, 3072},
+                                    {48, 32000, 256}}) {
     const int copies = static_cast<int>(std::max<long>(2, (96L << 20) / (s.K * s.N * 4)));
     std::vector<float> A(s.M * s.K), B(s.K * s.N), C(s.M * s.N);
     for (size_t i = 0; i < A.size(); ++i) A[i] = (i % 17) * 0.01f;

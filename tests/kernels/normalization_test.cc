@@ -101,6 +101,22 @@ TEST(RMSNormalization, LastAxisWithScale) {
   // axis 0 normalizes over the whole tensor: mean of squares 6.25.
   out = run_op(make_node("RMSNormalization", {"x", "s"}, {"y"}, {{"axis", attr_int(0)}}), {x, scale}, 23);
   expect_near(out[0], {1.2f, 3.2f, 0, 0}, 1e-4f);
+  // A scale of as many values as a row that still varies along the rows ([2, 1]).
+  auto x2 = Tensor::from_vector<float>({3, 4, 6, 8}, {2, 2});
+  out = run_op(make_node("RMSNormalization", {"x", "s"}, {"y"}), {x2, Tensor::from_vector<float>({1, 2}, {2, 1})}, 23);
+  expect_near(out[0], {0.8485278f, 1.1313704f, 2 * 0.8485278f, 2 * 1.1313704f}, 1e-4f);
+}
+
+// Float rows (the vector path) against the double reference, rows long enough
+// for the 16-lane sums and their tails.
+TEST(RMSNormalization, FloatRowsMatchDouble) {
+  Tensor x = pattern({3, 2, 37}, 1), scale = pattern({37}, 2);
+  Tensor xd(DataType::Double, x.shape()), sd(DataType::Double, scale.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) xd.data<double>()[i] = x.data<float>()[i];
+  for (int64_t i = 0; i < scale.numel(); ++i) sd.data<double>()[i] = scale.data<float>()[i];
+  Node node = make_node("RMSNormalization", {"x", "s"}, {"y"}, {{"epsilon", attr_float(1e-3f)}});
+  auto got = run_op(node, {x, scale}, 23), want = run_op(node, {xd, sd}, 23);
+  for (int64_t i = 0; i < x.numel(); ++i) ASSERT_NEAR(got[0].data<float>()[i], want[0].data<double>()[i], 1e-5) << i;
 }
 
 TEST(LpNormalization, L1L2AndZeroNorm) {

@@ -343,8 +343,26 @@ std::unique_ptr<Kernel> make_rmsnorm(const KernelInitContext& ic) {
       if (sd != 1 && sd != xd)
         kernel_fail("scale shape " + shape_to_string(ss) + " does not broadcast to " + shape_to_string(X.shape()));
     }
-    std::vector<int64_t> soff = broadcast_offsets(ss, X.shape());
     Tensor& Y = ctx.allocate_output(0, scale.dtype(), X.shape());
+    // Float X and a float scale over exactly the normalized axes (the usual
+    // case): rows in parallel, squares summed in double lanes, no copies.
+    bool scale_is_row = scale.numel() == inner && static_cast<int64_t>(ss.size()) <= rank - axis;
+    if (X.dtype() == DataType::Float && scale.dtype() == DataType::Float && scale_is_row) {
+      const float* xp = X.data<float>();
+      const float* sp = scale.data<float>();
+      float* yp = Y.data<float>();
+      parallel_for(X.numel() > 32768 ? ctx.thread_pool() : nullptr, outer, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const float* x = xp + r * inner;
+          float* y = yp + r * inner;
+          double mean_square = rr::sum_squared_deviation(x, inner, 0.0) / static_cast<double>(inner);
+          float inv = static_cast<float>(1.0 / std::sqrt(mean_square + static_cast<double>(epsilon)));
+          for (int64_t i = 0; i < inner; ++i) y[i] = x[i] * inv * sp[i];
+        }
+      });
+      return;
+    }
+    std::vector<int64_t> soff = broadcast_offsets(ss, X.shape());
     dispatch_float(X.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = AccOf<T>;

@@ -14,6 +14,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/float_values.h"
+#include "cpu/kernels/attention_core.h"
 #include "cpu/kernels/rotary.h"
 #include "kernels/dispatch.h"
 
@@ -59,6 +60,12 @@ HeadsView heads_view(const Tensor& t, int64_t num_heads, const char* what, const
     kernel_fail(std::string("Attention: ") + what + " must be 3-D or 4-D, got shape " + shape_to_string(t.shape()));
   }
   return v;
+}
+
+// Where the heads of a float Q, K or V lie, for the attention core.
+HeadLayout layout_of(const HeadsView& v, const float* base) {
+  if (v.three_d) return {base, v.S * v.H * v.D, v.D, v.H * v.D};
+  return {base, v.H * v.S * v.D, v.S * v.D, v.D};
 }
 
 // Concatenates past [B, H, P, D] and the new [B, H, S, D] (given as a view)
@@ -168,9 +175,32 @@ void attention_typed(KernelContext& ctx, const AttentionAttrs& at) {
 
   const A scale = at.has_scale ? static_cast<A>(at.scale) : A(1) / std::sqrt(static_cast<A>(D));
   const A sqrt_scale = std::sqrt(scale);
+  bool want_qk = ctx.wants_output(3);
+  if constexpr (std::is_same_v<A, float>) {
+    // The common case (float, no soft cap, window, padding lengths or QK
+    // output): the GEMM + vector-softmax core the fused attention ops use.
+    bool plain = at.softcap == 0.f && at.left_window < 0 && at.right_window < 0 && nonpad.empty() && !want_qk;
+    if (plain && q.dtype() == DataType::Float && mask_len == T) {
+      AttentionProblem p;
+      p.B = B, p.N = Hq, p.Sq = Sq, p.T = T, p.Dqk = D, p.Dv = Dv;
+      p.q = layout_of(qv, q.data<float>());
+      p.k = {Kall.data(), Hkv * T * D, T * D, D, group};
+      p.v = {Vall.data(), Hkv * T * Dv, T * Dv, Dv, group};
+      p.scale = scale;
+      if (mask) p.mask = {mask_vals.data(), ms[0], ms[1], ms[2], ms[3]};
+      p.causal = at.is_causal != 0;
+      p.past = P;
+      p.filter = -std::numeric_limits<float>::infinity();
+      p.zero_masked_rows = true;
+      Shape out_shape = qv.three_d ? Shape{B, Sq, Hq * Dv} : Shape{B, Hq, Sq, Dv};
+      p.out = ctx.allocate_output(0, DataType::Float, out_shape).data<float>();
+      p.heads_first_out = !qv.three_d;
+      run_attention(p, B * Hq * Sq * T * (D + Dv) > (1 << 16) ? ctx.thread_pool() : nullptr);
+      return;
+    }
+  }
   std::vector<A> qa = load_floats<A>(q);
   const int64_t qk_mode = at.qk_mode;
-  bool want_qk = ctx.wants_output(3);
   std::vector<A> qk_out(want_qk ? static_cast<size_t>(B * Hq * Sq * T) : 0);
   std::vector<A> y(static_cast<size_t>(B * Hq * Sq * Dv));
   const A neg_inf = -std::numeric_limits<A>::infinity();

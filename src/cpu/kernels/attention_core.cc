@@ -1,9 +1,12 @@
 #include "cpu/kernels/attention_core.h"
 
+#include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/row_reduce.h"
 
 namespace onyx {
 namespace {
@@ -28,10 +31,20 @@ void add_terms(const AttentionProblem& p, int64_t b, int64_t n, float* scores) {
   }
 }
 
+void softmax_rows(const AttentionProblem& p, float* scores) {
+  for (int64_t i = 0; i < p.Sq; ++i) {
+    float* row = scores + i * p.T;
+    if (p.zero_masked_rows && p.T > 0 && rr::max(row, p.T) == -std::numeric_limits<float>::infinity())
+      std::fill_n(row, p.T, 0.f);
+    else
+      vm::softmax(row, row, p.T);
+  }
+}
+
 }  // namespace
 
 void run_attention(const AttentionProblem& p, ThreadPool* pool) {
-  const int64_t ld_out = p.N * p.Dv;
+  const int64_t ld_out = p.heads_first_out ? p.Dv : p.N * p.Dv;
   parallel_for(pool, p.B * p.N, [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> scores;
     if (scores.size() < static_cast<size_t>(p.Sq * p.T)) scores.resize(static_cast<size_t>(p.Sq * p.T));
@@ -40,9 +53,9 @@ void run_attention(const AttentionProblem& p, ThreadPool* pool) {
       gemm_f32(false, true, p.Sq, p.T, p.Dqk, p.scale, p.q.at(b, n), p.q.row, p.k.at(b, n), p.k.row, 0.f,
                scores.data(), p.T);
       add_terms(p, b, n, scores.data());
-      for (int64_t i = 0; i < p.Sq; ++i) vm::softmax(scores.data() + i * p.T, scores.data() + i * p.T, p.T);
-      gemm_f32(false, false, p.Sq, p.Dv, p.T, 1.f, scores.data(), p.T, p.v.at(b, n), p.v.row, 0.f,
-               p.out + b * p.Sq * ld_out + n * p.Dv, ld_out);
+      softmax_rows(p, scores.data());
+      float* out = p.heads_first_out ? p.out + (b * p.N + n) * p.Sq * p.Dv : p.out + b * p.Sq * ld_out + n * p.Dv;
+      gemm_f32(false, false, p.Sq, p.Dv, p.T, 1.f, scores.data(), p.T, p.v.at(b, n), p.v.row, 0.f, out, ld_out);
     }
   });
 }

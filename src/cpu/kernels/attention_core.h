@@ -11,11 +11,12 @@
 namespace onyx {
 
 // Where element (b, n, t, d) of a per-head Q, K or V lives: base + b * batch +
-// n * head + t * row + d.
+// (n / group) * head + t * row + d. group > 1: grouped-query attention, each
+// K / V head serving `group` query heads.
 struct HeadLayout {
   const float* base = nullptr;
-  int64_t batch = 0, head = 0, row = 0;
-  const float* at(int64_t b, int64_t n) const { return base + b * batch + n * head; }
+  int64_t batch = 0, head = 0, row = 0, group = 1;
+  const float* at(int64_t b, int64_t n) const { return base + b * batch + (n / group) * head; }
 };
 
 // An additive term over the scores [B, N, Sq, T], by strides (0: broadcast).
@@ -35,7 +36,11 @@ struct AttentionProblem {
   int64_t past = 0;
   float filter = -10000.f;
   ScoreTerm bias;
-  float* out = nullptr;  // [B, Sq, N * Dv]
+  // A row whose every score is -inf (masked out entirely) gives zeros rather
+  // than NaN (the ai.onnx Attention op's rule).
+  bool zero_masked_rows = false;
+  float* out = nullptr;  // [B, Sq, N * Dv], or [B, N, Sq, Dv] when heads_first_out
+  bool heads_first_out = false;
 };
 
 // One task per (batch, head) on `pool` (may be null).

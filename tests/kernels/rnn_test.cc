@@ -71,6 +71,38 @@ TEST(LSTM, ZeroWeightsWithInitialC) {
   expect_near(r[1], {0.5f * std::tanh(0.5f)});
 }
 
+Tensor as_double(const Tensor& t) {
+  Tensor d(DataType::Double, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) d.data<double>()[i] = t.data<float>()[i];
+  return d;
+}
+
+// Bidirectional layers run one direction per task: on two threads, float LSTM
+// and GRU must match the double path (one thread) in every output.
+TEST(RNN, BidirectionalOnThreadsMatchesDouble) {
+  const int64_t seq = 7, batch = 2, in = 3, H = 5;
+  ThreadPool pool(2);
+  for (const char* op : {"LSTM", "GRU"}) {
+    const int64_t G = std::string(op) == "LSTM" ? 4 : 3;
+    std::vector<Tensor> inputs = {pattern({seq, batch, in}, 1), pattern({2, G * H, in}, 2), pattern({2, G * H, H}, 3),
+                                  pattern({2, 2 * G * H}, 4), Tensor::from_vector<int32_t>({7, 4}, {2}),
+                                  pattern({2, batch, H}, 5)};
+    std::vector<std::string> names = {"x", "w", "r", "b", "sl", "h0"};
+    std::vector<std::string> outs = {"y", "yh"};
+    if (G == 4) outs.push_back("yc");
+    Node node = make_node(op, names, outs, {{"hidden_size", attr_int(H)}, {"direction", attr_string("bidirectional")}});
+    auto got = run_op(node, inputs, 14, &pool);
+    std::vector<Tensor> dinputs;
+    for (auto& t : inputs) dinputs.push_back(t.dtype() == DataType::Float ? as_double(t) : t);
+    auto want = run_op(node, dinputs, 14);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      ASSERT_EQ(got[o].shape(), want[o].shape()) << op << " output " << o;
+      for (int64_t i = 0; i < got[o].numel(); ++i)
+        ASSERT_NEAR(got[o].data<float>()[i], want[o].data<double>()[i], 1e-5) << op << " output " << o << " at " << i;
+    }
+  }
+}
+
 TEST(RNN, BadWeightShape) {
   EXPECT_THROW(run_op(make_node("LSTM", {"x", "w", "r"}, {"y"}, {{"hidden_size", attr_int(2)}}),
                       {f({1}, {1, 1, 1}), f({0, 0, 0, 0}, {1, 4, 1}), f({0, 0, 0, 0}, {1, 4, 1})}, 14),

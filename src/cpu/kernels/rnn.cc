@@ -245,14 +245,15 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
       const C* src = x.data() + (cfg.layout == 0 ? (t * batch + bb) * in : (bb * seq + t) * in);
       std::copy(src, src + in, xs.data() + (t * batch + bb) * in);
     }
-  std::vector<C> xw(static_cast<size_t>(seq * batch * GH));
   // Per step, every batch row at once: h [batch, H] x R^T is one GEMM of
   // `batch` rows (R packed once per direction for float), and the gates run
-  // as vectors. A row past its sequence length keeps its state.
-  std::vector<C> h(static_cast<size_t>(batch * H)), c(h.size()), hr(static_cast<size_t>(batch * GH)), tmp(h.size()),
-      rh(h.size());
+  // as vectors. A row past its sequence length keeps its state. The two
+  // directions of a bidirectional layer are independent: one task each.
   const int64_t max_len = batch ? *std::max_element(lens.begin(), lens.end()) : 0;
-  for (int d = 0; d < D; ++d) {
+  auto run_direction = [&](int d) {
+    std::vector<C> xw(static_cast<size_t>(seq * batch * GH));
+    std::vector<C> h(static_cast<size_t>(batch * H)), c(h.size()), hr(static_cast<size_t>(batch * GH)),
+        tmp(h.size()), rh(h.size());
     const bool rev = cfg.reverse_only || d == 1;
     const C* wd = packs ? nullptr : w.data() + d * GH * in;
     const C* rd = packs ? nullptr : r.data() + d * GH * H;
@@ -384,7 +385,10 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
       std::copy_n(h.begin() + bb * H, H, yh.begin() + state_index(d, bb));
       std::copy_n(c.begin() + bb * H, H, yc.begin() + state_index(d, bb));
     }
-  }
+  };
+  parallel_for(D > 1 ? ctx.thread_pool() : nullptr, D, [&](int64_t d0, int64_t d1) {
+    for (int64_t d = d0; d < d1; ++d) run_direction(static_cast<int>(d));
+  });
   auto emit = [&](size_t idx, const Shape& shape, const std::vector<C>& v) {
     if (idx >= ctx.num_outputs() || !ctx.wants_output(idx)) return;
     Tensor& o = ctx.allocate_output(idx, X.dtype(), shape);

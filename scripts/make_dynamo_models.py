@@ -63,6 +63,53 @@ class LlamaBlock(nn.Module):
         return x + self.down(F.silu(self.gate(y)) * self.up(y))
 
 
+class CachedLlamaBlock(LlamaBlock):
+    """The same layer for one decoding step: appends its K / V to the cache."""
+
+    def forward(self, x, cos, sin, past_k, past_v):
+        b, s, _ = x.shape
+        y = self.norm1(x)
+        q = self.q(y).view(b, s, self.h, self.d).transpose(1, 2)
+        k = self.k(y).view(b, s, self.kv, self.d).transpose(1, 2)
+        v = self.v(y).view(b, s, self.kv, self.d).transpose(1, 2)
+        q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
+        k = torch.cat([past_k, k], dim=2)
+        v = torch.cat([past_v, v], dim=2)
+        rep = self.h // self.kv
+        a = F.scaled_dot_product_attention(q, k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1))
+        x = x + self.o(a.transpose(1, 2).reshape(b, s, -1))
+        y = self.norm2(x)
+        return x + self.down(F.silu(self.gate(y)) * self.up(y)), k, v
+
+
+class TinyLlamaDecode(nn.Module):
+    """One generation step of TinyLlama: a token, the KV cache of every layer
+    in, logits and the grown cache out."""
+
+    def __init__(self, vocab=32000, hidden=256, layers=4, heads=8, kv_heads=2, ffn=688):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, hidden)
+        self.layers = nn.ModuleList(CachedLlamaBlock(hidden, heads, kv_heads, ffn) for _ in range(layers))
+        self.norm = nn.RMSNorm(hidden, eps=1e-6)
+        self.head = nn.Linear(hidden, vocab, bias=False)
+        d = hidden // heads
+        self.register_buffer('inv_freq', 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d)), persistent=False)
+
+    def forward(self, input_ids, past_k, past_v):
+        pos = past_k.shape[3]
+        t = torch.arange(pos, pos + input_ids.shape[1], dtype=torch.float32)
+        freqs = torch.outer(t, self.inv_freq)
+        emb = torch.cat([freqs, freqs], dim=-1)
+        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        x = self.embed(input_ids)
+        ks, vs = [], []
+        for i, layer in enumerate(self.layers):
+            x, k, v = layer(x, cos, sin, past_k[i], past_v[i])
+            ks.append(k)
+            vs.append(v)
+        return self.head(self.norm(x)), torch.stack(ks), torch.stack(vs)
+
+
 class TinyLlama(nn.Module):
     def __init__(self, vocab=32000, hidden=256, layers=4, heads=8, kv_heads=2, ffn=688):
         super().__init__()
@@ -136,6 +183,20 @@ def tiny_llama(opset=None):
     return build
 
 
+def tiny_llama_decode(opset=None):
+    def build():
+        model = TinyLlamaDecode()
+        model.export_opset = opset
+        model.output_names = ['logits', 'present_k', 'present_v']
+        past = 200
+        ids = torch.randint(0, 32000, (1, 1))
+        cache = [torch.randn(4, 1, 2, past, 32) for _ in range(2)]
+        past_len = torch.export.Dim('past', min=1, max=4096)
+        model.dynamic_shapes = {'input_ids': None, 'past_k': {3: past_len}, 'past_v': {3: past_len}}
+        return model, (ids, *cache), ['input_ids', 'past_k', 'past_v'], None
+    return build
+
+
 def mha_encoder():
     x = torch.randn(2, 40, 256)
     pad = torch.zeros(2, 40, dtype=torch.bool)
@@ -158,6 +219,8 @@ MODELS = {
     'dyn_tiny_llama': tiny_llama(),
     # opset 23: scaled_dot_product_attention as the ONNX Attention op, RMSNorm as RMSNormalization
     'dyn_tiny_llama_op23': tiny_llama(23),
+    'dyn_llama_decode': tiny_llama_decode(),
+    'dyn_llama_decode_op23': tiny_llama_decode(23),
     'dyn_mha_encoder': mha_encoder,
     'dyn_conv_lstm': conv_lstm,
 }
@@ -171,8 +234,10 @@ def main(out, names):
         model.eval()
         path = os.path.join(out, name + '.onnx')
         with torch.no_grad():
-            torch.onnx.export(model, args, path, dynamo=True, input_names=in_names, output_names=['output'],
-                              dynamic_axes=axes, external_data=False,
+            out_names = getattr(model, 'output_names', ['output'])
+            torch.onnx.export(model, args, path, dynamo=True, input_names=in_names, output_names=out_names,
+                              dynamic_axes=axes, dynamic_shapes=getattr(model, 'dynamic_shapes', None),
+                              external_data=False,
                               opset_version=getattr(model, 'export_opset', None))
         for i, a in enumerate(args):
             np.save(os.path.join(out, f'{name}.input_{i}.npy'), a.numpy())

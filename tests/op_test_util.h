@@ -51,7 +51,10 @@ inline std::vector<Value> run_op_values(const Node& node, const std::vector<Valu
 inline std::vector<Tensor> run_op(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17,
                                   ThreadPool* pool = nullptr) {
   std::vector<Value> values;
-  for (auto& t : inputs) values.push_back(t.defined() ? Value(t) : Value());
+  for (auto& t : inputs) {
+    if (t.defined()) values.emplace_back(t);
+    else values.emplace_back();
+  }
   std::vector<Tensor> out;
   for (auto& v : run_op_values(node, values, opset, pool)) out.push_back(v.is_tensor() ? v.tensor() : Tensor());
   return out;

@@ -116,22 +116,39 @@ Tensor as_double(const Tensor& t) {
 // grouped heads, a KV cache, causal masking and a per-head float mask, in 4-D
 // and 3-D layouts, must agree.
 TEST(Attention, FloatCoreMatchesDoubleReference) {
-  const int64_t B = 2, Hq = 4, Hkv = 2, Sq = 5, P = 3, D = 8, Dv = 6, T = P + Sq;
-  Tensor pk = pattern({B, Hkv, P, D}, 4), pv = pattern({B, Hkv, P, Dv}, 5);
-  Tensor mask = pattern({1, Hq, Sq, T}, 6);
+  const int64_t B = 2, Hq = 4, Hkv = 2, Sq = 5, P = 3, D = 8, Dv = 6;
   for (bool three_d : {false, true}) {
-    Tensor q = three_d ? pattern({B, Sq, Hq * D}, 1) : pattern({B, Hq, Sq, D}, 1);
-    Tensor k = three_d ? pattern({B, Sq, Hkv * D}, 2) : pattern({B, Hkv, Sq, D}, 2);
-    Tensor v = three_d ? pattern({B, Sq, Hkv * Dv}, 3) : pattern({B, Hkv, Sq, Dv}, 3);
-    std::map<std::string, Attribute> attrs = {{"is_causal", attr_int(1)}};
-    if (three_d) attrs = {{"is_causal", attr_int(1)}, {"q_num_heads", attr_int(Hq)}, {"kv_num_heads", attr_int(Hkv)}};
-    Node node = attention({"q", "k", "v", "m", "pk", "pv"}, {"y", "present_k"}, attrs);
-    auto got = run_op(node, {q, k, v, mask, pk, pv}, 23);
-    auto want = run_op(node, {as_double(q), as_double(k), as_double(v), as_double(mask), as_double(pk), as_double(pv)}, 23);
-    ASSERT_EQ(got[0].shape(), want[0].shape());
-    EXPECT_EQ(got[1].shape(), (Shape{B, Hkv, T, D}));
-    for (int64_t i = 0; i < got[0].numel(); ++i)
-      ASSERT_NEAR(got[0].data<float>()[i], want[0].data<double>()[i], 1e-5) << "three_d " << three_d << " at " << i;
+    for (bool cached : {false, true}) {  // without a cache, K and V are read in place
+      const int64_t T = cached ? P + Sq : Sq;
+      Shape q_shape = three_d ? Shape{B, Sq, Hq * D} : Shape{B, Hq, Sq, D};
+      Shape k_shape = three_d ? Shape{B, Sq, Hkv * D} : Shape{B, Hkv, Sq, D};
+      Shape v_shape = three_d ? Shape{B, Sq, Hkv * Dv} : Shape{B, Hkv, Sq, Dv};
+      std::vector<Tensor> in;
+      in.push_back(pattern(q_shape, 1));
+      in.push_back(pattern(k_shape, 2));
+      in.push_back(pattern(v_shape, 3));
+      in.push_back(pattern({1, Hq, Sq, T}, 6));
+      std::vector<std::string> names = {"q", "k", "v", "m"}, outs = {"y"};
+      if (cached) {
+        in.push_back(pattern({B, Hkv, P, D}, 4));
+        in.push_back(pattern({B, Hkv, P, Dv}, 5));
+        names.insert(names.end(), {"pk", "pv"});
+        outs.push_back("present_k");
+      }
+      std::map<std::string, Attribute> attrs = {{"is_causal", attr_int(1)}};
+      if (three_d) attrs.insert({{"q_num_heads", attr_int(Hq)}, {"kv_num_heads", attr_int(Hkv)}});
+      Node node = attention(names, outs, attrs);
+      std::vector<Tensor> din;
+      for (auto& t : in) din.push_back(as_double(t));
+      auto got = run_op(node, in, 23), want = run_op(node, din, 23);
+      ASSERT_EQ(got[0].shape(), want[0].shape());
+      if (cached) {
+        EXPECT_EQ(got[1].shape(), (Shape{B, Hkv, T, D}));
+      }
+      for (int64_t i = 0; i < got[0].numel(); ++i)
+        ASSERT_NEAR(got[0].data<float>()[i], want[0].data<double>()[i], 1e-5)
+            << "three_d " << three_d << " cached " << cached << " at " << i;
+    }
   }
 }
 

@@ -123,10 +123,14 @@ void attention_typed(KernelContext& ctx, const AttentionAttrs& at) {
     past_v = load_floats<A>(pv);
   }
   const int64_t T = P + kv.S;
-  std::vector<A> Kall = concat_cache<A>(has_past ? &past_k : nullptr, P, load_floats<A>(k), kv);
-  std::vector<A> Vall = concat_cache<A>(has_past ? &past_v : nullptr, P, load_floats<A>(vt), vv);
-  if (ctx.wants_output(1)) store_floats(Kall.data(), ctx.allocate_output(1, k.dtype(), {B, Hkv, T, D}));
-  if (ctx.wants_output(2)) store_floats(Vall.data(), ctx.allocate_output(2, vt.dtype(), {B, Hkv, T, Dv}));
+  // K and V behind the cache, [B, Hkv, T, D], and the present outputs.
+  std::vector<A> Kall, Vall;
+  auto concat_kv = [&] {
+    Kall = concat_cache<A>(has_past ? &past_k : nullptr, P, load_floats<A>(k), kv);
+    Vall = concat_cache<A>(has_past ? &past_v : nullptr, P, load_floats<A>(vt), vv);
+    if (ctx.wants_output(1)) store_floats(Kall.data(), ctx.allocate_output(1, k.dtype(), {B, Hkv, T, D}));
+    if (ctx.wants_output(2)) store_floats(Vall.data(), ctx.allocate_output(2, vt.dtype(), {B, Hkv, T, Dv}));
+  };
 
   // nonpad_kv_seqlen (opset 24): valid keys per batch; the causal offset follows it.
   std::vector<int64_t> nonpad;
@@ -184,8 +188,16 @@ void attention_typed(KernelContext& ctx, const AttentionAttrs& at) {
       AttentionProblem p;
       p.B = B, p.N = Hq, p.Sq = Sq, p.T = T, p.Dqk = D, p.Dv = Dv;
       p.q = layout_of(qv, q.data<float>());
-      p.k = {Kall.data(), Hkv * T * D, T * D, D, group};
-      p.v = {Vall.data(), Hkv * T * Dv, T * Dv, Dv, group};
+      if (!has_past && !ctx.wants_output(1) && !ctx.wants_output(2) && k.dtype() == DataType::Float &&
+          vt.dtype() == DataType::Float) {
+        p.k = layout_of(kv, k.data<float>());  // read in place
+        p.v = layout_of(vv, vt.data<float>());
+      } else {
+        concat_kv();
+        p.k = {Kall.data(), Hkv * T * D, T * D, D};
+        p.v = {Vall.data(), Hkv * T * Dv, T * Dv, Dv};
+      }
+      p.k.group = p.v.group = group;
       p.scale = scale;
       if (mask) p.mask = {mask_vals.data(), ms[0], ms[1], ms[2], ms[3]};
       p.causal = at.is_causal != 0;
@@ -199,6 +211,7 @@ void attention_typed(KernelContext& ctx, const AttentionAttrs& at) {
       return;
     }
   }
+  concat_kv();
   std::vector<A> qa = load_floats<A>(q);
   const int64_t qk_mode = at.qk_mode;
   std::vector<A> qk_out(want_qk ? static_cast<size_t>(B * Hq * Sq * T) : 0);

@@ -26,7 +26,8 @@ import make_models as mm  # noqa: E402
 
 class LlamaBlock(nn.Module):
     """Pre-norm decoder layer as in Llama: RMSNorm, rotary q/k, grouped KV heads,
-    causal scaled_dot_product_attention, SiLU-gated MLP."""
+    scaled_dot_product_attention (causal over a prompt; one step after a KV
+    cache), SiLU-gated MLP. Returns the new x and the layer's full K and V."""
 
     def __init__(self, hidden, heads, kv_heads, ffn):
         super().__init__()
@@ -47,70 +48,28 @@ class LlamaBlock(nn.Module):
         x1, x2 = x[..., :half], x[..., half:]
         return x * cos + torch.cat([-x2, x1], dim=-1) * sin
 
-    def forward(self, x, cos, sin):
+    def forward(self, x, cos, sin, past_k=None, past_v=None):
         b, s, _ = x.shape
         y = self.norm1(x)
         q = self.q(y).view(b, s, self.h, self.d).transpose(1, 2)
         k = self.k(y).view(b, s, self.kv, self.d).transpose(1, 2)
         v = self.v(y).view(b, s, self.kv, self.d).transpose(1, 2)
         q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
+        if past_k is not None:
+            k = torch.cat([past_k, k], dim=2)
+            v = torch.cat([past_v, v], dim=2)
         rep = self.h // self.kv
-        k = k.repeat_interleave(rep, dim=1)
-        v = v.repeat_interleave(rep, dim=1)
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.o(a.transpose(1, 2).reshape(b, s, -1))
-        y = self.norm2(x)
-        return x + self.down(F.silu(self.gate(y)) * self.up(y))
-
-
-class CachedLlamaBlock(LlamaBlock):
-    """The same layer for one decoding step: appends its K / V to the cache."""
-
-    def forward(self, x, cos, sin, past_k, past_v):
-        b, s, _ = x.shape
-        y = self.norm1(x)
-        q = self.q(y).view(b, s, self.h, self.d).transpose(1, 2)
-        k = self.k(y).view(b, s, self.kv, self.d).transpose(1, 2)
-        v = self.v(y).view(b, s, self.kv, self.d).transpose(1, 2)
-        q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
-        k = torch.cat([past_k, k], dim=2)
-        v = torch.cat([past_v, v], dim=2)
-        rep = self.h // self.kv
-        a = F.scaled_dot_product_attention(q, k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1))
+        a = F.scaled_dot_product_attention(q, k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1),
+                                           is_causal=past_k is None)
         x = x + self.o(a.transpose(1, 2).reshape(b, s, -1))
         y = self.norm2(x)
         return x + self.down(F.silu(self.gate(y)) * self.up(y)), k, v
 
 
-class TinyLlamaDecode(nn.Module):
-    """One generation step of TinyLlama: a token, the KV cache of every layer
-    in, logits and the grown cache out."""
-
-    def __init__(self, vocab=32000, hidden=256, layers=4, heads=8, kv_heads=2, ffn=688):
-        super().__init__()
-        self.embed = nn.Embedding(vocab, hidden)
-        self.layers = nn.ModuleList(CachedLlamaBlock(hidden, heads, kv_heads, ffn) for _ in range(layers))
-        self.norm = nn.RMSNorm(hidden, eps=1e-6)
-        self.head = nn.Linear(hidden, vocab, bias=False)
-        d = hidden // heads
-        self.register_buffer('inv_freq', 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d)), persistent=False)
-
-    def forward(self, input_ids, past_k, past_v):
-        pos = past_k.shape[3]
-        t = torch.arange(pos, pos + input_ids.shape[1], dtype=torch.float32)
-        freqs = torch.outer(t, self.inv_freq)
-        emb = torch.cat([freqs, freqs], dim=-1)
-        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
-        x = self.embed(input_ids)
-        ks, vs = [], []
-        for i, layer in enumerate(self.layers):
-            x, k, v = layer(x, cos, sin, past_k[i], past_v[i])
-            ks.append(k)
-            vs.append(v)
-        return self.head(self.norm(x)), torch.stack(ks), torch.stack(vs)
-
-
 class TinyLlama(nn.Module):
+    """A prompt (input_ids only: logits out) or one generation step (the KV
+    cache of every layer in: logits and the grown cache out)."""
+
     def __init__(self, vocab=32000, hidden=256, layers=4, heads=8, kv_heads=2, ffn=688):
         super().__init__()
         self.embed = nn.Embedding(vocab, hidden)
@@ -120,16 +79,21 @@ class TinyLlama(nn.Module):
         d = hidden // heads
         self.register_buffer('inv_freq', 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d)), persistent=False)
 
-    def forward(self, input_ids):
-        s = input_ids.shape[1]
-        t = torch.arange(s, dtype=torch.float32)
+    def forward(self, input_ids, past_k=None, past_v=None):
+        pos = 0 if past_k is None else past_k.shape[3]
+        t = torch.arange(pos, pos + input_ids.shape[1], dtype=torch.float32)
         freqs = torch.outer(t, self.inv_freq)
         emb = torch.cat([freqs, freqs], dim=-1)
         cos, sin = emb.cos()[None, None], emb.sin()[None, None]
         x = self.embed(input_ids)
-        for layer in self.layers:
-            x = layer(x, cos, sin)
-        return self.head(self.norm(x))
+        ks, vs = [], []
+        for i, layer in enumerate(self.layers):
+            cache = () if past_k is None else (past_k[i], past_v[i])
+            x, k, v = layer(x, cos, sin, *cache)
+            ks.append(k)
+            vs.append(v)
+        logits = self.head(self.norm(x))
+        return logits if past_k is None else (logits, torch.stack(ks), torch.stack(vs))
 
 
 class MhaEncoder(nn.Module):
@@ -185,7 +149,7 @@ def tiny_llama(opset=None):
 
 def tiny_llama_decode(opset=None):
     def build():
-        model = TinyLlamaDecode()
+        model = TinyLlama()
         model.export_opset = opset
         model.output_names = ['logits', 'present_k', 'present_v']
         past = 200

@@ -269,9 +269,6 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
     if (packs) {
       r_first = packs->r_first[d];
       if (first_rows != GH) r_hidden = packs->r_hidden[d];
-    } else if constexpr (std::is_same_v<C, float>) {
-      r_first = gemm_pack_b(true, H, first_rows, rd, H);
-      if (first_rows != GH) r_hidden = gemm_pack_b(true, H, H, rd + 2 * H * H, H);
     }
     auto recur = [&](const C* hv, const std::optional<PackedB>& packed, const C* rows, int64_t n, C* out, int64_t ldo) {
       if constexpr (std::is_same_v<C, float>) {
@@ -443,7 +440,13 @@ KernelFactory rnn_factory(Cell cell) {
     return std::make_unique<LambdaKernel>([cfg, packs](KernelContext& ctx) {
       dispatch_float(ctx.input(0).dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
-        run_rnn_typed<T>(cfg, ctx, std::is_same_v<T, float> ? packs.get() : nullptr);
+        if constexpr (std::is_same_v<T, float>) {
+          // Weights fed as graph inputs are packed the same way, per run.
+          auto run_packs = packs ? packs : pack_rnn_weights(cfg, &ctx.input(1), &ctx.input(2));
+          run_rnn_typed<T>(cfg, ctx, run_packs.get());
+        } else {
+          run_rnn_typed<T>(cfg, ctx, nullptr);
+        }
       });
     });
   };

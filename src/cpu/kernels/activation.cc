@@ -175,35 +175,19 @@ KernelFactory relu_factory() {
 // ---- Gelu
 
 KernelFactory gelu_factory() {
-  return lambda_factory([](const KernelInitContext& ic) {
+  return vector_act_picked([](const KernelInitContext& ic) {
     std::string approx = ic.get_string("approximate", "none");
     if (approx != "none" && approx != "tanh") kernel_fail("Gelu: approximate must be 'none' or 'tanh', got '" + approx + "'");
     bool use_tanh = approx == "tanh";
-    return [use_tanh](KernelContext& ctx) {
-      const Tensor& x = ctx.input(0);
-      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
-      if (x.dtype() == DataType::Float) {
-        vm::parallel_map(ctx.thread_pool(), x.data<float>(), y.data<float>(), x.numel(),
-                         use_tanh ? vm::gelu_tanh : vm::gelu_erf);
-        return;
+    auto scalar = [use_tanh](auto v) {
+      using C = decltype(v);
+      if (use_tanh) {
+        const C k = C(0.7978845608028654);  // sqrt(2/pi)
+        return C(0.5) * v * (C(1) + tanh_(k * (v + C(0.044715) * v * v * v)));
       }
-      dispatch_float(x.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        using C = Compute<T>;
-        if (use_tanh) {
-          map_unary<T, T>(x, y, [](T t) -> T {
-            C v = static_cast<C>(t);
-            const C k = C(0.7978845608028654);  // sqrt(2/pi)
-            return T(C(0.5) * v * (C(1) + tanh_(k * (v + C(0.044715) * v * v * v))));
-          });
-        } else {
-          map_unary<T, T>(x, y, [](T t) -> T {
-            C v = static_cast<C>(t);
-            return T(C(0.5) * v * (C(1) + erf_(v * C(0.7071067811865476))));
-          });
-        }
-      });
+      return C(0.5) * v * (C(1) + erf_(v * C(0.7071067811865476)));
     };
+    return std::make_pair(use_tanh ? vm::gelu_tanh : vm::gelu_erf, scalar);
   });
 }
 

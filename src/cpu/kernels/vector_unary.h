@@ -2,6 +2,8 @@
 // map over float types, and one whose float case runs a vectorized routine
 // of cpu/gemm_vmath.h spread over the intra-op threads.
 #pragma once
+#include <utility>
+
 #include "cpu/elementwise_loops.h"
 #include "cpu/vm_parallel.h"
 #include "kernels/dispatch.h"
@@ -23,13 +25,18 @@ inline void map_float(const Tensor& x, Tensor& y, F f) {
   });
 }
 
+using VectorRoutine = void (*)(const float*, float*, int64_t);
+
 // A unary op whose float case runs a vectorized routine of cpu/gemm_vmath.h
 // over chunks spread across the intra-op threads; other float types go
-// through the functor `make(init_ctx)` returns (generic over float/double).
-template <class Make>
-KernelFactory vector_act(void (*vec)(const float*, float*, int64_t), Make make) {
-  return lambda_factory([vec, make](const KernelInitContext& ic) {
-    auto f = make(ic);
+// through a functor (generic over float/double). `pick(init_ctx)` returns
+// both as a pair, so a node's attributes may choose the routine.
+template <class Pick>
+KernelFactory vector_act_picked(Pick pick) {
+  return lambda_factory([pick](const KernelInitContext& ic) {
+    auto picked = pick(ic);
+    VectorRoutine vec = picked.first;
+    auto f = picked.second;
     return [vec, f](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
       Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
@@ -40,6 +47,12 @@ KernelFactory vector_act(void (*vec)(const float*, float*, int64_t), Make make) 
       map_float(x, y, f);
     };
   });
+}
+
+// vector_act_picked with one routine for every node; `make(init_ctx)` returns the functor.
+template <class Make>
+KernelFactory vector_act(VectorRoutine vec, Make make) {
+  return vector_act_picked([vec, make](const KernelInitContext& ic) { return std::make_pair(vec, make(ic)); });
 }
 
 }  // namespace onyx

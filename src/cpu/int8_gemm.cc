@@ -320,14 +320,6 @@ struct OutputStage {
   const float* bias = nullptr;
 };
 
-// float(block) * scale + bias for a rows x cols block of sums.
-void scale_rows(const int32_t* block, int rows, int cols, int64_t ldb, const float* scale, const float* bias,
-                float* y, int64_t ldy) {
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c)
-      y[r * ldy + c] = static_cast<float>(block[r * ldb + c]) * scale[c] + (bias ? bias[c] : 0.f);
-}
-
 // The sums of columns [c0, c1) into y through `out`. Tiles without a fused
 // output stage write a small int32 block that is converted while it is in L1.
 void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
@@ -380,8 +372,8 @@ void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const Pac
                static_cast<uint8_t*>(y) + (m * ldy + n0) * bytes, ldy, e);
         } else if (out.scale) {
           tile(b.k_groups(), am, pa.ld, rows, bp, width, cols, block, kPanel, e);
-          scale_rows(block, rows, cols, kPanel, out.scale + n0, out.bias ? out.bias + n0 : nullptr,
-                     static_cast<float*>(y) + m * ldy + n0, ldy);
+          int32_rows_to_float(block, rows, cols, kPanel, out.scale + n0, out.bias ? out.bias + n0 : nullptr,
+                              static_cast<float*>(y) + m * ldy + n0, ldy);
         } else {
           tile(b.k_groups(), am, pa.ld, rows, bp, width, cols, block, kPanel, e);
           requantize_rows_8bit(block, rows, cols, kPanel, nullptr, rq->mult + n0, rq->zero, rq->is_signed,
@@ -444,6 +436,13 @@ void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>
   ONYX_CHECK(col_begin % kPanel == 0 && (col_end >= b.N() || col_end % kPanel == 0),
              "int8_gemm_requantized: a column range must start and end on a panel");
   gemm(M, a, a_zp, b, b_zp, OutputStage{&rq}, y, ldy, pool, isa, col_begin, col_end);
+}
+
+void int32_rows_to_float(const int32_t* sums, int64_t rows, int64_t cols, int64_t lds, const float* scale,
+                         const float* bias, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      y[r * ldy + c] = static_cast<float>(sums[r * lds + c]) * scale[c] + (bias ? bias[c] : 0.f);
 }
 
 void int8_gemm_to_float(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,

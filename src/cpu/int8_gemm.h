@@ -73,6 +73,11 @@ void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>
                            const std::vector<int32_t>& b_zp, const Int8Requant& rq, uint8_t* y, int64_t ldy,
                            ThreadPool* pool, Int8Isa isa, int64_t col_begin = 0, int64_t col_end = INT64_MAX);
 
+// y[r * ldy + c] = float(sums[r * lds + c]) * scale[c] + bias[c] (bias may
+// be null): the conversion int8_gemm_to_float makes, for sums made elsewhere.
+void int32_rows_to_float(const int32_t* sums, int64_t rows, int64_t cols, int64_t lds, const float* scale,
+                         const float* bias, float* y, int64_t ldy);
+
 // The same sums as floats, y[m * ldy + n] = float(sum) * scale[n] + bias[n]
 // (bias may be null; multiplied, then added): on AVX-512 VNNI in the tile's
 // registers, elsewhere from a small block.

@@ -155,12 +155,6 @@ struct Int8MatMulOut {
   const float* bias = nullptr;
 };
 
-void convert_sums(const MatMulPlan& p, const int32_t* sums, const Int8MatMulOut& out) {
-  for (int64_t row = 0, rows = shape_numel(p.out_shape) / p.N; row < rows; ++row)
-    for (int64_t n = 0; n < p.N; ++n)
-      out.y[row * p.N + n] = static_cast<float>(sums[row * p.N + n]) * out.scale[n] + (out.bias ? out.bias[n] : 0.f);
-}
-
 void int8_matmul_into(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, const Tensor& B, const Tensor* b_zp,
                       const PackedInt8B* packed_b, const Int8MatMulOut& out, ThreadPool* pool, const char* a_name,
                       const char* b_name) {
@@ -175,7 +169,8 @@ void int8_matmul_into(const MatMulPlan& p, const Tensor& A, const Tensor* a_zp, 
     if (out.sums) return int_matmul(p, a.data(), b.data(), out.sums);
     std::vector<int32_t> sums(static_cast<size_t>(shape_numel(p.out_shape)));
     int_matmul(p, a.data(), b.data(), sums.data());
-    return convert_sums(p, sums.data(), out);
+    return int32_rows_to_float(sums.data(), shape_numel(p.out_shape) / p.N, p.N, p.N, out.scale, out.bias, out.y,
+                               p.N);
   }
   if (shape_numel(p.out_shape) == 0) return;
   if (za.size() > 1 && p.M != rows) {  // A's batches folded into M

@@ -502,8 +502,8 @@ void gemm_f32_packed(bool trans_a, int64_t M, float alpha, const float* A, int64
   g.epi = epilogue;
   // Nothing is packed per call here, but each thread streams all of the operand
   // that is not split: split the larger one. Rows-first had both threads read a
-  // 32 MB LM head (48 x 32000 x 256: 2 threads 300 -> 360 GFLOP/s with columns;
-  // BERT-base's 128 x 768..3072 products 400-415 -> 435-445, gemm_bench --threads 2).
+  // 32 MB LM head (48 x 32000 x 256: 2 threads 300 -> 360-383 GFLOP/s with columns;
+  // BERT-base's 128 x 768..3072 products 400-415 -> 435-460, gemm_bench --threads 2).
   run_job(g, M, N, beta, pool, /*prefer_m=*/M >= N);
 }
 

@@ -113,8 +113,13 @@ double Tensor::float_at(int64_t i) const {
 }
 
 std::vector<int64_t> Tensor::to_int64_vector() const {
-  std::vector<int64_t> v(numel());
-  for (int64_t i = 0; i < numel(); ++i) v[i] = int_at(i);
+  const int64_t n = numel();
+  // Index inputs of Gather / GatherElements / Scatter go through here every run: the two
+  // index types copy in one typed loop rather than a per-element type switch.
+  if (dtype_ == DataType::Int64) return std::vector<int64_t>(data<int64_t>(), data<int64_t>() + n);
+  if (dtype_ == DataType::Int32) return std::vector<int64_t>(data<int32_t>(), data<int32_t>() + n);
+  std::vector<int64_t> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = int_at(i);
   return v;
 }
 

@@ -31,12 +31,16 @@ std::vector<int64_t> index_values(const Tensor& t, const char* op) {
   return t.to_int64_vector();
 }
 
-// Resolves a possibly negative index against `dim`, failing when out of range.
-inline int64_t resolve_index(int64_t idx, int64_t dim, const char* op, int64_t axis) {
+[[noreturn, gnu::cold, gnu::noinline]] void index_out_of_range(int64_t idx, int64_t dim, const char* op, int64_t axis) {
+  kernel_fail(std::string(op) + ": index " + S(idx) + " is out of range for axis " + S(axis) + " of size " + S(dim) +
+              " (valid: [" + S(-dim) + ", " + S(dim - 1) + "])");
+}
+
+// Resolves a possibly negative index against `dim`, failing when out of range. Inlined into
+// the per-element loops, with the message built out of line.
+[[gnu::always_inline]] inline int64_t resolve_index(int64_t idx, int64_t dim, const char* op, int64_t axis) {
   int64_t v = idx < 0 ? idx + dim : idx;
-  if (v < 0 || v >= dim)
-    kernel_fail(std::string(op) + ": index " + S(idx) + " is out of range for axis " + S(axis) + " of size " + S(dim) +
-                " (valid: [" + S(-dim) + ", " + S(dim - 1) + "])");
+  if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(dim)) index_out_of_range(idx, dim, op, axis);
   return v;
 }
 
@@ -101,6 +105,15 @@ KernelFactory gather_factory() {
   });
 }
 
+// Calls f(index_of) with a reader of `ind`'s i-th value as int64: typed loads for the two
+// index types, so the per-element loops of GatherElements / ScatterElements stay tight.
+template <class F>
+void with_index_reader(const Tensor& ind, F&& f) {
+  if (ind.dtype() == DataType::Int64) f([p = ind.data<int64_t>()](int64_t i) { return p[i]; });
+  else if (ind.dtype() == DataType::Int32) f([p = ind.data<int32_t>()](int64_t i) { return int64_t{p[i]}; });
+  else f([&ind](int64_t i) { return ind.int_at(i); });
+}
+
 // ---- GatherElements ----
 
 void check_same_rank_within(const Tensor& data, const Tensor& ind, int64_t a, const char* op) {
@@ -113,18 +126,21 @@ void check_same_rank_within(const Tensor& data, const Tensor& ind, int64_t a, co
                   shape_to_string(data.shape()) + " on axis " + S(d));
 }
 
-// Calls fn(i, data_offset_without_axis, axis_coordinate_index) for every element of `ind_shape`.
+// Calls fn(i, data_offset_without_axis) for every element i of `ind_shape`. The odometer moves
+// once per innermost row; within a row the data offset steps by 1, or stays when the row runs
+// along the axis itself (whose coordinate comes from the index).
 template <class F>
 void walk_elements(const Shape& ind_shape, const Shape& data_shape, int64_t a, F&& fn) {
   int64_t n = shape_numel(ind_shape);
   if (n == 0) return;
   int64_t r = static_cast<int64_t>(ind_shape.size());
+  int64_t row = ind_shape[r - 1], step = a == r - 1 ? 0 : 1;
   std::vector<int64_t> cs = contiguous_strides(data_shape);
   std::vector<int64_t> idx(r, 0);
   int64_t off = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    fn(i, off);
-    for (int64_t d = r - 1; d >= 0; --d) {
+  for (int64_t i = 0; i < n; i += row) {
+    for (int64_t j = 0; j < row; ++j) fn(i + j, off + j * step);
+    for (int64_t d = r - 2; d >= 0; --d) {
       ++idx[d];
       if (d != a) off += cs[d];
       if (idx[d] < ind_shape[d]) break;
@@ -144,7 +160,8 @@ KernelFactory gather_elements_factory() {
       if (r == 0) kernel_fail("GatherElements: data must have rank >= 1, got a scalar");
       int64_t a = axis_in(axis, r, "GatherElements");
       check_same_rank_within(x, ind, a, "GatherElements");
-      std::vector<int64_t> idx = index_values(ind, "GatherElements");
+      if (!dtype_is_int(ind.dtype()))
+        kernel_fail("GatherElements: indices must be an integer tensor, got " + dtype_name(ind.dtype()));
       int64_t dim = x.shape()[a];
       int64_t sa = contiguous_strides(x.shape())[a];
       Tensor& out = ctx.allocate_output(0, x.dtype(), ind.shape());
@@ -152,8 +169,10 @@ KernelFactory gather_elements_factory() {
         using T = typename decltype(tag)::type;
         const T* src = x.data<T>();
         T* dst = out.data<T>();
-        walk_elements(ind.shape(), x.shape(), a, [&](int64_t i, int64_t off) {
-          dst[i] = src[off + resolve_index(idx[i], dim, "GatherElements", a) * sa];
+        with_index_reader(ind, [&](auto index_of) {
+          walk_elements(ind.shape(), x.shape(), a, [&](int64_t i, int64_t off) {
+            dst[i] = src[off + resolve_index(index_of(i), dim, "GatherElements", a) * sa];
+          });
         });
       });
     };
@@ -272,15 +291,11 @@ KernelFactory scatter_elements_factory(const char* op) {
         using T = typename decltype(tag)::type;
         T* dst = out.data<T>();
         const T* u = upd.data<T>();
-        auto scatter = [&](auto index_of) {
+        with_index_reader(ind, [&](auto index_of) {
           walk_elements(ind.shape(), x.shape(), a, [&](int64_t i, int64_t off) {
             reduce_into(dst[off + resolve_index(index_of(i), dim, op, a) * sa], u[i], red);
           });
-        };
-        if (ind.dtype() == DataType::Int64) scatter([p = ind.data<int64_t>()](int64_t i) { return p[i]; });
-        else if (ind.dtype() == DataType::Int32)
-          scatter([p = ind.data<int32_t>()](int64_t i) { return int64_t{p[i]}; });
-        else scatter([&ind](int64_t i) { return ind.int_at(i); });
+        });
       });
       if (!in_place) ctx.set_output(0, Value(out));
     };

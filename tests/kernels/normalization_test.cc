@@ -304,3 +304,28 @@ TEST(BatchNormalization, VectorPlanesMatchDoubleReference) {
 }
 
 }  // namespace onyx::test
+
+namespace onyx::test {
+namespace {
+
+// Onyx's fused Add + LayerNormalization (the optimizer's SkipLayerNormalization) where one
+// addend repeats over rows, as position embeddings over the batch, or over the last axis.
+TEST(OnyxSkipLayerNorm, BroadcastRowsAndElementsMatchTheUnfusedForm) {
+  auto node = make_node("SkipLayerNormalization", {"x", "s", "g", "b"}, {"y"}, {{"epsilon", attr_float(0)}},
+                        "com.onyx");
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 9}, {2, 2, 2});
+  Tensor g = Tensor::from_vector<float>({1, 2}, {2}), b = Tensor::from_vector<float>({0, 1}, {2});
+  // Rows of x + [[0, 1], [3, 0]]: [1, 3], [6, 4], [5, 7], [10, 9] -> +-1 each, then * g + b.
+  Tensor skip = Tensor::from_vector<float>({0, 1, 3, 0}, {1, 2, 2});
+  Tensor rows = run_op(node, {x, skip, g, b})[0];
+  EXPECT_EQ(rows.shape(), (Shape{2, 2, 2}));
+  expect_near(rows, {-1, 3, 1, -1, -1, 3, 1, -1});
+  // The skip first: [1, 2, 2] + [2, 2, 2] broadcasts the other way round.
+  expect_near(run_op(node, {skip, x, g, b})[0], {-1, 3, 1, -1, -1, 3, 1, -1});
+  // A skip of one column repeats along the normalized axis: [1, 2] + 1, ... -> each row [-1, 1].
+  Tensor col = run_op(node, {x, Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2, 1}), g, b})[0];
+  expect_near(col, {-1, 3, -1, 3, -1, 3, -1, 3});
+}
+
+}  // namespace
+}  // namespace onyx::test

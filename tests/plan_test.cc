@@ -121,6 +121,42 @@ TEST(ExecutionPlan, FreesConstantsThatEveryReaderPacked) {
   EXPECT_EQ(values(out[3]), (std::vector<float>{-1, 0, 0, 1, 2, 2}));
 }
 
+// Frames are kept across runs with the constants bound: a run that fails midway
+// leaves nothing behind, the next run sees its own inputs, and outputs and the
+// caller's inputs are not held by the kept frame.
+TEST(ExecutionPlan, KeptFramesHoldOnlyTheConstants) {
+  // y = Reshape(Add(x, b), shape): b and shape are constants; x of the wrong size fails in Reshape.
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = test::tensor_info("x", onnx::TensorProto::FLOAT, {-1});
+  *g->add_output() = test::tensor_info("y", onnx::TensorProto::FLOAT, {2, 2});
+  *g->add_initializer() = test::float_tensor("b", {1}, {10.0f});
+  *g->add_initializer() = test::int64_tensor("shape", {2}, {2, 2});
+  test::add_node(g, "Add", {"x", "b"}, {"a"});
+  test::add_node(g, "Reshape", {"a", "shape"}, {"y"});
+  std::string bytes = test::serialize(m);
+  Model model = load_model_from_bytes(bytes.data(), bytes.size(), "frames");
+  SessionOptions options;
+  CompileEnv env{&model, &cpu_kernel_registry(), &options, "frames", {}};
+  auto plan = compile_graph(std::make_shared<const Graph>(model.graph), env, {});
+  ASSERT_EQ(plan->constants.size(), 2u);
+  for (auto& pn : plan->nodes)
+    for (int s : pn.release_after) EXPECT_NE(plan->slot_names[s], "b");  // constants are never released
+
+  RunEnv run_env;
+  Tensor bad = Tensor::from_vector<float>({1, 2, 3}, {3});
+  EXPECT_THROW(execute_graph(*plan, {Value(bad)}, {}, run_env), Error);
+  EXPECT_EQ(bad.holder().use_count(), 1);  // the failed run's frame let go of x and of Add's output
+  for (int round = 0; round < 2; ++round) {
+    Tensor x = Tensor::from_vector<float>({1, 2, 3, float(round)}, {4});
+    auto out = execute_graph(*plan, {Value(x)}, {}, run_env);
+    const float* y = out[0].tensor().data<float>();
+    EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{11, 12, 13, 10.0f + round}));
+    EXPECT_EQ(x.holder().use_count(), 1);
+    EXPECT_EQ(out[0].tensor().holder().use_count(), 1);
+  }
+}
+
 // A freed buffer serves the next request it fits without wasting over half
 // of it, the most recently freed first; a repeating run reaches a steady state.
 TEST(BufferPool, ReusesBuffersThatFitMostRecentFirst) {

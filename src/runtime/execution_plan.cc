@@ -410,10 +410,16 @@ std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source
       if (s >= 0 && last_use[s] < static_cast<int>(i)) last_use[s] = static_cast<int>(i);  // unread outputs die at once
   }
   for (int s : plan->output_slots) last_use[s] = -1;
-  for (int s = 0; s < plan->num_slots; ++s)
-    if (last_use[s] >= 0) plan->nodes[last_use[s]].release_after.push_back(s);
+  // Constants stay bound in the frames the plan keeps across runs (FramePool): never released.
+  std::vector<char> constant(plan->num_slots, 0);
+  for (auto& c : plan->constants) constant[c.first] = 1;
+  for (int s = 0; s < plan->num_slots; ++s) {
+    if (!constant[s]) plan->unbound_slots.push_back(s);
+    if (last_use[s] >= 0 && !constant[s]) plan->nodes[last_use[s]].release_after.push_back(s);
+  }
   plan_donatable_inputs(*plan, last_use);
   plan_dependencies(*plan);
+  for (auto& c : plan->constants) plan->slot_readers[c.first] = -1;
   plan_in_place_concats(*plan);
   return plan;
 }

@@ -42,6 +42,23 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   size_t max_cached_;
 };
 
+class CompiledGraph;
+
+// Frames of slots kept across runs with the plan's constants already bound:
+// copying hundreds of small constants (the operands of shape arithmetic) into a
+// fresh frame cost a tenth of a small transformer's run, and a Loop body pays it
+// per iteration. A frame comes back with every other slot cleared. Thread-safe:
+// concurrent runs each take their own frame.
+class FramePool {
+ public:
+  std::vector<Value> take(const CompiledGraph& plan);
+  void give_back(const CompiledGraph& plan, std::vector<Value> frame);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::vector<Value>> free_;
+};
+
 struct PlannedNode {
   const Node* node = nullptr;
   std::unique_ptr<Kernel> kernel;
@@ -85,11 +102,13 @@ class CompiledGraph {
   std::vector<PlannedNode> nodes;
   // For the parallel executor: per slot, the number of nodes reading it (its
   // buffer is released when the last of them finishes; 0: released when its
-  // producer finishes), -1 for graph outputs (never released); and the nodes
+  // producer finishes), -1 for graph outputs and constants (never released); and the nodes
   // with no producer, in plan order.
   std::vector<int> slot_readers;
   std::vector<int> roots;
   std::shared_ptr<BufferPool> buffers = std::make_shared<BufferPool>();  // intermediates, reused across runs
+  std::vector<int> unbound_slots;  // every slot but the constants': cleared when a frame is given back
+  mutable FramePool frames;
   // Per slot, the in-place Concat it is an input of (empty: there are none).
   std::vector<ConcatPart> concat_part_of;
   // Partitioning (when a device provider is in use): op type -> (nodes, why

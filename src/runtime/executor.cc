@@ -115,21 +115,42 @@ void run_node(const PlannedNode& pn, std::vector<Value>& slots, const RunEnv& en
   run_node_inline(pn, slots, env, buffers, nullptr);
 }
 
-std::vector<Value> bind_frame(const CompiledGraph& plan, std::vector<Value>& inputs, const std::vector<Value>& outer) {
-  std::vector<Value> slots(plan.num_slots);
-  for (auto& [slot, t] : plan.constants) slots[slot] = Value(t);
-  for (size_t i = 0; i < plan.outer_slots.size() && i < outer.size(); ++i) slots[plan.outer_slots[i]] = outer[i];
+std::vector<Value> FramePool::take(const CompiledGraph& plan) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!free_.empty()) {
+      std::vector<Value> frame = std::move(free_.back());
+      free_.pop_back();
+      return frame;
+    }
+  }
+  std::vector<Value> frame(plan.num_slots);
+  for (auto& [slot, t] : plan.constants) frame[slot] = Value(t);
+  return frame;
+}
+
+void FramePool::give_back(const CompiledGraph& plan, std::vector<Value> frame) {
+  for (int s : plan.unbound_slots) frame[s] = Value();
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.push_back(std::move(frame));
+}
+
+BoundFrame::BoundFrame(const CompiledGraph& plan, std::vector<Value>& inputs, const std::vector<Value>& outer)
+    : plan_(plan), slots_(plan.frames.take(plan)) {
+  for (size_t i = 0; i < plan.outer_slots.size() && i < outer.size(); ++i) slots_[plan.outer_slots[i]] = outer[i];
   for (size_t i = 0; i < plan.inputs.size(); ++i) {
     const GraphInput& in = plan.inputs[i];
-    if (i < inputs.size() && !inputs[i].is_none()) slots[in.slot] = std::move(inputs[i]);
-    else if (in.initializer) slots[in.slot] = Value(*in.initializer);
+    if (i < inputs.size() && !inputs[i].is_none()) slots_[in.slot] = std::move(inputs[i]);
+    else if (in.initializer) slots_[in.slot] = Value(*in.initializer);
   }
-  return slots;
 }
+
+BoundFrame::~BoundFrame() { plan_.frames.give_back(plan_, std::move(slots_)); }
 
 std::vector<Value> execute_graph(const CompiledGraph& plan, std::vector<Value> inputs, const std::vector<Value>& outer,
                                  const RunEnv& env) {
-  std::vector<Value> slots = bind_frame(plan, inputs, outer);
+  BoundFrame frame(plan, inputs, outer);
+  std::vector<Value>& slots = frame.slots();
   for (const PlannedNode& pn : plan.nodes) {
     run_node_inline(pn, slots, env, plan.buffers.get(), &plan);
     for (int s : pn.release_after) slots[s] = Value();

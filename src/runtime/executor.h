@@ -15,11 +15,23 @@ struct RunEnv {
   Profiler* profiler = nullptr;  // set only while profiling: one event per executed node
 };
 
+// A frame of plan.num_slots values with the constants, outer-scope values
+// and inputs (moved from `inputs`) bound, as execute_graph starts; borrowed
+// from the plan's FramePool and given back, cleared, when it goes.
 // `inputs` are positional (plan.inputs order; a none Value takes the
 // initializer default); `outer` gives plan.outer_slots' values.
-// A frame of plan.num_slots values with the constants, outer-scope values
-// and inputs (moved from `inputs`) bound, as execute_graph starts.
-std::vector<Value> bind_frame(const CompiledGraph& plan, std::vector<Value>& inputs, const std::vector<Value>& outer);
+class BoundFrame {
+ public:
+  BoundFrame(const CompiledGraph& plan, std::vector<Value>& inputs, const std::vector<Value>& outer);
+  ~BoundFrame();
+  BoundFrame(const BoundFrame&) = delete;
+  BoundFrame& operator=(const BoundFrame&) = delete;
+  std::vector<Value>& slots() { return slots_; }
+
+ private:
+  const CompiledGraph& plan_;
+  std::vector<Value> slots_;
+};
 
 // Runs one node of a frame: its kernel, the check that it produced every
 // wanted output, its profile event. Errors are rethrown as onyx::Error

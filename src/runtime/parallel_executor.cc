@@ -175,7 +175,8 @@ std::vector<Value> execute_graph_parallel(const CompiledGraph& plan, std::vector
                                           ThreadPool* inter_pool) {
   if (!inter_pool || inter_pool->num_threads() == 1 || plan.nodes.size() < 2)
     return execute_graph(plan, std::move(inputs), {}, env);
-  std::vector<Value> slots = bind_frame(plan, inputs, {});
+  BoundFrame frame(plan, inputs, {});
+  std::vector<Value>& slots = frame.slots();
   {
     ParallelRun run(plan, env, slots, inter_pool->allow_spinning());
     auto body = [&](int64_t, int64_t) { run.work(); };

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Hugging Face transformers architectures with small configs and seeded random
+weights, exported by both PyTorch exporters: `hf_NAME` by the TorchScript one
+(opset 17), `hfd_NAME` by the default one of PyTorch 2 (`dynamo=True`). These
+graphs differ from hand-written models: attention masks built in the graph
+(Expand / Where / large negative fills), relative position buckets (T5,
+DeBERTa), rotary embeddings computed from positions, tied embeddings, encoder-
+decoder pairs, convolutional feature extractors (Whisper, wav2vec2).
+Same output convention as the other scripts (OUT/NAME.onnx + OUT/NAME.input_K.npy),
+so `scripts/check_models.py` and `../shared/bench/compare_ort.py` take them as is.
+
+Needs: python3 -m venv VENV && VENV/bin/pip install torch onnxscript transformers
+Usage: VENV/bin/python scripts/make_hf_models.py OUT [NAME ...]   (NAME: hf_bert, hfd_llama, ...)"""
+import os
+import sys
+
+import numpy as np
+import torch
+import transformers as tf
+
+SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000)
+
+
+class Wrapped(torch.nn.Module):
+    """Positional tensors in, the named output tensors out (no cache objects)."""
+
+    def __init__(self, model, in_names, out_names, extra=None):
+        super().__init__()
+        self.model, self.in_names, self.output_names = model, in_names, out_names
+        self.extra = extra or {}
+
+    def forward(self, *args):
+        out = self.model(**dict(zip(self.in_names, args)), **self.extra, return_dict=True)
+        return tuple(out[n] for n in self.output_names)
+
+
+def text_inputs(batch=2, seq=16, vocab=1000, with_types=False):
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(3, vocab, (batch, seq), generator=g)
+    mask = torch.ones(batch, seq, dtype=torch.int64)
+    mask[1, seq - 5:] = 0  # the second row is padded: the mask path matters
+    args = [ids, mask]
+    if with_types:
+        types = torch.zeros(batch, seq, dtype=torch.int64)
+        types[:, seq // 2:] = 1
+        args.append(types)
+    return args
+
+
+def encoder(config_cls, model_cls, with_types=False, out='last_hidden_state', **cfg):
+    def build():
+        model = model_cls(config_cls(**{**SMALL, **cfg}))
+        names = ['input_ids', 'attention_mask'] + (['token_type_ids'] if with_types else [])
+        return model, text_inputs(with_types=with_types), names, [out]
+    return build
+
+
+def causal_lm(config_cls, model_cls, **cfg):
+    def build():
+        model = model_cls(config_cls(**{**SMALL, **cfg}))
+        return model, text_inputs(), ['input_ids', 'attention_mask'], ['logits']
+    return build
+
+
+def seq2seq(config_cls, model_cls, **cfg):
+    def build():
+        model = model_cls(config_cls(**cfg))
+        ids, mask = text_inputs()
+        dec = torch.randint(3, 1000, (2, 7), generator=torch.Generator().manual_seed(2))
+        return model, [ids, mask, dec], ['input_ids', 'attention_mask', 'decoder_input_ids'], ['logits']
+    return build
+
+
+def vision(config_cls, model_cls, size=64, out='last_hidden_state', **cfg):
+    def build():
+        model = model_cls(config_cls(image_size=size, **cfg))
+        x = torch.randn(2, 3, size, size, generator=torch.Generator().manual_seed(1))
+        return model, [x], ['pixel_values'], [out]
+    return build
+
+
+def whisper():
+    cfg = tf.WhisperConfig(vocab_size=1000, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                           decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, num_mel_bins=80,
+                           max_source_positions=64, max_target_positions=64, pad_token_id=1, bos_token_id=2,
+                           eos_token_id=2, decoder_start_token_id=2)
+    model = tf.WhisperForConditionalGeneration(cfg)
+    g = torch.Generator().manual_seed(1)
+    feats = torch.randn(1, 80, 128, generator=g)
+    dec = torch.randint(3, 1000, (1, 6), generator=g)
+    return model, [feats, dec], ['input_features', 'decoder_input_ids'], ['logits']
+
+
+def wav2vec2():
+    cfg = tf.Wav2Vec2Config(**{**SMALL, 'vocab_size': 32}, conv_dim=(32, 32, 32), conv_stride=(5, 2, 2),
+                            conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4)
+    model = tf.Wav2Vec2ForCTC(cfg)
+    x = torch.randn(2, 4000, generator=torch.Generator().manual_seed(1))
+    return model, [x], ['input_values'], ['logits']
+
+
+def clip():
+    text = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000)
+    vis = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, image_size=64,
+               patch_size=16)
+    model = tf.CLIPModel(tf.CLIPConfig(text_config=text, vision_config=vis, projection_dim=32))
+    ids, mask = text_inputs()
+    x = torch.randn(3, 3, 64, 64, generator=torch.Generator().manual_seed(3))
+    return model, [ids, x, mask], ['input_ids', 'pixel_values', 'attention_mask'], ['logits_per_image']
+
+
+ARCHS = {
+    'bert': encoder(tf.BertConfig, tf.BertModel, with_types=True),
+    'distilbert': encoder(tf.DistilBertConfig, tf.DistilBertModel, dim=64, n_layers=2, n_heads=4, hidden_dim=128),
+    'roberta': encoder(tf.RobertaConfig, tf.RobertaModel),
+    'albert': encoder(tf.AlbertConfig, tf.AlbertModel, embedding_size=32),
+    'electra': encoder(tf.ElectraConfig, tf.ElectraForSequenceClassification, out='logits', embedding_size=32),
+    'deberta_v2': encoder(tf.DebertaV2Config, tf.DebertaV2Model, relative_attention=True,
+                          pos_att_type=['p2c', 'c2p'], max_relative_positions=32, position_buckets=16),
+    'gpt2': causal_lm(tf.GPT2Config, tf.GPT2LMHeadModel, n_embd=64, n_layer=2, n_head=4),
+    'gpt_neox': causal_lm(tf.GPTNeoXConfig, tf.GPTNeoXForCausalLM, rotary_pct=0.5),
+    'llama': causal_lm(tf.LlamaConfig, tf.LlamaForCausalLM, num_key_value_heads=2),
+    'mistral': causal_lm(tf.MistralConfig, tf.MistralForCausalLM, num_key_value_heads=2, sliding_window=8),
+    'qwen2': causal_lm(tf.Qwen2Config, tf.Qwen2ForCausalLM, num_key_value_heads=2),
+    'phi': causal_lm(tf.PhiConfig, tf.PhiForCausalLM, partial_rotary_factor=0.5),
+    'gemma': causal_lm(tf.GemmaConfig, tf.GemmaForCausalLM, num_key_value_heads=1, head_dim=16),
+    't5': seq2seq(tf.T5Config, tf.T5ForConditionalGeneration, vocab_size=1000, d_model=64, d_kv=16, d_ff=128,
+                  num_layers=2, num_heads=4),
+    'bart': seq2seq(tf.BartConfig, tf.BartForConditionalGeneration, vocab_size=1000, d_model=64, encoder_layers=2,
+                    decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+                    decoder_ffn_dim=128),
+    'whisper': whisper,
+    'wav2vec2': wav2vec2,
+    'vit': vision(tf.ViTConfig, tf.ViTModel, patch_size=8, **{k: v for k, v in SMALL.items() if k != 'vocab_size'}),
+    'swin': vision(tf.SwinConfig, tf.SwinModel, patch_size=4, embed_dim=32, depths=[2, 2], num_heads=[2, 4],
+                   window_size=4),
+    'convnext': vision(tf.ConvNextConfig, tf.ConvNextForImageClassification, out='logits', hidden_sizes=[16, 32, 64, 96],
+                       depths=[1, 1, 2, 1]),
+    'segformer': vision(tf.SegformerConfig, tf.SegformerForSemanticSegmentation, out='logits', num_encoder_blocks=2,
+                        depths=[1, 1], sr_ratios=[4, 2], hidden_sizes=[16, 32], num_attention_heads=[1, 2],
+                        decoder_hidden_size=32, strides=[4, 2], patch_sizes=[7, 3]),
+    'clip': clip,
+}
+
+
+def export(name, out):
+    dynamo = name.startswith('hfd_')
+    arch = name.split('_', 1)[1]
+    torch.manual_seed(0)
+    model, args, in_names, out_names = ARCHS[arch]()
+    model.eval()
+    path = os.path.join(out, name + '.onnx')
+    wrapped = Wrapped(model, in_names, out_names, {} if arch in ('wav2vec2',) else {'use_cache': False}
+                      if arch in ('gpt2', 'gpt_neox', 'llama', 'mistral', 'qwen2', 'phi', 'gemma', 't5', 'bart',
+                                  'whisper') else {})
+    # Own dimension names per input: decoder ids and images have their own lengths and batches.
+    axes = {n: {0: f'{n}_batch'} | ({1: f'{n}_seq'} if a.dim() == 2 and a.dtype == torch.int64 else {})
+            for n, a in zip(in_names, args)}
+    with torch.no_grad():
+        if dynamo:
+            auto = torch.export.Dim.AUTO
+            shapes = {'args': tuple({d: auto for d in dims} for dims in axes.values())}
+            torch.onnx.export(wrapped, tuple(args), path, dynamo=True, input_names=in_names, output_names=out_names,
+                              dynamic_shapes=shapes, external_data=False)
+        else:
+            torch.onnx.export(wrapped, tuple(args), path, dynamo=False, opset_version=17, input_names=in_names,
+                              output_names=out_names, dynamic_axes=axes)
+    for i, a in enumerate(args):
+        np.save(os.path.join(out, f'{name}.input_{i}.npy'), a.numpy())
+    print(f'{path} {os.path.getsize(path) / 1e6:.1f} MB', flush=True)
+
+
+def main(out, names):
+    os.makedirs(out, exist_ok=True)
+    for name in names or [p + a for a in ARCHS for p in ('hf_', 'hfd_')]:
+        try:
+            export(name, out)
+        except Exception as e:  # one architecture the exporter cannot take should not stop the rest
+            print(f'{name}: export failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}', flush=True)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1], sys.argv[2:])

@@ -399,6 +399,54 @@ TEST(Optimizer, GeluAndLayerNormFromDecomposedForms) {
   EXPECT_EQ(r.fusions["LayerNormalization"], 1);
 }
 
+// RMS normalization as the PyTorch exporters write Llama's / T5's: x * (1 / Sqrt(mean(x^2) + eps)) * w,
+// the reciprocal as Div(1, s) or Reciprocal(s), or x / s directly. Each becomes one
+// SimplifiedLayerNormalization. The causal-mask comparison (LessOrEqual, a function op
+// libonnx 1.12 cannot type on its own) must not stop the types of what follows: the
+// Cast to float of a float value after it is dropped.
+TEST(Optimizer, RmsNormFromDecomposedForms) {
+  auto m = test::make_model(17);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 3, 4});
+  *g->add_input() = tensor_info("pos", onnx::TensorProto::INT64, {4});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 3, 4});
+
+  for (auto [name, v] : std::vector<std::pair<const char*, float>>{{"two", 2.0f}, {"one", 1.0f}, {"eps", 1e-6f}, {"zero", 0.0f}})
+    *g->add_initializer() = float_tensor(name, {}, {v});
+  *g->add_initializer() = float_tensor("w", {4}, {1.0f, 2.0f, 0.5f, -1.0f});
+  *g->add_initializer() = test::int64_tensor("col", {3, 1}, {0, 1, 2});
+  add_node(g, "LessOrEqual", {"pos", "col"}, {"mask"});  // [3, 4], causal
+  add_node(g, "Where", {"mask", "x", "zero"}, {"xm"});
+  add_node(g, "Cast", {"xm"}, {"x0"})->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("to");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(onnx::TensorProto::FLOAT);
+    return a;
+  }());
+  // Each form: rms(in) * w -> out.
+  auto rms = [&](const std::string& in, const std::string& out, int form) {
+    add_node(g, "Pow", {in, "two"}, {in + "_sq"});
+    add_ints_attr(add_node(g, "ReduceMean", {in + "_sq"}, {in + "_ms"}), "axes", {-1});
+    add_node(g, "Add", {in + "_ms", "eps"}, {in + "_ve"});
+    add_node(g, "Sqrt", {in + "_ve"}, {in + "_s"});
+    if (form == 0) add_node(g, "Div", {"one", in + "_s"}, {in + "_r"});
+    if (form == 1) add_node(g, "Reciprocal", {in + "_s"}, {in + "_r"});
+    if (form == 2) add_node(g, "Div", {in, in + "_s"}, {in + "_n"});
+    else add_node(g, "Mul", {in, in + "_r"}, {in + "_n"});
+    add_node(g, "Mul", {"w", in + "_n"}, {out});
+  };
+  rms("x0", "y0", 0);
+  rms("y0", "y1", 1);
+  rms("y1", "y", 2);
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(24, 5), {2, 3, 4}))},
+                 {"pos", Value(Tensor::from_vector<int64_t>({0, 1, 2, 3}, {4}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["SimplifiedLayerNormalization"], 3);
+  // LessOrEqual, Where and the three fused nodes: the Cast went with the types.
+  EXPECT_EQ(load(m, OptimizationLevel::Extended)->node_placement().size(), 5u);
+}
+
 // A model pre-fused by ONNX Runtime: its com.microsoft ops become Onyx's own
 // forms, so MatMul + BiasGelu ends as one FusedMatMul and FusedConv reaches the
 // conv fusions and layout passes like a plain Conv.

@@ -1,5 +1,6 @@
 #include "cpu/row_reduce.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace onyx::rr {
@@ -84,6 +85,13 @@ ONYX_RR_CLONES double sum_squared_deviation(const float* x, int64_t n, double me
     s += d * d;
   }
   return s;
+}
+
+ONYX_RR_CLONES float rms_normalize(const float* x, float* y, int64_t n, const float* scale, float eps) {
+  const double mean_square = n ? sum_squared_deviation(x, n, 0.0) / static_cast<double>(n) : 0.0;
+  const float inv = static_cast<float>(1.0 / std::sqrt(mean_square + static_cast<double>(eps)));
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * inv * scale[i];
+  return inv;
 }
 
 ONYX_RR_CLONES float max(const float* x, int64_t n) { return extreme<true>(x, n); }

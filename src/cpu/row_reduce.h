@@ -13,5 +13,8 @@ double sum_squared_deviation(const float* x, int64_t n, double mean);
 // Largest / smallest of x[0..n) (n >= 1); NaN if any element is NaN.
 float max(const float* x, int64_t n);
 float min(const float* x, int64_t n);
+// y = x / sqrt(mean(x^2) + eps) * scale over one row of n (RMS normalization);
+// returns the inverse RMS. The mean square is taken in double lanes.
+float rms_normalize(const float* x, float* y, int64_t n, const float* scale, float eps);
 
 }  // namespace onyx::rr

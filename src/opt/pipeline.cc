@@ -24,6 +24,7 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   // Attention and layer norms first: they consume MatMul+Add pairs that the
   // generic MatMul+Add fusion would otherwise take.
   p.push_back(make_layer_norm_fusion());
+  p.push_back(make_rms_norm_fusion());
   p.push_back(make_attention_fusion());
   p.push_back(make_skip_layer_norm_fusion());
   p.push_back(make_gelu_fusion());

@@ -9,6 +9,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/row_reduce.h"
 
 namespace onyx {
 namespace {
@@ -164,8 +165,8 @@ class SimplifiedLayerNormKernel final : public Kernel {
     float* yp = y.data<float>();
     parallel_for(x.numel() > 32768 ? ctx.thread_pool() : nullptr, rows, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        RowStats st = normalize_row(xp + r * inner, yp + r * inner, inner, g, nullptr, eps_, true);
-        if (inv) inv[r] = st.inv_std;
+        const float inv_rms = rr::rms_normalize(xp + r * inner, yp + r * inner, inner, g, eps_);
+        if (inv) inv[r] = inv_rms;
       }
     });
   }

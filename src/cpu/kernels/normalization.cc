@@ -352,13 +352,7 @@ std::unique_ptr<Kernel> make_rmsnorm(const KernelInitContext& ic) {
       const float* sp = scale.data<float>();
       float* yp = Y.data<float>();
       parallel_for(X.numel() > 32768 ? ctx.thread_pool() : nullptr, outer, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          const float* x = xp + r * inner;
-          float* y = yp + r * inner;
-          double mean_square = rr::sum_squared_deviation(x, inner, 0.0) / static_cast<double>(inner);
-          float inv = static_cast<float>(1.0 / std::sqrt(mean_square + static_cast<double>(epsilon)));
-          for (int64_t i = 0; i < inner; ++i) y[i] = x[i] * inv * sp[i];
-        }
+        for (int64_t r = r0; r < r1; ++r) rr::rms_normalize(xp + r * inner, yp + r * inner, inner, sp, epsilon);
       });
       return;
     }

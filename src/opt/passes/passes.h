@@ -26,6 +26,7 @@ std::unique_ptr<GraphPass> make_conv_activation_fusion();
 std::unique_ptr<GraphPass> make_matmul_add_fusion();
 std::unique_ptr<GraphPass> make_gelu_fusion();
 std::unique_ptr<GraphPass> make_layer_norm_fusion();
+std::unique_ptr<GraphPass> make_rms_norm_fusion();
 std::unique_ptr<GraphPass> make_skip_layer_norm_fusion();
 std::unique_ptr<GraphPass> make_attention_fusion();
 std::unique_ptr<GraphPass> make_spatial_mean_to_pool();

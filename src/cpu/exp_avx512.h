@@ -10,7 +10,8 @@
 namespace onyx {
 
 __attribute__((target("avx512f"), always_inline)) static inline __m512 exp16_avx512(__m512 x) {
-  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.7228f)), _mm512_set1_ps(-87.3365f));
+  // The bound first: min / max return their second operand when either is NaN, so NaN stays NaN.
+  x = _mm512_max_ps(_mm512_set1_ps(-87.3365f), _mm512_min_ps(_mm512_set1_ps(88.7228f), x));
   __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);

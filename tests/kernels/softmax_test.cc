@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "op_test_util.h"
 
@@ -11,6 +12,21 @@ TEST(Softmax, LastAxisOpset13) {
   expect_near(run_op(make_node("Softmax", {"x"}, {"y"}), {x}, 13)[0], {0.25, 0.75, 0.5, 0.5});
   auto ls = run_op(make_node("LogSoftmax", {"x"}, {"y"}), {x}, 13)[0];
   expect_near(ls, {std::log(0.25f), std::log(0.75f), std::log(0.5f), std::log(0.5f)});
+}
+
+// Rows as attention masks leave them: float's lowest (PyTorch) or -inf where masked. Masked
+// entries are exactly 0 (not subnormal), the rest sum to 1; a NaN makes its row NaN.
+TEST(Softmax, MaskedEntriesAreZeroAndNanPropagates) {
+  const float lowest = std::numeric_limits<float>::lowest(), inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v(3 * 20, 0.5f);
+  for (int i = 5; i < 20; ++i) v[i] = lowest;       // row 0: 5 live entries
+  for (int i = 20; i < 40; i += 2) v[i] = -inf;     // row 1: every other entry masked
+  v[40 + 17] = std::nanf("");                        // row 2: one NaN
+  auto y = run_op(make_node("Softmax", {"x"}, {"y"}), {Tensor::from_vector<float>(v, {3, 20})}, 13)[0];
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(y.float_at(i), i < 5 ? 0.2f : 0.0f) << i;
+  for (int i = 20; i < 40; ++i) EXPECT_NEAR(y.float_at(i), i % 2 ? 0.1f : 0.0f, 1e-7) << i;
+  for (int i = 20; i < 40; i += 2) EXPECT_EQ(y.float_at(i), 0.0f) << i;
+  for (int i = 40; i < 60; ++i) EXPECT_TRUE(std::isnan(y.float_at(i))) << i;
 }
 
 // Along a middle axis (the vectorized slab path, over 3 threads) against a

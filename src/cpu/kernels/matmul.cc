@@ -273,6 +273,12 @@ std::vector<int64_t> gemm_c_offsets(const Tensor& C, int64_t M, int64_t N) {
   return broadcast_offsets(cs, out);
 }
 
+// A C that is one row of N ([N] or [1, N]) with beta 1: the GEMM epilogue adds it as a bias,
+// with no per-element offsets and no pass copying it into Y first.
+bool is_bias_row(const Tensor* C, int64_t N, float beta) {
+  return C && beta == 1.0f && C->numel() == N && (C->rank() < 2 || C->dim(0) == 1);
+}
+
 void run_gemm(KernelContext& ctx, bool ta, bool tb, float alpha, float beta) {
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
@@ -286,11 +292,19 @@ void run_gemm(KernelContext& ctx, bool ta, bool tb, float alpha, float beta) {
     kernel_fail("Gemm inner dimensions differ: A " + shape_to_string(A.shape()) + (ta ? " (transposed)" : "") +
                 ", B " + shape_to_string(B.shape()) + (tb ? " (transposed)" : ""));
   Shape out = {M, N};
+  const bool float_bias_row = A.dtype() == DataType::Float && is_bias_row(C, N, beta);
   std::vector<int64_t> coff;
-  if (C) coff = gemm_c_offsets(*C, M, N);
+  if (C && !float_bias_row) coff = gemm_c_offsets(*C, M, N);
   Tensor& Y = ctx.allocate_output(0, A.dtype(), out);
   if (Y.numel() == 0) return;
   int64_t lda = A.dim(1), ldb = B.dim(1);
+  if (float_bias_row) {
+    GemmEpilogue epi;
+    epi.bias = C->data<float>();
+    gemm_f32(ta, tb, M, N, K, alpha, A.data<float>(), lda, B.data<float>(), ldb, 0.0f, Y.data<float>(), N,
+             ctx.thread_pool(), epi);
+    return;
+  }
   dispatch_numeric(A.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
@@ -365,14 +379,17 @@ class PackedGemmKernel final : public Kernel {
       return run_gemm(ctx, ta_, tb_, alpha_, beta_);
     const int64_t M = ta_ ? A.dim(1) : A.dim(0), K = ta_ ? A.dim(0) : A.dim(1), N = packed_.N();
     if (K != packed_.K()) return run_gemm(ctx, ta_, tb_, alpha_, beta_);  // reports the mismatch
+    const bool bias_row = is_bias_row(C, N, beta_);
+    // Offsets (M * N of them) only for a C that is not the bias row: a 128 x 3072 GPT-2 layer
+    // spent 0.35 ms of 2.9 building 3 MB of them per run.
     std::vector<int64_t> coff;
-    if (C) coff = gemm_c_offsets(*C, M, N);
+    if (C && !bias_row) coff = gemm_c_offsets(*C, M, N);
     Tensor& Y = ctx.allocate_output(0, DataType::Float, {M, N});
     if (Y.numel() == 0) return;
     float* y = Y.data<float>();
     GemmEpilogue epi;
     float beta = 0.0f;
-    if (C && beta_ == 1.0f && C->numel() == N && (C->rank() < 2 || C->dim(0) == 1)) {
+    if (bias_row) {
       epi.bias = C->data<float>();
     } else if (C) {
       const float* c = C->data<float>();

@@ -10,7 +10,8 @@ Same output convention as the other scripts (OUT/NAME.onnx + OUT/NAME.input_K.np
 so `scripts/check_models.py` and `../shared/bench/compare_ort.py` take them as is.
 
 Needs: python3 -m venv VENV && VENV/bin/pip install torch onnxscript transformers
-Usage: VENV/bin/python scripts/make_hf_models.py OUT [NAME ...]   (NAME: hf_bert, hfd_llama, ...)"""
+Usage: VENV/bin/python scripts/make_hf_models.py OUT [NAME ...]   (NAME: hf_bert, hfd_llama, ...;
+       the wide *_base4 models, e.g. hf_bert_base4, only when named)"""
 import os
 import sys
 
@@ -38,7 +39,8 @@ def text_inputs(batch=2, seq=16, vocab=1000, with_types=False):
     g = torch.Generator().manual_seed(1)
     ids = torch.randint(3, vocab, (batch, seq), generator=g)
     mask = torch.ones(batch, seq, dtype=torch.int64)
-    mask[1, seq - 5:] = 0  # the second row is padded: the mask path matters
+    if batch > 1:
+        mask[1, seq - 5:] = 0  # the second row is padded: the mask path matters
     args = [ids, mask]
     if with_types:
         types = torch.zeros(batch, seq, dtype=torch.int64)
@@ -47,19 +49,24 @@ def text_inputs(batch=2, seq=16, vocab=1000, with_types=False):
     return args
 
 
-def encoder(config_cls, model_cls, with_types=False, out='last_hidden_state', **cfg):
+def encoder(config_cls, model_cls, with_types=False, out='last_hidden_state', batch=2, seq=16, **cfg):
     def build():
         model = model_cls(config_cls(**{**SMALL, **cfg}))
         names = ['input_ids', 'attention_mask'] + (['token_type_ids'] if with_types else [])
-        return model, text_inputs(with_types=with_types), names, [out]
+        return model, text_inputs(batch, seq, with_types=with_types), names, [out]
     return build
 
 
-def causal_lm(config_cls, model_cls, **cfg):
+def causal_lm(config_cls, model_cls, batch=2, seq=16, **cfg):
     def build():
         model = model_cls(config_cls(**{**SMALL, **cfg}))
-        return model, text_inputs(), ['input_ids', 'attention_mask'], ['logits']
+        return model, text_inputs(batch, seq), ['input_ids', 'attention_mask'], ['logits']
     return build
+
+
+# BERT-base / GPT-2-small widths with 4 layers, one sequence of 128: where the kernels, not the
+# per-node overhead, decide (the small configs above measure the latter).
+BASE = dict(hidden_size=768, num_hidden_layers=4, num_attention_heads=12, intermediate_size=3072, batch=1, seq=128)
 
 
 def seq2seq(config_cls, model_cls, **cfg):
@@ -140,6 +147,9 @@ ARCHS = {
                         depths=[1, 1], sr_ratios=[4, 2], hidden_sizes=[16, 32], num_attention_heads=[1, 2],
                         decoder_hidden_size=32, strides=[4, 2], patch_sizes=[7, 3]),
     'clip': clip,
+    'bert_base4': encoder(tf.BertConfig, tf.BertModel, with_types=True, **BASE),
+    'gpt2_base4': causal_lm(tf.GPT2Config, tf.GPT2LMHeadModel, **BASE),
+    'llama_base4': causal_lm(tf.LlamaConfig, tf.LlamaForCausalLM, num_key_value_heads=4, **BASE),
 }
 
 
@@ -151,7 +161,7 @@ def export(name, out):
     model.eval()
     path = os.path.join(out, name + '.onnx')
     wrapped = Wrapped(model, in_names, out_names, {} if arch in ('wav2vec2',) else {'use_cache': False}
-                      if arch in ('gpt2', 'gpt_neox', 'llama', 'mistral', 'qwen2', 'phi', 'gemma', 't5', 'bart',
+                      if arch.removesuffix('_base4') in ('gpt2', 'gpt_neox', 'llama', 'mistral', 'qwen2', 'phi', 'gemma', 't5', 'bart',
                                   'whisper') else {})
     # Own dimension names per input: decoder ids and images have their own lengths and batches.
     axes = {n: {0: f'{n}_batch'} | ({1: f'{n}_seq'} if a.dim() == 2 and a.dtype == torch.int64 else {})
@@ -172,7 +182,7 @@ def export(name, out):
 
 def main(out, names):
     os.makedirs(out, exist_ok=True)
-    for name in names or [p + a for a in ARCHS for p in ('hf_', 'hfd_')]:
+    for name in names or [p + a for a in ARCHS if not a.endswith('_base4') for p in ('hf_', 'hfd_')]:
         try:
             export(name, out)
         except Exception as e:  # one architecture the exporter cannot take should not stop the rest

@@ -141,6 +141,22 @@ dnnl::stream& stream() {
 
 int threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
 
+// Convolutions under this many multiply-adds (a few microseconds of work) run on the
+// calling thread: opening a parallel region costs about as much, and on a loaded machine
+// it waits a scheduler slice (milliseconds) for a worker another process holds.
+constexpr int64_t kSerialConvMacs = int64_t{1} << 18;
+
+// Multiply-adds of a convolution, from the input's logical dims, the weights and the strides.
+int64_t conv_macs(const Shape& x, const Shape& w, const SpatialAttrs& attrs) {
+  int64_t macs = x[0];
+  for (int64_t d : w) macs *= d;
+  for (size_t i = 2; i < x.size(); ++i) {
+    const int64_t stride = i - 2 < attrs.strides.size() ? std::max<int64_t>(attrs.strides[i - 2], 1) : 1;
+    macs *= (x[i] + stride - 1) / stride;
+  }
+  return macs;
+}
+
 // Per-thread scratch buffers for layout conversions (grown, never shrunk).
 float* scratch(int slot, size_t floats) {
   thread_local std::vector<float> bufs[4];
@@ -351,7 +367,7 @@ void DnnlConv::run(const Io& io, float* y, ThreadPool* pool) const {
   ONYX_KERNEL_CHECK(xl[1] == ws[1] * im.cfg.group && ws[0] % im.cfg.group == 0,
                     "Conv input " + shape_to_string(xl) + " does not match weights " + shape_to_string(ws) +
                         " with group " + std::to_string(im.cfg.group));
-  const int nthr = threads_of(pool);
+  const int nthr = conv_macs(xl, ws, im.cfg.attrs) < kSerialConvMacs ? 1 : threads_of(pool);
   std::vector<int64_t> key(xl.begin(), xl.end());
   key.insert(key.end(), ws.begin(), ws.end());
   key.push_back(io.x_block);
@@ -459,7 +475,9 @@ Shape DnnlPool::output_shape(const Shape& xl) const {
 
 void DnnlPool::run(const float* x, const Shape& xl, int block, float* y, ThreadPool* pool) const {
   const Impl& im = *impl_;
-  const int nthr = threads_of(pool);
+  int64_t work = shape_numel(xl);  // inputs read, times the window (the serial cut-off as for convolutions)
+  for (int64_t k : im.cfg.attrs.kernel) work *= k;
+  const int nthr = work < kSerialConvMacs ? 1 : threads_of(pool);
   std::vector<int64_t> key(xl.begin(), xl.end());
   key.push_back(block);
   key.push_back(nthr);

@@ -70,6 +70,34 @@ TEST(Optimizer, ConvBatchNormAndReluFuse) {
   EXPECT_EQ(r.fusions["Conv+Relu"], 1);
 }
 
+// A per-channel or scalar Mul after a conv (a batch norm's scale, as tf2onnx leaves it after
+// Keras' depthwise convolutions) goes into the weights and bias; one that is not per channel
+// (varying along width) stays.
+TEST(Optimizer, ConvMulFoldsIntoWeights) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 3, 5, 5});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 3, 5, 5});
+  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {1, 3, 5, 5});
+  *g->add_initializer() = float_tensor("dw", {3, 1, 3, 3}, random_values(27, 6));
+  *g->add_initializer() = float_tensor("db", {3}, {0.5f, -1.0f, 0.25f});
+  *g->add_initializer() = float_tensor("w", {3, 3, 1, 1}, random_values(9, 7));
+  *g->add_initializer() = float_tensor("s", {1, 3, 1, 1}, {2.0f, -0.5f, 3.0f});
+  *g->add_initializer() = float_tensor("half", {}, {0.5f});
+  *g->add_initializer() = float_tensor("cols", {5}, {1, 2, 3, 4, 5});
+  auto* dw = add_node(g, "Conv", {"x", "dw", "db"}, {"d"});
+  add_int_attr(dw, "group", 3);
+  add_ints_attr(dw, "pads", {1, 1, 1, 1});
+  add_node(g, "Mul", {"s", "d"}, {"ds"});       // per channel, constant first
+  add_node(g, "Conv", {"ds", "w"}, {"c"});
+  add_node(g, "Mul", {"c", "half"}, {"y"});     // scalar, no bias
+  add_node(g, "Conv", {"x", "w"}, {"e"});
+  add_node(g, "Mul", {"e", "cols"}, {"z"});     // along width: not foldable
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(75, 8), {1, 3, 5, 5}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["Conv+Mul"], 2);
+}
+
 // SiLU as exported, x * Sigmoid(x), after a conv (either Mul operand order)
 // becomes the conv's Swish activation; a Sigmoid whose input has another
 // reader stays a separate node.

@@ -196,6 +196,58 @@ bool any_extrapolated(const AxisTaps& t) {
   return false;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ONYX_RESIZE_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+#else
+#define ONYX_RESIZE_CLONES
+#endif
+
+// e[o] = w0[o] s[i0[o]] + w1[o] s[i1[o]]: vector gathers where the CPU has them.
+ONYX_RESIZE_CLONES void gather_pairs(const float* s, float* e, int64_t n, const int32_t* i0, const int32_t* i1,
+                                     const float* w0, const float* w1) {
+  for (int64_t o = 0; o < n; ++o) e[o] = w0[o] * s[i0[o]] + w1[o] * s[i1[o]];
+}
+
+// a = w e (first) or a += w e: the blend of widened rows.
+ONYX_RESIZE_CLONES void scale_row(float* a, const float* e, float w, int64_t n, bool first) {
+  if (first)
+    for (int64_t x = 0; x < n; ++x) a[x] = w * e[x];
+  else
+    for (int64_t x = 0; x < n; ++x) a[x] += w * e[x];
+}
+
+// Per-output taps along W as fixed pairs (index, weight) x 2 when no output reads more than
+// two inputs (linear without antialias): the gather along W then runs without a loop over a
+// variable tap count, which made widening a row 3x slower than the blend that follows it.
+template <class C>
+struct TapPairs {
+  std::vector<int32_t> i0, i1;
+  std::vector<C> w0, w1;
+  bool usable = false;
+  TapPairs(const AxisTaps& t, const std::vector<C>& w) {
+    const size_t n = t.begin.size();
+    for (size_t o = 0; o < n; ++o)
+      if (t.end[o] - t.begin[o] > 2) return;
+    i0.resize(n), i1.resize(n), w0.resize(n), w1.resize(n);
+    for (size_t o = 0; o < n; ++o) {
+      const int64_t b = t.begin[o], count = t.end[o] - b;
+      i0[o] = count > 0 ? static_cast<int32_t>(t.idx[b]) : 0;
+      w0[o] = count > 0 ? w[b] : C(0);  // none: an extrapolated output, 0 here
+      i1[o] = count > 1 ? static_cast<int32_t>(t.idx[b + 1]) : i0[o];
+      w1[o] = count > 1 ? w[b + 1] : C(0);
+    }
+    usable = true;
+  }
+  template <class T>
+  void gather(const T* s, C* e, int64_t n) const {
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<C, float>) {
+      gather_pairs(s, e, n, i0.data(), i1.data(), w0.data(), w1.data());
+    } else {
+      for (int64_t o = 0; o < n; ++o) e[o] = w0[o] * static_cast<C>(s[i0[o]]) + w1[o] * static_cast<C>(s[i1[o]]);
+    }
+  }
+};
+
 // Nearest: each output copies one input element; output rows that read the
 // same input row as the row above are copies of it.
 template <class T>
@@ -225,6 +277,7 @@ void resize_rows_first(const T* in, T* out, int64_t H, int64_t W, int64_t OH, in
                        const AxisTaps& tw, int64_t rows, ThreadPool* pool) {
   using C = Calc<T>;
   std::vector<C> wh(th.w.begin(), th.w.end()), ww(tw.w.begin(), tw.w.end());
+  const TapPairs<C> pairs(tw, ww);
   auto body = [&](int64_t r0, int64_t r1) {
     std::vector<C> row(static_cast<size_t>(W));
     for (int64_t r = r0; r < r1; ++r) {
@@ -237,6 +290,10 @@ void resize_rows_first(const T* in, T* out, int64_t H, int64_t W, int64_t OH, in
         for (int64_t x = 0; x < W; ++x) row[x] += w * static_cast<C>(s[x]);
       }
       T* dst = out + r * OW;
+      if (pairs.usable && std::is_same_v<T, C>) {
+        pairs.gather(row.data(), reinterpret_cast<C*>(dst), OW);
+        continue;
+      }
       for (int64_t ox = 0; ox < OW; ++ox) {
         C acc = 0;
         for (int64_t j = tw.begin[ox]; j < tw.end[ox]; ++j) acc += ww[j] * row[tw.idx[j]];
@@ -257,6 +314,7 @@ void resize_widen_first(const T* in, T* out, int64_t H, int64_t W, int64_t OH, i
                         const AxisTaps& tw, int64_t rows, ThreadPool* pool) {
   using C = Calc<T>;
   std::vector<C> wh(th.w.begin(), th.w.end()), ww(tw.w.begin(), tw.w.end());
+  const TapPairs<C> pairs(tw, ww);
   int64_t slots = 1;
   for (size_t o = 0; o < th.begin.size(); ++o) slots = std::max(slots, th.end[o] - th.begin[o] + 1);
   auto body = [&](int64_t r0, int64_t r1) {
@@ -265,14 +323,17 @@ void resize_widen_first(const T* in, T* out, int64_t H, int64_t W, int64_t OH, i
     auto widened = [&](int64_t src_row) -> const C* {
       const int64_t slot = src_row % slots;
       C* e = wide.data() + slot * OW;
-      if (held[slot] != src_row) {
-        const T* s = in + src_row * W;
+      if (held[slot] == src_row) return e;
+      held[slot] = src_row;
+      const T* s = in + src_row * W;
+      if (pairs.usable) {
+        pairs.gather(s, e, OW);
+      } else {
         for (int64_t ox = 0; ox < OW; ++ox) {
           C v = 0;
           for (int64_t j = tw.begin[ox]; j < tw.end[ox]; ++j) v += ww[j] * static_cast<C>(s[tw.idx[j]]);
           e[ox] = v;
         }
-        held[slot] = src_row;
       }
       return e;
     };
@@ -285,10 +346,13 @@ void resize_widen_first(const T* in, T* out, int64_t H, int64_t W, int64_t OH, i
       for (int64_t k = th.begin[oy]; k < th.end[oy]; ++k) {
         const C* e = widened(plane * H + th.idx[k]);
         const C w = wh[k];
-        if (k == th.begin[oy])
+        if constexpr (std::is_same_v<C, float>) {
+          scale_row(a, e, w, OW, k == th.begin[oy]);
+        } else if (k == th.begin[oy]) {
           for (int64_t x = 0; x < OW; ++x) a[x] = w * e[x];
-        else
+        } else {
           for (int64_t x = 0; x < OW; ++x) a[x] += w * e[x];
+        }
       }
       if constexpr (!std::is_same_v<T, C>)
         for (int64_t x = 0; x < OW; ++x) dst[x] = static_cast<T>(a[x]);

@@ -248,8 +248,10 @@ class NchwcLayout final : public GraphPass {
         converted = true;  // its output is plain NHWC: not entered in `blocked`
       } else if (onnx && n.op_type == "Transpose" && perm_is(n, {0, 3, 1, 2}) && feeds_blocked(n.outputs[0])) {
         // NHWC back to channels-first, read by a conv or blocked arithmetic: straight to blocked.
+        // Not an image of a few channels (RGB): blocked, most lanes of each pixel would be
+        // padding the first conv multiplies through; it reads the plain NCHW tensor instead.
         const TypeInfo* t = view.type_of(n.inputs[0]);
-        if (t && t->has_shape && t->shape.size() == 4 && t->shape.back().value > 0) {
+        if (t && t->has_shape && t->shape.size() == 4 && t->shape.back().value * 2 >= block) {
           int64_t C = t->shape.back().value;
           n = reorder_node(n, "ReorderInput", n.inputs[0]);
           n.attributes["block"] = int_attr(block);

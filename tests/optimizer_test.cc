@@ -98,6 +98,32 @@ TEST(Optimizer, ConvMulFoldsIntoWeights) {
   EXPECT_EQ(r.fusions["Conv+Mul"], 2);
 }
 
+// 1x1 heads of a few output channels (segmentation logits) run as one GEMM over the plain
+// tensor, also with a residual and an activation fused in; results as unoptimized.
+TEST(Optimizer, PointwiseHeadsMatchUnfused) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 3, 9, 9});
+  *g->add_input() = tensor_info("r", onnx::TensorProto::FLOAT, {2, 2, 9, 9});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 2, 9, 9});
+  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {2, 2, 9, 9});
+  *g->add_initializer() = float_tensor("w1", {32, 3, 3, 3}, random_values(864, 9));
+  *g->add_initializer() = float_tensor("w2", {2, 32, 1, 1}, random_values(64, 10));
+  *g->add_initializer() = float_tensor("b2", {2}, {0.25f, -0.5f});
+  *g->add_initializer() = float_tensor("w3", {2, 32, 1, 1}, random_values(64, 11));
+  add_ints_attr(add_node(g, "Conv", {"x", "w1"}, {"f"}), "pads", {1, 1, 1, 1});
+  add_node(g, "Relu", {"f"}, {"fr"});
+  add_node(g, "Conv", {"fr", "w2", "b2"}, {"h"});
+  add_node(g, "Sigmoid", {"h"}, {"y"});
+  add_node(g, "Conv", {"fr", "w3"}, {"k"});
+  add_node(g, "Add", {"k", "r"}, {"kr"});
+  add_node(g, "Relu", {"kr"}, {"z"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(486, 12), {2, 3, 9, 9}))},
+                 {"r", Value(Tensor::from_vector<float>(random_values(324, 13), {2, 2, 9, 9}))}};
+  check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  check_same(m, feeds, OptimizationLevel::All, 1e-5f);
+}
+
 // SiLU as exported, x * Sigmoid(x), after a conv (either Mul operand order)
 // becomes the conv's Swish activation; a Sigmoid whose input has another
 // reader stays a separate node.

@@ -27,6 +27,21 @@ struct SpatialAttrs {
   }
 };
 
+// A 1x1, stride-1, unpadded, ungrouped convolution of at most 8 output channels (a
+// segmentation or detection head): one small GEMM over the plain input. oneDNN first
+// reorders the whole input to channels-last, and the blocked layout computes a whole block
+// of output lanes, most of them padding.
+inline bool is_pointwise_head(const std::vector<int64_t>& w_shape, const SpatialAttrs& a, int64_t group) {
+  if (group != 1 || w_shape.size() < 3 || w_shape[0] > 8) return false;
+  for (size_t i = 2; i < w_shape.size(); ++i)
+    if (w_shape[i] != 1) return false;
+  for (int64_t s : a.strides)
+    if (s != 1) return false;
+  for (int64_t p : a.pads)
+    if (p != 0) return false;
+  return a.auto_pad == "NOTSET" || a.auto_pad.empty() || a.auto_pad == "VALID";
+}
+
 struct SpatialGeometry {
   int nd = 0;
   std::vector<int64_t> in, kernel, strides, dilations, pad_begin, pad_end, out;

@@ -232,7 +232,8 @@ std::unique_ptr<Kernel> make_conv(const KernelInitContext& ic) {
       kernel_fail("bias has " + std::to_string(B->numel()) + " elements, expected " + std::to_string(s.M));
     Tensor& Y = ctx.allocate_output(0, X.dtype(), s.out_shape);
     if (Y.numel() == 0) return;
-    if (dnnl && X.dtype() == DataType::Float && X.rank() >= 3 && X.rank() <= 5 && X.numel() > 0) {
+    if (dnnl && X.dtype() == DataType::Float && X.rank() >= 3 && X.rank() <= 5 && X.numel() > 0 &&
+        !is_pointwise_head(W.shape(), attrs, group)) {
       DnnlConv::Io io;
       io.x = X.data<float>();
       io.x_shape = X.shape();

@@ -109,7 +109,7 @@ class FusedConvKernel final : public Kernel {
     conv_ = def->factory(inner);
     // Float convolutions run in oneDNN with the residual and activation as post-ops.
     DnnlConvConfig cfg;
-    cfg.attrs = SpatialAttrs::read(ctx);
+    cfg.attrs = attrs_ = SpatialAttrs::read(ctx);
     cfg.group = group_ = ctx.get_int("group", 1);
     cfg.activation = activation_;
     cfg.activation_params = params_;
@@ -136,7 +136,7 @@ class FusedConvKernel final : public Kernel {
     const Tensor* z = ctx.has_input(3) ? &ctx.input(3) : nullptr;
     if (x.dtype() != DataType::Float || w.dtype() != DataType::Float || (b && b->dtype() != DataType::Float) ||
         x.rank() < 3 || x.rank() > 5 || x.rank() != w.rank() || x.numel() == 0 || x.dim(1) != w.dim(1) * group_ ||
-        w.dim(0) % group_ != 0 || (b && b->numel() != w.dim(0)))
+        w.dim(0) % group_ != 0 || (b && b->numel() != w.dim(0)) || is_pointwise_head(w.shape(), attrs_, group_))
       return false;
     Shape ys = dnnl_->output_shape(x.shape(), w.shape());
     if (z && (z->dtype() != DataType::Float || z->shape() != ys)) return false;
@@ -153,6 +153,7 @@ class FusedConvKernel final : public Kernel {
   }
 
   std::unique_ptr<DnnlConv> dnnl_;
+  SpatialAttrs attrs_;
   int64_t group_ = 1;
   Node conv_node_;
   std::unique_ptr<Kernel> conv_;

@@ -42,6 +42,16 @@ Node reorder_node(const Node& transpose, const std::string& op, const std::strin
   return r;
 }
 
+// A 1x1, stride-1, unpadded, ungrouped conv of at most 8 outputs.
+bool pointwise_head(const Node& conv, const Tensor& w, int64_t group) {
+  if (group != 1 || w.dim(0) > 8) return false;
+  for (int d = 2; d < w.rank(); ++d)
+    if (w.dim(d) != 1) return false;
+  const Attribute* pad = conv.attr("auto_pad");
+  const bool explicit_pads = !pad || pad->s == "NOTSET" || pad->s == "VALID" || pad->s.empty();
+  return explicit_pads && ints_all(conv, "strides", 1) && ints_all(conv, "pads", 0);
+}
+
 // How many groups of a grouped Conv to merge so that each merged group is one
 // channel block wide (ResNeXt's 4 and 8 channels per group against blocks of
 // 16), or 0 when they do not tile blocks or would waste over 3/4 of the work.
@@ -167,6 +177,11 @@ class NchwcLayout final : public GraphPass {
         bool has_z = n.inputs.size() > 3 && !n.inputs[3].empty();
         if (ok && has_z) ok = is_blocked(n.inputs[3]) && blocked[n.inputs[3]].channels == w->dim(0);
         if (ok && is_blocked(n.inputs[0]) && blocked[n.inputs[0]].channels != w->dim(1) * group) ok = false;
+        // A 1x1 head of a few output channels on a plain value, read by nothing blocked: the
+        // plain kernel runs it as one GEMM (is_pointwise_head in cpu/conv_geometry.h); blocked,
+        // most output lanes would be padding.
+        if (ok && !is_blocked(n.inputs[0]) && !feeds_blocked(n.outputs[0]) && pointwise_head(n, *w, group))
+          ok = false;
         if (ok) {
           int64_t M = w->dim(0);
           if (group != 1 && w->dim(1) != 1) ++ctx.fusion_counts["grouped Conv as NchwcConv"];

@@ -19,6 +19,9 @@ import numpy as np
 import torch
 import transformers as tf
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from export_each import export_each  # noqa: E402
+
 SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000)
 
 
@@ -155,7 +158,9 @@ ARCHS = {
 
 def export(name, out):
     dynamo = name.startswith('hfd_')
-    arch = name.split('_', 1)[1]
+    arch = name.split('_', 1)[1] if name.startswith(('hf_', 'hfd_')) else ''
+    if arch not in ARCHS:
+        raise KeyError(f'unknown model {name!r}: names are hf_ or hfd_ and one of {", ".join(ARCHS)}')
     torch.manual_seed(0)
     model, args, in_names, out_names = ARCHS[arch]()
     model.eval()
@@ -181,12 +186,7 @@ def export(name, out):
 
 
 def main(out, names):
-    os.makedirs(out, exist_ok=True)
-    for name in names or [p + a for a in ARCHS if not a.endswith('_base4') for p in ('hf_', 'hfd_')]:
-        try:
-            export(name, out)
-        except Exception as e:  # one architecture the exporter cannot take should not stop the rest
-            print(f'{name}: export failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}', flush=True)
+    export_each(out, names or [p + a for a in ARCHS if not a.endswith('_base4') for p in ('hf_', 'hfd_')], export)
 
 
 if __name__ == '__main__':

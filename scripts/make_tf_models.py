@@ -16,6 +16,9 @@ import numpy as np
 import tensorflow as tf
 import tf2onnx
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from export_each import export_each  # noqa: E402
+
 K = tf.keras
 
 
@@ -83,6 +86,8 @@ MODELS = {
 
 
 def export(name, out):
+    if name not in MODELS:
+        raise KeyError(f'unknown model {name!r}: one of {", ".join(MODELS)}')
     tf.keras.utils.set_random_seed(0)
     model, inputs = MODELS[name]()
     # Batch dimension left dynamic, the rest as built.
@@ -96,12 +101,7 @@ def export(name, out):
 
 
 def main(out, names):
-    os.makedirs(out, exist_ok=True)
-    for name in names or MODELS:
-        try:
-            export(name, out)
-        except Exception as e:  # one model the converter cannot take should not stop the rest
-            print(f'{name}: export failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}', flush=True)
+    export_each(out, names or list(MODELS), export)
 
 
 if __name__ == '__main__':

@@ -2,8 +2,8 @@
 //   m = ReduceMean(x); d = x - m; v = ReduceMean(d*d or d^2); n = d / Sqrt(v + eps)
 //   (or d * Reciprocal(Sqrt(v + eps))); y = n * gamma + beta
 // The mean and variance must reduce over the trailing axes.
+#include "opt/passes/norm_pattern.h"
 #include "opt/passes/passes.h"
-#include "opt/rewrite.h"
 
 namespace onyx {
 
@@ -14,14 +14,9 @@ class LayerNormRule final : public RewriteRule {
   std::string op_type() const override { return "ReduceMean"; }
   std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext&) const override {
     const Node& mean = g.nodes[i];
+    auto axis = trailing_mean_axis(mean, view);
+    if (!axis) return std::nullopt;
     auto axes = reduce_axes(mean, view);
-    if (!axes || axes->empty() || !keeps_dims(mean)) return std::nullopt;
-    // Axes must be trailing and contiguous; only negative ones tell us that without the rank.
-    std::vector<int64_t> sorted = *axes;
-    std::sort(sorted.begin(), sorted.end());
-    if (sorted.back() != -1) return std::nullopt;
-    for (size_t k = 1; k < sorted.size(); ++k)
-      if (sorted[k] != sorted[k - 1] + 1) return std::nullopt;
     const std::string& x = mean.inputs[0];
     // d = x - mean (read by the variance branch and the normalization)
     int si = -1;
@@ -39,13 +34,10 @@ class LayerNormRule final : public RewriteRule {
     if (sq < 0 || div < 0 || view.consumers(d).size() != 2) return std::nullopt;
     int vi = sole_consumer_of_type(g, view, g.nodes[sq].outputs[0], "ReduceMean");
     if (vi < 0 || reduce_axes(g.nodes[vi], view) != axes || !keeps_dims(g.nodes[vi])) return std::nullopt;
-    int ai = sole_consumer_of_type(g, view, g.nodes[vi].outputs[0], "Add");
-    if (ai < 0) return std::nullopt;
-    auto eps = constant_scalar(view, other_input(g.nodes[ai], g.nodes[vi].outputs[0]));
-    if (!eps) return std::nullopt;
-    int qi = sole_consumer_of_type(g, view, g.nodes[ai].outputs[0], "Sqrt");
-    if (qi < 0) return std::nullopt;
-    std::vector<int> nodes = {i, si, sq, vi, ai, qi, div};
+    auto root = root_of_mean_plus_eps(g, view, vi);
+    if (!root) return std::nullopt;
+    const int qi = root->sqrt;
+    std::vector<int> nodes = {i, si, sq, vi, root->add, qi, div};
     const Node& dn = g.nodes[div];
     if (dn.op_type == "Div") {
       if (dn.inputs[1] != g.nodes[qi].outputs[0]) return std::nullopt;
@@ -71,8 +63,8 @@ class LayerNormRule final : public RewriteRule {
     if (gamma.empty()) return std::nullopt;  // the fused op needs the scale's shape
     Node ln = make_node("LayerNormalization", mean.name + "_layernorm", {x, gamma}, {y});
     if (!beta.empty()) ln.inputs.push_back(beta);
-    ln.attributes["axis"] = int_attr(sorted.front());
-    ln.attributes["epsilon"] = float_attr(static_cast<float>(*eps));
+    ln.attributes["axis"] = int_attr(*axis);
+    ln.attributes["epsilon"] = float_attr(static_cast<float>(root->eps));
     p.remove = nodes;
     p.add = {ln};
     p.fusion = "LayerNormalization";

@@ -4,24 +4,12 @@
 // -> SimplifiedLayerNormalization (the op onnxruntime's optimizer writes for
 // it): one pass over each row instead of six nodes and five tensors. The mean
 // must reduce trailing axes; the scale must be a float constant.
+#include "opt/passes/norm_pattern.h"
 #include "opt/passes/passes.h"
-#include "opt/rewrite.h"
 
 namespace onyx {
 
 namespace {
-
-// The first of the trailing, contiguous axes a ReduceMean reduces (negative), or nullopt.
-std::optional<int64_t> trailing_axis(const Node& mean, const GraphView& view) {
-  auto axes = reduce_axes(mean, view);
-  if (!axes || axes->empty() || !keeps_dims(mean)) return std::nullopt;
-  std::vector<int64_t> sorted = *axes;
-  std::sort(sorted.begin(), sorted.end());
-  if (sorted.back() != -1) return std::nullopt;  // only negative axes say "trailing" without the rank
-  for (size_t k = 1; k < sorted.size(); ++k)
-    if (sorted[k] != sorted[k - 1] + 1) return std::nullopt;
-  return sorted.front();
-}
 
 class RmsNormRule final : public RewriteRule {
  public:
@@ -32,16 +20,11 @@ class RmsNormRule final : public RewriteRule {
     const std::string& x = pow.inputs[0];
     int mi = sole_consumer_of_type(g, view, pow.outputs[0], "ReduceMean");
     if (mi < 0) return std::nullopt;
-    auto axis = trailing_axis(g.nodes[mi], view);
-    if (!axis) return std::nullopt;
-    int ai = sole_consumer_of_type(g, view, g.nodes[mi].outputs[0], "Add");
-    if (ai < 0) return std::nullopt;
-    auto eps = constant_scalar(view, other_input(g.nodes[ai], g.nodes[mi].outputs[0]));
-    if (!eps) return std::nullopt;
-    int si = sole_consumer_of_type(g, view, g.nodes[ai].outputs[0], "Sqrt");
-    if (si < 0) return std::nullopt;
-    std::vector<int> nodes = {i, mi, ai, si};
-    const std::string& s = g.nodes[si].outputs[0];
+    auto axis = trailing_mean_axis(g.nodes[mi], view);
+    auto root = axis ? root_of_mean_plus_eps(g, view, mi) : std::nullopt;
+    if (!root) return std::nullopt;
+    std::vector<int> nodes = {i, mi, root->add, root->sqrt};
+    const std::string& s = g.nodes[root->sqrt].outputs[0];
     int norm = normalizing_node(g, view, x, s, nodes);
     if (norm < 0) return std::nullopt;
     const std::string& normalized = g.nodes[norm].outputs[0];
@@ -54,7 +37,7 @@ class RmsNormRule final : public RewriteRule {
     Node fused = make_node("SimplifiedLayerNormalization", g.nodes[mi].name + "_rmsnorm", {x, scale},
                            {g.nodes[wi].outputs[0]});
     fused.attributes["axis"] = int_attr(*axis);
-    fused.attributes["epsilon"] = float_attr(static_cast<float>(*eps));
+    fused.attributes["epsilon"] = float_attr(static_cast<float>(root->eps));
     if (ctx.can_run && !ctx.can_run(fused)) return std::nullopt;
     Patch p;
     p.remove = nodes;

@@ -479,7 +479,7 @@ TEST(Optimizer, RmsNormFromDecomposedForms) {
     return a;
   }());
   // Each form: rms(in) * w -> out.
-  auto rms = [&](const std::string& in, const std::string& out, int form) {
+  auto rms = [&](const std::string& in, const std::string& out, int form, const std::string& scale = "w") {
     add_node(g, "Pow", {in, "two"}, {in + "_sq"});
     add_ints_attr(add_node(g, "ReduceMean", {in + "_sq"}, {in + "_ms"}), "axes", {-1});
     add_node(g, "Add", {in + "_ms", "eps"}, {in + "_ve"});
@@ -488,17 +488,19 @@ TEST(Optimizer, RmsNormFromDecomposedForms) {
     if (form == 1) add_node(g, "Reciprocal", {in + "_s"}, {in + "_r"});
     if (form == 2) add_node(g, "Div", {in, in + "_s"}, {in + "_n"});
     else add_node(g, "Mul", {in, in + "_r"}, {in + "_n"});
-    add_node(g, "Mul", {"w", in + "_n"}, {out});
+    add_node(g, "Mul", {scale, in + "_n"}, {out});
   };
   rms("x0", "y0", 0);
   rms("y0", "y1", 1);
-  rms("y1", "y", 2);
+  rms("y1", "y2", 2);
+  rms("y2", "y", 1, "eps");  // a scalar scale: one value for the row, not per element; not fused
   Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(24, 5), {2, 3, 4}))},
                  {"pos", Value(Tensor::from_vector<int64_t>({0, 1, 2, 3}, {4}))}};
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
   EXPECT_EQ(r.fusions["SimplifiedLayerNormalization"], 3);
-  // LessOrEqual, Where and the three fused nodes: the Cast went with the types.
-  EXPECT_EQ(load(m, OptimizationLevel::Extended)->node_placement().size(), 5u);
+  // LessOrEqual, Where, the three fused nodes and the seven of the scalar-scale form: the Cast
+  // went with the types.
+  EXPECT_EQ(load(m, OptimizationLevel::Extended)->node_placement().size(), 12u);
 }
 
 // A model pre-fused by ONNX Runtime: its com.microsoft ops become Onyx's own

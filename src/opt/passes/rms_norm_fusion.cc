@@ -4,12 +4,24 @@
 // -> SimplifiedLayerNormalization (the op onnxruntime's optimizer writes for
 // it): one pass over each row instead of six nodes and five tensors. The mean
 // must reduce trailing axes; the scale must be a float constant.
+#include <algorithm>
+
 #include "opt/passes/norm_pattern.h"
 #include "opt/passes/passes.h"
 
 namespace onyx {
 
 namespace {
+
+// The fused op takes one scale value per normalized element. The Mul's scale gives that
+// when it has the normalized axes' shape: all its dims above 1 (a broadcast against x would
+// then need them equal), or equal to x's trailing dims where those are known.
+bool scale_covers_rows(const Tensor& w, const std::optional<Shape>& x_shape, int64_t normalized_axes) {
+  if (w.rank() != normalized_axes) return false;
+  if (x_shape && static_cast<int64_t>(x_shape->size()) >= normalized_axes)
+    return std::equal(w.shape().begin(), w.shape().end(), x_shape->end() - normalized_axes);
+  return std::all_of(w.shape().begin(), w.shape().end(), [](int64_t d) { return d > 1; });
+}
 
 class RmsNormRule final : public RewriteRule {
  public:
@@ -32,7 +44,8 @@ class RmsNormRule final : public RewriteRule {
     if (wi < 0) return std::nullopt;
     const std::string scale = other_input(g.nodes[wi], normalized);
     const Tensor* w = view.constant(scale);
-    if (!w || w->dtype() != DataType::Float || w->rank() > -*axis) return std::nullopt;
+    if (!w || w->dtype() != DataType::Float || !scale_covers_rows(*w, view.static_shape(x), -*axis))
+      return std::nullopt;
     nodes.push_back(wi);
     Node fused = make_node("SimplifiedLayerNormalization", g.nodes[mi].name + "_rmsnorm", {x, scale},
                            {g.nodes[wi].outputs[0]});

@@ -368,10 +368,14 @@ void register_contrib_transformer(KernelRegistry& r) {
           return std::make_unique<EmbedLayerNormKernel>(ic, true);
         },
         kMicrosoft);
-  r.add("SimplifiedLayerNormalization", 1, kMaxOpset,
-        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
-          return std::make_unique<SimplifiedLayerNormKernel>(ic);
-        });
+  // onnxruntime's op lives in the default domain; the optimizer's RMSNorm fusion writes it in
+  // com.onyx, so that saved models keep to the standard ops in ai.onnx.
+  for (const char* domain : {"", "com.onyx"})
+    r.add("SimplifiedLayerNormalization", 1, kMaxOpset,
+          [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+            return std::make_unique<SimplifiedLayerNormKernel>(ic);
+          },
+          domain);
   register_contrib_attention(r);
 }
 

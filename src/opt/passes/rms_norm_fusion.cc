@@ -1,8 +1,8 @@
 // RMS normalization (Llama, Mistral, Qwen, Gemma, T5) from its decomposed form:
 //   v = ReduceMean(Pow(x, 2)); r = 1 / Sqrt(v + eps)  (Div(1, s) or Reciprocal(s))
 //   y = (x * r) * scale                                (or x / Sqrt(v + eps) * scale)
-// -> SimplifiedLayerNormalization (the op onnxruntime's optimizer writes for
-// it): one pass over each row instead of six nodes and five tensors. The mean
+// -> com.onyx SimplifiedLayerNormalization (onnxruntime's optimizer writes the op of that
+// name in the default domain): one pass over each row instead of six nodes and five tensors. The mean
 // must reduce trailing axes; the scale must be a float constant.
 #include <algorithm>
 
@@ -48,7 +48,7 @@ class RmsNormRule final : public RewriteRule {
       return std::nullopt;
     nodes.push_back(wi);
     Node fused = make_node("SimplifiedLayerNormalization", g.nodes[mi].name + "_rmsnorm", {x, scale},
-                           {g.nodes[wi].outputs[0]});
+                           {g.nodes[wi].outputs[0]}, kOnyxDomain);
     fused.attributes["axis"] = int_attr(*axis);
     fused.attributes["epsilon"] = float_attr(static_cast<float>(root->eps));
     if (ctx.can_run && !ctx.can_run(fused)) return std::nullopt;

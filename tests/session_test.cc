@@ -92,6 +92,21 @@ TEST(Session, OverridableInitializer) {
   EXPECT_EQ(floats(out[0]), (std::vector<float>{11, 21, 31}));
 }
 
+// Before IR version 4 every initializer is listed as an input too; there they are constants,
+// as in onnxruntime: not overridable, and feeding one is an error naming it.
+TEST(Session, InitializersListedAsInputsBeforeIr4AreConstants) {
+  auto m = test::add_relu_model();
+  m.set_ir_version(3);
+  *m.mutable_graph()->add_input() = tensor_info("b", onnx::TensorProto::FLOAT, {3});
+  auto s = load(m);
+  EXPECT_TRUE(s->overridable_initializers().empty());
+  ASSERT_EQ(s->inputs().size(), 1u);
+  Tensor x = Tensor::from_vector<float>({1, 1, 1}, {1, 3});
+  EXPECT_EQ(floats(s->run({{"x", Value(x)}})[0]), (std::vector<float>{2, 0, 1.5f}));
+  Error e = error_of([&] { s->run({{"x", Value(x)}, {"b", Value(Tensor::from_vector<float>({10, 20, 30}, {3}))}}); });
+  EXPECT_NE(std::string(e.what()).find("'b' is not an input"), std::string::npos) << e.what();
+}
+
 TEST(Session, WrongInputNameIsNamed) {
   auto s = load(test::add_relu_model());
   Error e = error_of([&] { s->run({{"nope", Value(Tensor::from_vector<float>({1, 2, 3}, {1, 3}))}}); });

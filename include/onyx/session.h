@@ -42,8 +42,9 @@ struct SessionOptions {
   // (a file where the chosen cuDNN convolution algorithms are kept across
   // processes). Unknown keys and bad values are errors.
   std::map<std::string, std::map<std::string, std::string>> provider_options;
-  // Initializers that also appear as graph inputs are overridable by default;
-  // set this to treat them as constants.
+  // Initializers that also appear as graph inputs are overridable by default
+  // (IR version 4 and later; before it, where every initializer is an input,
+  // they are constants); set this to treat them as constants.
   bool initializers_as_constants = false;
   // When set, the optimized model is saved there (weights as external data
   // beside it when large).

@@ -282,8 +282,11 @@ struct DnnlConv::Impl {
     // 3x3 layers (64ch@56x56 ... 512ch@7x7) and 1.4x on 32ch@27x27, tied or lost
     // on 16-64ch at 13x13 and 16ch at 55x55.
     const int64_t out_px = g.out[0] * g.out[1], C = ws[1];
-    bool want_wino = wino_shape && (policy == 1 || (policy < 0 && C >= 32 && M >= 32 &&
-                                                    (out_px >= 27 * 27 || (C >= 128 && out_px >= 7 * 7))));
+    // Weights that change per run (graph inputs, overridable initializers) would pay the
+    // Winograd weight transform every run: 25 ms for a 512x512x3x3 layer, 10x the conv.
+    bool want_wino = wino_shape && cfg.constant_weights &&
+                     (policy == 1 || (policy < 0 && C >= 32 && M >= 32 &&
+                                      (out_px >= 27 * 27 || (C >= 128 && out_px >= 7 * 7))));
 
     auto try_make = [&](algorithm alg, const memory::desc& s, const memory::desc& d) {
       dnnl::convolution_forward::primitive_desc pd;

@@ -130,13 +130,19 @@ class GuardedInference {
     auto it = opsets_.find(domain);
     if (it == opsets_.end()) return;
     const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(it->second), domain);
-    if (!schema || !schema->has_type_and_shape_inference_function()) {
-      infer_comparison(n, domain);
-      return;
-    }
+    // Ops defined by a function body and given no inference function of their own in libonnx
+    // 1.12 (LessOrEqual, with which HF decoders build their causal masks, GreaterOrEqual, ...)
+    // are typed through the body, as InferShapes does; left untyped, every value after them
+    // (the whole network) was.
+    const bool by_body = schema && !schema->has_type_and_shape_inference_function() && schema->HasFunction();
+    if (!schema || (!schema->has_type_and_shape_inference_function() && !by_body)) return;
     onnx::shape_inference::InferenceContextImpl ctx(n, types_, data_, {});
     try {
-      schema->GetTypeAndShapeInferenceFunction()(ctx);
+      if (by_body)
+        onnx::shape_inference::InferShapeForFunctionNode(*schema->GetFunction(), onnx::OpSchemaRegistry::Instance(),
+                                                         ctx);
+      else
+        schema->GetTypeAndShapeInferenceFunction()(ctx);
     } catch (const std::exception&) {
       return;
     }
@@ -146,24 +152,6 @@ class GuardedInference {
       set_type(n.output(i), *t);
       inferred_.push_back(n.output(i));
     }
-  }
-
-  // LessOrEqual / GreaterOrEqual are function ops with no inference function in
-  // libonnx 1.12: HF decoders build their causal masks with them, and every
-  // value downstream (the whole network) went untyped. Bool, broadcast shape.
-  void infer_comparison(const onnx::NodeProto& n, const std::string& domain) {
-    if (!domain.empty() || (n.op_type() != "LessOrEqual" && n.op_type() != "GreaterOrEqual")) return;
-    if (n.input_size() != 2 || n.output_size() != 1 || n.output(0).empty()) return;
-    onnx::TypeProto out;
-    out.mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
-    auto a_it = types_.find(n.input(0)), b_it = types_.find(n.input(1));
-    const onnx::TypeProto* a = a_it == types_.end() ? nullptr : a_it->second;
-    const onnx::TypeProto* b = b_it == types_.end() ? nullptr : b_it->second;
-    if (a && b && a->tensor_type().has_shape() && b->tensor_type().has_shape())
-      onnx::bidirectionalBroadcastShapeInference(a->tensor_type().shape(), b->tensor_type().shape(),
-                                                 *out.mutable_tensor_type()->mutable_shape());
-    set_type(n.output(0), out);
-    inferred_.push_back(n.output(0));
   }
 
   const std::map<std::string, int64_t>& opsets_;

@@ -256,16 +256,10 @@ class SkipLayerNormKernel final : public Kernel {
     const float *xp = x.data<float>(), *sp = s.data<float>(), *g = gamma.data<float>();
     const float* b = beta ? beta->data<float>() : nullptr;
     float* yp = y.data<float>();
-    ThreadPool* pool = rows * H > 32768 ? ctx.thread_pool() : nullptr;
-    if (x.shape() == shape && s.shape() == shape) {
-      parallel_for(pool, rows, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) vm::layer_norm(xp + r * H, sp + r * H, yp + r * H, H, g, b, eps_);
-      });
-      return;
-    }
-    if (x.dim(-1) == H && s.dim(-1) == H) {
-      // Broadcast over whole rows, as word + position embeddings ([B, S, H] + [1, S, H]):
-      // offsets per row, and each row keeps the vector pass.
+    if (x.rank() >= 1 && s.rank() >= 1 && x.dim(-1) == H && s.dim(-1) == H) {
+      // Same shapes, or a broadcast over whole rows, as word + position embeddings ([B, S, H] +
+      // [1, S, H]): offsets per row, and each row takes the vector pass.
+      ThreadPool* pool = rows * H > 32768 ? ctx.thread_pool() : nullptr;
       Shape row_shape(shape.begin(), shape.end() - 1);
       std::vector<int64_t> xr = broadcast_offsets(Shape(x.shape().begin(), x.shape().end() - 1), row_shape);
       std::vector<int64_t> sr = broadcast_offsets(Shape(s.shape().begin(), s.shape().end() - 1), row_shape);

@@ -290,9 +290,11 @@ void resize_rows_first(const T* in, T* out, int64_t H, int64_t W, int64_t OH, in
         for (int64_t x = 0; x < W; ++x) row[x] += w * static_cast<C>(s[x]);
       }
       T* dst = out + r * OW;
-      if (pairs.usable && std::is_same_v<T, C>) {
-        pairs.gather(row.data(), reinterpret_cast<C*>(dst), OW);
-        continue;
+      if constexpr (std::is_same_v<T, C>) {
+        if (pairs.usable) {
+          pairs.gather(row.data(), dst, OW);
+          continue;
+        }
       }
       for (int64_t ox = 0; ox < OW; ++ox) {
         C acc = 0;

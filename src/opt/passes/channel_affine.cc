@@ -54,6 +54,38 @@ std::optional<ChannelAffine> arithmetic_affine(const GraphView& view, const Node
   return r;
 }
 
+std::optional<Node> conv_with_affine(const GraphView& view, const Node& conv, const ChannelAffine& a,
+                                     const std::string& output, Patch& p) {
+  const Tensor* w = view.constant(conv.inputs[1]);
+  const bool has_bias = conv.inputs.size() > 2 && !conv.inputs[2].empty();
+  const Tensor* b = has_bias ? view.constant(conv.inputs[2]) : nullptr;
+  const int64_t C = static_cast<int64_t>(a.scale.size());
+  if (!w || w->dtype() != DataType::Float || w->rank() < 1 || w->dim(0) != C) return std::nullopt;
+  if (has_bias && (!b || b->dtype() != DataType::Float || b->numel() != C)) return std::nullopt;
+  Node fused = conv;
+  fused.outputs = {output};
+  const bool scales = std::any_of(a.scale.begin(), a.scale.end(), [](float v) { return v != 1.0f; });
+  const bool shifts = std::any_of(a.shift.begin(), a.shift.end(), [](float v) { return v != 0.0f; });
+  if (scales) {
+    Tensor nw = w->clone();
+    const int64_t per = w->numel() / C;
+    for (int64_t c = 0; c < C; ++c)
+      for (float *wc = nw.data<float>() + c * per, *end = wc + per; wc < end; ++wc) *wc *= a.scale[c];
+    std::string wn = view.fresh_name(conv.inputs[1] + "_scaled");
+    p.initializers.push_back({wn, nw});
+    fused.inputs[1] = wn;
+  }
+  if (has_bias || shifts) {
+    Tensor nb(DataType::Float, {C});
+    for (int64_t c = 0; c < C; ++c) nb.data<float>()[c] = (b ? b->data<float>()[c] : 0.0f) * a.scale[c] + a.shift[c];
+    std::string bn = view.fresh_name(output + "_conv_bias");
+    p.initializers.push_back({bn, nb});
+    fused.inputs.resize(3);
+    fused.inputs[2] = bn;
+  }
+  return fused;
+}
+
 Node affine_as_depthwise(Graph& g, UniqueNames& names, const Node& origin, const std::string& x,
                          const ChannelAffine& a) {
   const int64_t C = static_cast<int64_t>(a.scale.size());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "opt/graph_view.h"
+#include "opt/rewrite.h"
 
 namespace onyx {
 
@@ -21,6 +22,14 @@ std::optional<ChannelAffine> batchnorm_affine(const GraphView& view, const Node&
 // Mul / Add / Sub of `x` (NCHW, C channels) and a float constant that is a
 // scalar or varies along channels only ([C, 1, 1] or [1, C, 1, 1]).
 std::optional<ChannelAffine> arithmetic_affine(const GraphView& view, const Node& n, const std::string& x, int64_t C);
+
+// The Conv `conv` (constant float weights, a constant float bias or none)
+// followed by the map: the same Conv writing `output`, its weights scaled per
+// output channel and its bias b * scale + shift, new constants added to `p`
+// (weights kept when every scale is 1; no bias when it has none and every
+// shift is 0). nullopt when the weights or bias are not float constants.
+std::optional<Node> conv_with_affine(const GraphView& view, const Node& conv, const ChannelAffine& a,
+                                     const std::string& output, Patch& p);
 
 // The map as a com.onyx NchwcConv (group C, 1x1 weights `scale`, bias `shift`)
 // reading `x`, named and writing like `origin`; weight and bias are added to

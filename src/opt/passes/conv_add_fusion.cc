@@ -2,8 +2,8 @@
 // Conv + Mul(per-channel or scalar constant) -> Conv with scaled weights and
 // bias (the scale half of a batch norm, as tf2onnx leaves it after Keras'
 // depthwise convolutions).
+#include "opt/passes/channel_affine.h"
 #include "opt/passes/passes.h"
-#include "opt/rewrite.h"
 
 namespace onyx {
 
@@ -35,34 +35,14 @@ class ConvChannelRule final : public RewriteRule {
       if (!w || !k || w->dtype() != DataType::Float || k->dtype() != DataType::Float || w->rank() < 3) continue;
       const int64_t channels = w->dim(0);
       if (!per_channel(*k, channels, w->rank() - 2, op_ == "Mul")) continue;
-      const bool has_bias = conv->inputs.size() > 2 && !conv->inputs[2].empty();
-      const Tensor* b = has_bias ? view.constant(conv->inputs[2]) : nullptr;
-      if (has_bias && (!b || b->dtype() != DataType::Float)) continue;
-      auto kc = [&](int64_t c) { return k->data<float>()[k->numel() == 1 ? 0 : c]; };
+      ChannelAffine a{std::vector<float>(channels, 1.0f), std::vector<float>(channels, 0.0f)};
+      for (int64_t c = 0; c < channels; ++c)
+        (op_ == "Mul" ? a.scale : a.shift)[c] = k->data<float>()[k->numel() == 1 ? 0 : c];
       Patch p;
-      Node fused = *conv;
-      fused.outputs = {n.outputs[0]};
-      if (op_ == "Add" || has_bias) {
-        Tensor nb(DataType::Float, {channels});
-        for (int64_t c = 0; c < channels; ++c) {
-          const float bc = b ? b->data<float>()[c] : 0.0f;
-          nb.data<float>()[c] = op_ == "Add" ? bc + kc(c) : bc * kc(c);
-        }
-        std::string bn = view.fresh_name(n.outputs[0] + "_conv_bias");
-        p.initializers.push_back({bn, nb});
-        fused.inputs = {conv->inputs[0], conv->inputs[1], bn};
-      }
-      if (op_ == "Mul") {
-        Tensor nw(DataType::Float, w->shape());
-        const int64_t per = w->numel() / channels;
-        for (int64_t c = 0; c < channels; ++c)
-          for (int64_t j = 0; j < per; ++j) nw.data<float>()[c * per + j] = w->data<float>()[c * per + j] * kc(c);
-        std::string wn = view.fresh_name(n.outputs[0] + "_conv_weight");
-        p.initializers.push_back({wn, nw});
-        fused.inputs[1] = wn;
-      }
+      auto fused = conv_with_affine(view, *conv, a, n.outputs[0], p);
+      if (!fused) continue;
       p.remove = {ci, i};
-      p.add = {fused};
+      p.add = {*fused};
       p.fusion = "Conv+" + op_;
       return p;
     }

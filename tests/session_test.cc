@@ -105,6 +105,16 @@ TEST(Session, InitializersListedAsInputsBeforeIr4AreConstants) {
   EXPECT_EQ(floats(s->run({{"x", Value(x)}})[0]), (std::vector<float>{2, 0, 1.5f}));
   Error e = error_of([&] { s->run({{"x", Value(x)}, {"b", Value(Tensor::from_vector<float>({10, 20, 30}, {3}))}}); });
   EXPECT_NE(std::string(e.what()).find("'b' is not an input"), std::string::npos) << e.what();
+  // Saved with 'b' no longer an input, the model says IR version 4 (IR 3 requires it listed).
+  SessionOptions o;
+  o.optimized_model_filepath = (std::filesystem::temp_directory_path() / "onyx_ir3_saved.onnx").string();
+  load(m, o);
+  onnx::ModelProto saved;
+  std::ifstream f(o.optimized_model_filepath, std::ios::binary);
+  ASSERT_TRUE(saved.ParseFromIstream(&f));
+  EXPECT_EQ(saved.ir_version(), 4);
+  EXPECT_EQ(saved.graph().input_size(), 1);
+  std::remove(o.optimized_model_filepath.c_str());
 }
 
 TEST(Session, WrongInputNameIsNamed) {

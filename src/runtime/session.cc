@@ -107,6 +107,9 @@ void Session::Impl::initialize() {
     auto& ins = model.graph.inputs;
     ins.erase(std::remove_if(ins.begin(), ins.end(), [&](const ValueInfo& v) { return model.graph.is_initializer(v.name); }),
               ins.end());
+    // Initializers that are not graph inputs need IR version 4: a saved optimized model says so
+    // (saved as IR 3 it failed onnx.checker: "fc.weight in initializer but not in graph input").
+    model.ir_version = std::max<int64_t>(model.ir_version, 4);
   }
   const int64_t opt_start = profiler ? profiler->now_ns() : 0;
   optimize();

@@ -156,6 +156,9 @@ ARCHS = {
 }
 
 
+CACHED = ('gpt2', 'gpt_neox', 'llama', 'mistral', 'qwen2', 'phi', 'gemma', 't5', 'bart', 'whisper')
+
+
 def export(name, out):
     dynamo = name.startswith('hfd_')
     arch = name.split('_', 1)[1] if name.startswith(('hf_', 'hfd_')) else ''
@@ -165,9 +168,9 @@ def export(name, out):
     model, args, in_names, out_names = ARCHS[arch]()
     model.eval()
     path = os.path.join(out, name + '.onnx')
-    wrapped = Wrapped(model, in_names, out_names, {} if arch in ('wav2vec2',) else {'use_cache': False}
-                      if arch.removesuffix('_base4') in ('gpt2', 'gpt_neox', 'llama', 'mistral', 'qwen2', 'phi', 'gemma', 't5', 'bart',
-                                  'whisper') else {})
+    # Decoders run without a KV cache object, whose outputs the exporters cannot take.
+    extra = {'use_cache': False} if arch.removesuffix('_base4') in CACHED else {}
+    wrapped = Wrapped(model, in_names, out_names, extra)
     # Own dimension names per input: decoder ids and images have their own lengths and batches.
     axes = {n: {0: f'{n}_batch'} | ({1: f'{n}_seq'} if a.dim() == 2 and a.dtype == torch.int64 else {})
             for n, a in zip(in_names, args)}

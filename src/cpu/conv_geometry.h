@@ -124,6 +124,61 @@ inline SpatialGeometry compute_geometry(const std::vector<int64_t>& in, const Sp
   return g;
 }
 
+// ConvTranspose's geometry: `in` is its input, `out` its output, as col2im reads them.
+// pad_end is what is cropped from the end of the full output (in - 1) * s + eff, so that
+// out = full - pad_begin - pad_end; output_padding makes it smaller, possibly negative.
+inline SpatialGeometry compute_transpose_geometry(const std::vector<int64_t>& in, const SpatialAttrs& a,
+                                                  const std::vector<int64_t>& kernel,
+                                                  const std::vector<int64_t>& output_padding,
+                                                  const std::vector<int64_t>& output_shape) {
+  SpatialGeometry g;
+  g.nd = static_cast<int>(in.size());
+  g.in = in;
+  g.kernel = kernel;
+  const int nd = g.nd;
+  auto fill = [&](const std::vector<int64_t>& v, const char* name, int64_t def) {
+    if (v.empty()) return std::vector<int64_t>(nd, def);
+    if (static_cast<int>(v.size()) != nd)
+      kernel_fail(std::string(name) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(nd));
+    return v;
+  };
+  if (!a.kernel.empty() && a.kernel != kernel) kernel_fail("kernel_shape attribute does not match the weights");
+  g.strides = fill(a.strides, "strides", 1);
+  g.dilations = fill(a.dilations, "dilations", 1);
+  const std::vector<int64_t> opad = fill(output_padding, "output_padding", 0);
+  std::vector<int64_t> target;
+  if (static_cast<int>(output_shape.size()) == nd) target = output_shape;
+  else if (static_cast<int>(output_shape.size()) == nd + 2) target.assign(output_shape.begin() + 2, output_shape.end());
+  else if (!output_shape.empty())
+    kernel_fail("output_shape has " + std::to_string(output_shape.size()) + " values, expected " + std::to_string(nd));
+  if (!a.pads.empty() && static_cast<int>(a.pads.size()) != 2 * nd)
+    kernel_fail("pads has " + std::to_string(a.pads.size()) + " values, expected " + std::to_string(2 * nd));
+  const bool same = a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER";
+  g.pad_begin.assign(nd, 0);
+  g.pad_end.assign(nd, 0);
+  g.out.assign(nd, 0);
+  auto floor_half = [](int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
+  for (int d = 0; d < nd; ++d) {
+    if (g.kernel[d] <= 0 || g.strides[d] <= 0 || g.dilations[d] <= 0)
+      kernel_fail("kernel dims, strides and dilations must be positive");
+    const int64_t eff = (g.kernel[d] - 1) * g.dilations[d] + 1;
+    const int64_t full = g.strides[d] * (g.in[d] - 1) + eff, natural = full + opad[d];
+    if (!target.empty() || same) {
+      g.out[d] = !target.empty() ? target[d] : g.in[d] * g.strides[d];
+      const int64_t total = natural - g.out[d];
+      g.pad_begin[d] = a.auto_pad == "SAME_UPPER" ? floor_half(total) : total - floor_half(total);
+    } else if (a.auto_pad == "VALID") {
+      g.out[d] = natural;
+    } else {
+      if (!a.pads.empty()) g.pad_begin[d] = a.pads[d];
+      g.out[d] = natural - g.pad_begin[d] - (a.pads.empty() ? 0 : a.pads[d + nd]);
+    }
+    if (g.out[d] <= 0) kernel_fail("ConvTranspose output dim " + std::to_string(d) + " is not positive");
+    g.pad_end[d] = full - g.out[d] - g.pad_begin[d];
+  }
+  return g;
+}
+
 // For a row of `out` outputs over a row of `in` inputs (stride, dilation,
 // `pad` before): the outputs [lo[j], hi[j]) whose tap j reads inside the
 // row. A pool that loops tap by tap over these ranges needs no bounds check

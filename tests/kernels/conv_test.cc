@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "cpu/gemm.h"
+#include "model_builder.h"
+#include "onyx/session.h"
 #include "op_test_util.h"
 
 namespace onyx::test {
@@ -44,6 +48,92 @@ TEST(ConvTranspose, StrideTwo) {
   auto out = run_op(make_node("ConvTranspose", {"x", "w"}, {"y"}, {{"strides", attr_ints({2})}}), {x, w}, 11);
   EXPECT_EQ(out[0].shape(), (Shape{1, 1, 5}));
   expect_near(out[0], {1, 10, 102, 20, 200});
+}
+
+struct TransposeCase {
+  int64_t N, C, M, group, H, W, k, stride, pad, dilation, out_pad;
+};
+
+std::vector<float> seeded(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+// ConvTranspose by its definition: every input value times every tap, added at i * s + k * d - pad.
+std::vector<float> conv_transpose_reference(const TransposeCase& c, const std::vector<float>& x,
+                                            const std::vector<float>& w, const std::vector<float>& b, int64_t OH,
+                                            int64_t OW) {
+  const int64_t Cg = c.C / c.group, Mg = c.M / c.group;
+  std::vector<float> y(c.N * c.M * OH * OW);
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t i = 0; i < OH * OW; ++i) y[(n * c.M + m) * OH * OW + i] = b[m];
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t ci = 0; ci < c.C; ++ci)
+      for (int64_t mg = 0; mg < Mg; ++mg)
+        for (int64_t h = 0; h < c.H; ++h)
+          for (int64_t wi = 0; wi < c.W; ++wi)
+            for (int64_t kh = 0; kh < c.k; ++kh)
+              for (int64_t kw = 0; kw < c.k; ++kw) {
+                const int64_t oh = h * c.stride + kh * c.dilation - c.pad, ow = wi * c.stride + kw * c.dilation - c.pad;
+                if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
+                const int64_t m = ci / Cg * Mg + mg;
+                y[((n * c.M + m) * OH + oh) * OW + ow] +=
+                    x[((n * c.C + ci) * c.H + h) * c.W + wi] * w[((ci * Mg + mg) * c.k + kh) * c.k + kw];
+              }
+  return y;
+}
+
+// Both GEMM orientations (few output channels over a large input: planes per channel and tap;
+// otherwise channels-last rows), groups, dilation, output_padding, bias, batch 2; the weights
+// as a graph input and as a constant (packed once at load).
+TEST(ConvTranspose, MatchesDefinitionInBothLayouts) {
+  const std::vector<TransposeCase> cases = {
+      {1, 8, 3, 1, 12, 12, 4, 2, 1, 1, 0},    // 3 channels over 144 positions: planes
+      {2, 6, 4, 2, 9, 7, 3, 2, 1, 1, 1},      // grouped, output_padding: planes
+      {1, 32, 20, 1, 4, 4, 4, 2, 1, 1, 0},    // 20 channels: channels-last
+      {2, 12, 32, 4, 5, 3, 3, 3, 2, 2, 1},    // grouped, dilated, stride 3: channels-last
+      {1, 16, 16, 1, 16, 16, 2, 2, 0, 1, 0},  // U-Net's 2x2 stride-2 upsampling
+  };
+  for (const auto& c : cases) {
+    const int64_t Mg = c.M / c.group;
+    const int64_t OH = (c.H - 1) * c.stride + (c.k - 1) * c.dilation + 1 + c.out_pad - 2 * c.pad;
+    const int64_t OW = (c.W - 1) * c.stride + (c.k - 1) * c.dilation + 1 + c.out_pad - 2 * c.pad;
+    std::vector<float> x = seeded(c.N * c.C * c.H * c.W, 1), w = seeded(c.C * Mg * c.k * c.k, 2), b = seeded(c.M, 3);
+    std::vector<float> expected = conv_transpose_reference(c, x, w, b, OH, OW);
+    const Shape x_shape = {c.N, c.C, c.H, c.W}, w_shape = {c.C, Mg, c.k, c.k};
+    std::map<std::string, Attribute> attrs = {{"strides", attr_ints({c.stride, c.stride})},
+                                              {"pads", attr_ints({c.pad, c.pad, c.pad, c.pad})},
+                                              {"dilations", attr_ints({c.dilation, c.dilation})},
+                                              {"output_padding", attr_ints({c.out_pad, c.out_pad})},
+                                              {"group", attr_int(c.group)}};
+    auto out = run_op(make_node("ConvTranspose", {"x", "w", "b"}, {"y"}, attrs),
+                      {Tensor::from_vector<float>(x, x_shape), Tensor::from_vector<float>(w, w_shape),
+                       Tensor::from_vector<float>(b, {c.M})},
+                      17);
+    ASSERT_EQ(out[0].shape(), (Shape{c.N, c.M, OH, OW}));
+    expect_near(out[0], expected, 1e-4f);
+
+    onnx::ModelProto m = test::make_model();
+    auto* g = m.mutable_graph();
+    *g->add_input() = test::tensor_info("x", onnx::TensorProto::FLOAT, x_shape);
+    *g->add_output() = test::tensor_info("y", onnx::TensorProto::FLOAT, {c.N, c.M, OH, OW});
+    *g->add_initializer() = test::float_tensor("w", w_shape, w);
+    *g->add_initializer() = test::float_tensor("b", {c.M}, b);
+    auto* node = test::add_node(g, "ConvTranspose", {"x", "w", "b"}, {"y"});
+    test::add_ints_attr(node, "strides", {c.stride, c.stride});
+    test::add_ints_attr(node, "pads", {c.pad, c.pad, c.pad, c.pad});
+    test::add_ints_attr(node, "dilations", {c.dilation, c.dilation});
+    test::add_ints_attr(node, "output_padding", {c.out_pad, c.out_pad});
+    test::add_int_attr(node, "group", c.group);
+    std::string bytes = test::serialize(m);
+    auto session = Session::from_bytes(bytes.data(), bytes.size(), SessionOptions{});
+    auto y = session->run({{"x", Value(Tensor::from_vector<float>(x, x_shape))}});
+    expect_near(y[0].tensor(), expected, 1e-4f);
+  }
 }
 
 TEST(ConvInteger, ZeroPoints) {

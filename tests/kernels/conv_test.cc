@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "cpu/gemm.h"
@@ -133,6 +134,43 @@ TEST(ConvTranspose, MatchesDefinitionInBothLayouts) {
     auto session = Session::from_bytes(bytes.data(), bytes.size(), SessionOptions{});
     auto y = session->run({{"x", Value(Tensor::from_vector<float>(x, x_shape))}});
     expect_near(y[0].tensor(), expected, 1e-4f);
+  }
+}
+
+// Depthwise 1-D convolutions (a Conformer's 31-tap one) run a direct kernel: against the
+// definition with strides, dilations, uneven pads and bias, and as FusedConv with an activation.
+TEST(Conv, DepthwiseOneDimensionalMatchesDefinition) {
+  struct Case {
+    int64_t C, L, k, stride, dilation, pad_begin, pad_end;
+  };
+  for (const Case& c : {Case{6, 40, 31, 1, 1, 15, 15}, Case{5, 23, 4, 2, 3, 2, 0}, Case{3, 9, 3, 3, 1, 0, 2}}) {
+    const int64_t N = 2, out = (c.L + c.pad_begin + c.pad_end - (c.k - 1) * c.dilation - 1) / c.stride + 1;
+    std::vector<float> x = seeded(N * c.C * c.L, 4), w = seeded(c.C * c.k, 5), b = seeded(c.C, 6);
+    std::vector<float> expected(N * c.C * out), swish(N * c.C * out);
+    for (int64_t r = 0; r < N * c.C; ++r)
+      for (int64_t o = 0; o < out; ++o) {
+        float acc = b[r % c.C];
+        for (int64_t k = 0; k < c.k; ++k) {
+          const int64_t i = o * c.stride + k * c.dilation - c.pad_begin;
+          if (i >= 0 && i < c.L) acc += w[(r % c.C) * c.k + k] * x[r * c.L + i];
+        }
+        expected[r * out + o] = acc;
+        swish[r * out + o] = acc / (1.0f + std::exp(-acc));
+      }
+    std::map<std::string, Attribute> attrs = {{"group", attr_int(c.C)},
+                                              {"strides", attr_ints({c.stride})},
+                                              {"dilations", attr_ints({c.dilation})},
+                                              {"pads", attr_ints({c.pad_begin, c.pad_end})}};
+    std::vector<Tensor> inputs = {Tensor::from_vector<float>(x, {N, c.C, c.L}),
+                                  Tensor::from_vector<float>(w, {c.C, 1, c.k}), Tensor::from_vector<float>(b, {c.C})};
+    auto out_conv = run_op(make_node("Conv", {"x", "w", "b"}, {"y"}, attrs), inputs, 17);
+    ASSERT_EQ(out_conv[0].shape(), (Shape{N, c.C, out}));
+    expect_near(out_conv[0], expected, 1e-4f);
+    Node fused = make_node("FusedConv", {"x", "w", "b"}, {"y"}, attrs);
+    fused.domain = "com.onyx";
+    fused.attributes["activation"] = attr_string("Swish");
+    fused.attributes["activation_params"] = attr_floats({1.0f});
+    expect_near(run_op(fused, inputs, 1)[0], swish, 1e-4f);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/depthwise_conv1d.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
@@ -136,7 +137,8 @@ class FusedConvKernel final : public Kernel {
     const Tensor* z = ctx.has_input(3) ? &ctx.input(3) : nullptr;
     if (x.dtype() != DataType::Float || w.dtype() != DataType::Float || (b && b->dtype() != DataType::Float) ||
         x.rank() < 3 || x.rank() > 5 || x.rank() != w.rank() || x.numel() == 0 || x.dim(1) != w.dim(1) * group_ ||
-        w.dim(0) % group_ != 0 || (b && b->numel() != w.dim(0)) || is_pointwise_head(w.shape(), attrs_, group_))
+        w.dim(0) % group_ != 0 || (b && b->numel() != w.dim(0)) || is_pointwise_head(w.shape(), attrs_, group_) ||
+        is_depthwise_conv1d(x.rank(), w.shape(), group_))
       return false;
     Shape ys = dnnl_->output_shape(x.shape(), w.shape());
     if (z && (z->dtype() != DataType::Float || z->shape() != ys)) return false;

@@ -541,6 +541,38 @@ TEST(Optimizer, OrtContribOpsBecomeOnyxFusedOps) {
   EXPECT_EQ(r.fusions["MatMul+Add+Gelu"], 2);
 }
 
+// SiLU written as x * Sigmoid(x) after a Linear, with bias (a Conformer's feed-forward) and
+// without (a Llama MLP's gate projection), runs in the FusedMatMul epilogue; a Sigmoid whose
+// output has another reader is left alone.
+TEST(Optimizer, MatMulSwishFusesIntoEpilogue) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 3, 40});
+  *g->add_output() = tensor_info("gate", onnx::TensorProto::FLOAT, {2, 3, 24});
+  *g->add_output() = tensor_info("ff", onnx::TensorProto::FLOAT, {2, 3, 24});
+  *g->add_output() = tensor_info("kept", onnx::TensorProto::FLOAT, {2, 3, 24});
+  *g->add_output() = tensor_info("sig", onnx::TensorProto::FLOAT, {2, 3, 24});
+  *g->add_initializer() = float_tensor("w1", {40, 24}, random_values(960, 31));
+  *g->add_initializer() = float_tensor("w2", {40, 24}, random_values(960, 32));
+  *g->add_initializer() = float_tensor("w3", {40, 24}, random_values(960, 33));
+  *g->add_initializer() = float_tensor("b", {24}, random_values(24, 34));
+  add_node(g, "MatMul", {"x", "w1"}, {"h1"});
+  add_node(g, "Sigmoid", {"h1"}, {"s1"});
+  add_node(g, "Mul", {"h1", "s1"}, {"gate"});
+  add_node(g, "MatMul", {"x", "w2"}, {"m2"});
+  add_node(g, "Add", {"m2", "b"}, {"h2"});
+  add_node(g, "Sigmoid", {"h2"}, {"s2"});
+  add_node(g, "Mul", {"s2", "h2"}, {"ff"});
+  add_node(g, "MatMul", {"x", "w3"}, {"h3"});
+  add_node(g, "Sigmoid", {"h3"}, {"sig"});
+  add_node(g, "Mul", {"h3", "sig"}, {"kept"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(240, 35), {2, 3, 40}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["MatMul+Swish"], 1);
+  EXPECT_EQ(r.fusions["MatMul+Add+Swish"], 1);
+  EXPECT_EQ(r.fusions["MatMul+Add"], 1);
+}
+
 // PyTorch 2's exporter writes nn.Linear + GELU as MatMul, Add and the opset-20
 // Gelu: both forms of it end in the FusedMatMul epilogue.
 TEST(Optimizer, StandardGeluFoldsIntoFusedMatMul) {

@@ -213,6 +213,10 @@ ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int6
         v0 = gelu_tanh16_avx512(v0);
         v1 = gelu_tanh16_avx512(v1);
         break;
+      case GemmActivation::Swish:
+        v0 = _mm512_mul_ps(v0, sigmoid16_avx512(v0));
+        v1 = _mm512_mul_ps(v1, sigmoid16_avx512(v1));
+        break;
     }
     _mm512_mask_storeu_ps(cr, m0, v0);
     _mm512_mask_storeu_ps(cr + 16, m1, v1);
@@ -310,6 +314,7 @@ void apply_activation_tile(float* c, int64_t ldc, int mr, int nr, GemmActivation
         break;
       case GemmActivation::Gelu: vm::gelu_erf(row, row, nr); break;
       case GemmActivation::GeluTanh: vm::gelu_tanh(row, row, nr); break;
+      case GemmActivation::Swish: vm::swish(row, row, nr, 1.0f); break;
     }
   }
 }

@@ -18,7 +18,7 @@ namespace onyx {
 
 // Applied to C after the product, inside the GEMM while the tile is in cache:
 // C = act(alpha * op(A) op(B) + beta * C + bias), bias[N] added per column.
-enum class GemmActivation { None, Relu, Gelu, GeluTanh };
+enum class GemmActivation { None, Relu, Gelu, GeluTanh, Swish };  // Swish: x * sigmoid(x) (SiLU)
 struct GemmEpilogue {
   const float* bias = nullptr;
   GemmActivation activation = GemmActivation::None;

@@ -202,6 +202,20 @@ int sole_consumer_of_type(const Graph& g, const GraphView& view, const std::stri
   return node_of_type(g, c, op) ? c : -1;
 }
 
+std::optional<std::pair<int, int>> swish_of(const Graph& g, const GraphView& view, const std::string& x) {
+  const std::vector<int>& readers = view.consumers(x);
+  if (readers.size() != 2 || view.is_graph_output(x)) return std::nullopt;
+  for (int k = 0; k < 2; ++k) {
+    const Node& sig = g.nodes[readers[k]];
+    const Node& mul = g.nodes[readers[1 - k]];
+    if (sig.op_type != "Sigmoid" || !sig.domain.empty() || mul.op_type != "Mul" || !mul.domain.empty()) continue;
+    if (view.single_consumer(sig.outputs[0]) != readers[1 - k] || mul.inputs.size() != 2) continue;
+    if (other_input(mul, x) != sig.outputs[0]) continue;
+    return std::make_pair(readers[k], readers[1 - k]);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::vector<int64_t>> pad_amounts(const Node& pad, const GraphView& view, int64_t opset) {
   if (pad.inputs.size() > 1 && !pad.inputs[1].empty()) {
     const Tensor* pads = view.constant(pad.inputs[1]);

@@ -103,6 +103,9 @@ std::string other_input(const Node& n, const std::string& value);
 bool is_constant_near(const GraphView& view, const std::string& value, double expected, double tol = 1e-3);
 // The node reading `value` when it is its only reader and has type `op`; -1 otherwise.
 int sole_consumer_of_type(const Graph& g, const GraphView& view, const std::string& value, const std::string& op);
+// Swish written out, x * Sigmoid(x) (SiLU in PyTorch exports): the nodes {Sigmoid, Mul} when
+// they are x's only readers, else nothing.
+std::optional<std::pair<int, int>> swish_of(const Graph& g, const GraphView& view, const std::string& x);
 // A Pad node's amounts [begin..., end...] when known at load time: its
 // constant `pads` input, or before opset 11 its `pads` (`paddings` in opset 1)
 // attribute; nullopt otherwise.

@@ -176,6 +176,8 @@ class FusedMatMulKernel final : public Kernel {
       epi_act_ = tanh ? GemmActivation::GeluTanh : GemmActivation::Gelu;
     } else if (act == "Relu") {
       epi_act_ = GemmActivation::Relu;
+    } else if (act == "Swish" && ctx.get_floats("activation_params", {1.0f}) == std::vector<float>{1.0f}) {
+      epi_act_ = GemmActivation::Swish;
     } else {
       activation_ = act;  // applied after the GEMM
       params_ = ctx.get_floats("activation_params", {});

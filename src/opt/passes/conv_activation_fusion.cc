@@ -42,22 +42,6 @@ std::optional<std::pair<std::string, std::vector<float>>> activation_of(const No
   return std::nullopt;
 }
 
-// Swish written out, x * Sigmoid(x) (SiLU in PyTorch exports): the nodes
-// {Sigmoid, Mul} when they are x's only readers, else nothing.
-std::optional<std::pair<int, int>> swish_of(const Graph& g, const GraphView& view, const std::string& x) {
-  const std::vector<int>& readers = view.consumers(x);
-  if (readers.size() != 2 || view.is_graph_output(x)) return std::nullopt;
-  for (int k = 0; k < 2; ++k) {
-    const Node& sig = g.nodes[readers[k]];
-    const Node& mul = g.nodes[readers[1 - k]];
-    if (sig.op_type != "Sigmoid" || !sig.domain.empty() || mul.op_type != "Mul" || !mul.domain.empty()) continue;
-    if (view.single_consumer(sig.outputs[0]) != readers[1 - k] || mul.inputs.size() != 2) continue;
-    if (other_input(mul, x) != sig.outputs[0]) continue;
-    return std::make_pair(readers[k], readers[1 - k]);
-  }
-  return std::nullopt;
-}
-
 class ConvActivationRule final : public RewriteRule {
  public:
   std::string op_type() const override { return "Conv"; }

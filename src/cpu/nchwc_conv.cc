@@ -96,6 +96,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 //   blocked 3x3 s1 without Winograd (16->64 @55, 48->192 and
 //     64->256 @13: oneDNN's direct kernel)                         0.95-1.11
 //   blocked 3x3 s2 (ResNet-50: 128 @56, 256 @28, 512 @14)         0.88-1.00, 0.89-1.07, 1.04-1.41
+//   blocked 3x3 s2 of few outputs (8 -> 16 @128, 16 -> 32 @64; the
+//     8 input channels no longer multiplied as 16)                 1.39, 1.19
 //   3x3 s1 where oneDNN runs Winograd (see dnnl_conv.cc: C, M >= 32
 //     at >= 27x27, or C >= 128 at >= 7x7)                          0.21-0.63
 //   1x1 at <= 14x14 with C >= 192, M <= 160 (SqueezeNet squeeze
@@ -106,6 +108,10 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 //     30 -> 20 us, @27 41 -> 36 us; MobileNetV2 even (53-60 us)
 //     (isolated, oneDNN wins these by ~5%; why the model turns
 //     that around was not found)
+//   1x1 at <= 32x32 with C x M <= 256 x 256 (a YOLOv8-n-shaped net's
+//     C2f and head convs, 2026-11-23; per-node medians in the model,
+//     1 thread): 1.08-2.8, the smallest (8x8) the most; ResNet-50's
+//     512 <-> 2048 at 7x7 lost 9% at 2 threads, so they stay
 //   other 1x1 (large images, or many outputs)                      0.67-1.05
 //   depthwise 3x3 stride 2 (MobileNetV2)                           0.96-1.02
 //   depthwise 3x3 stride 1 (MobileNetV2; edge pixels in unrolled
@@ -146,14 +152,15 @@ bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runti
     if (s.SH != 1 || s.SW != 1) return false;
     const bool squeeze = out_px <= 14 * 14 && s.C >= 192 && s.M <= 160;
     const bool expand = out_px <= 28 * 28 && s.C <= 64 && s.M >= 128;
-    return squeeze || expand;
+    const bool small = out_px <= 32 * 32 && s.C * s.M <= 256 * 256;  // a narrow net's late layers
+    return squeeze || expand || small;
   }
   if (s.plain_input) return s.C <= 4 && s.M % 64 == 0 && s.KH * s.KW <= 9;
   const bool s1 = s.SH == 1 && s.SW == 1 && s.DH == 1 && s.DW == 1;
   const bool winograd = s1 && s.KH == 3 && s.KW == 3 && s.C >= 32 && s.M >= 32 &&
                         (out_px >= 27 * 27 || (s.C >= 128 && out_px >= 7 * 7));
   if (winograd) return false;
-  return s.M % 64 == 0 || s.M >= 128;  // full tiles of output blocks
+  return s.M % 64 == 0 || s.M >= 128 || s.SH == 2;  // full tiles of output blocks, or a stride-2 downsampling
 }
 
 size_t nchwc_pack_tiles(const float* w, int64_t M, int64_t Cg, int64_t KH, int64_t KW, int64_t G, bool plain,
@@ -391,9 +398,11 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
     return;
   }
 
-  const int ic_code = g.plain ? (g.C == 3 ? 3 : 0) : kBlock;
-
   const int64_t Cg = g.C / g.G, Mg = g.M / g.G;
+  // One input block with fewer real channels (a stem's 8): the inner loop stops at them
+  // instead of multiplying the block's zero lanes (half the work for 8 channels).
+  const bool partial_block = !g.plain && Cg < kBlock;
+  const int ic_code = g.plain ? (g.C == 3 ? 3 : 0) : partial_block ? 0 : kBlock;
   const int64_t icb_g = g.plain ? 1 : ceil_div(Cg, kBlock);  // input blocks per group
   const int64_t ici = g.plain ? g.C : kBlock;
   const int64_t nocg = static_cast<int64_t>(pk->ocg.size());
@@ -444,7 +453,7 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
       a.w_kh_stride = g.KW * a.w_kw_stride;
       a.w_icb_stride = g.KH * a.w_kh_stride;
       a.kw_count = g.KW;
-      a.ic_inner = ici;
+      a.ic_inner = partial_block ? Cg : ici;
       a.x_kw_stride = g.DW * x_col;
       a.x_px_stride = g.SW * x_col;
       a.y_block_stride = out_plane;

@@ -4,7 +4,9 @@ generator, ESPCN super-resolution, a fast style-transfer net, a Stable-Diffusion
 decoder), audio (a HiFi-GAN-like vocoder, a Conformer block), video and volumes (torchvision's
 R3D-18, a 3-D U-Net), optical flow (torchvision's RAFT-small), a seq2seq nn.Transformer and an
 FCOS detector. They bring ConvTranspose 1-D/2-D/3-D, DepthToSpace, InstanceNormalization,
-reflect Pad, GroupNormalization chains, Conv3d / MaxPool3d, GridSample, GLU and dilated Conv1d.
+reflect Pad, GroupNormalization chains, Conv3d / MaxPool3d, GridSample, GLU and dilated Conv1d;
+also a YOLOv8-shaped detector, torchvision's EfficientNetV2-S, Swin-V2-T, MaxViT-T, LR-ASPP,
+and SSD300, and a greedy GRU decoder.
 Seeded random weights; `g_NAME` from the TorchScript exporter (opset 17), `gd_NAME` from the
 default one of PyTorch 2 (`dynamo=True`). Output convention as the other scripts
 (OUT/NAME.onnx + OUT/NAME.input_K.npy).
@@ -241,6 +243,17 @@ def seq2seq():
     return Seq2Seq(), (torch.randint(0, 500, (2, 13)), torch.randint(0, 500, (2, 9)))
 
 
+class SegmentationOut(nn.Module):
+    """A torchvision segmentation model's dict as its 'out' tensor."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)['out']
+
+
 class DetectionOut(nn.Module):
     """A torchvision detector's list of dicts as plain tensors."""
 
@@ -259,9 +272,106 @@ def fcos():
     return DetectionOut(det), (torch.rand(1, 3, 320, 320),)
 
 
+class ConvSilu(nn.Sequential):
+    def __init__(self, cin, cout, k=1, s=1):
+        super().__init__(nn.Conv2d(cin, cout, k, s, k // 2, bias=False), nn.BatchNorm2d(cout), nn.SiLU())
+
+
+class C2f(nn.Module):
+    """YOLOv8's block: split the channels, a chain of bottlenecks, concatenate every stage."""
+
+    def __init__(self, cin, cout, n=1):
+        super().__init__()
+        self.c = cout // 2
+        self.cv1, self.cv2 = ConvSilu(cin, 2 * self.c), ConvSilu((2 + n) * self.c, cout)
+        self.m = nn.ModuleList(nn.Sequential(ConvSilu(self.c, self.c, 3), ConvSilu(self.c, self.c, 3)) for _ in range(n))
+
+    def forward(self, x):
+        y = list(self.cv1(x).split((self.c, self.c), 1))
+        for m in self.m:
+            y.append(y[-1] + m(y[-1]))
+        return self.cv2(torch.cat(y, 1))
+
+
+class YoloLike(nn.Module):
+    """A YOLOv8-n-shaped detector at 1/4 width: C2f backbone, SPPF (chained max pools), an FPN
+    with nearest upsampling, and the head's box decoding (sigmoid scores, grid offsets)."""
+
+    def __init__(self, nc=20):
+        super().__init__()
+        self.stem = nn.Sequential(ConvSilu(3, 8, 3, 2), ConvSilu(8, 16, 3, 2), C2f(16, 16))
+        self.p3 = nn.Sequential(ConvSilu(16, 32, 3, 2), C2f(32, 32, 2))
+        self.p4 = nn.Sequential(ConvSilu(32, 64, 3, 2), C2f(64, 64, 2))
+        self.p5 = nn.Sequential(ConvSilu(64, 128, 3, 2), C2f(128, 128))
+        self.sppf_in, self.sppf_out = ConvSilu(128, 64), ConvSilu(256, 128)
+        self.up4, self.up3 = C2f(192, 64), C2f(96, 32)
+        self.heads = nn.ModuleList(nn.Sequential(ConvSilu(c, 32, 3), nn.Conv2d(32, 4 + nc, 1)) for c in (32, 64, 128))
+        self.nc = nc
+
+    def forward(self, x):
+        p3 = self.p3(self.stem(x))
+        p4 = self.p4(p3)
+        y = self.sppf_in(self.p5(p4))
+        pools = [y]
+        for _ in range(3):
+            pools.append(F.max_pool2d(pools[-1], 5, 1, 2))
+        p5 = self.sppf_out(torch.cat(pools, 1))
+        n4 = self.up4(torch.cat([F.interpolate(p5, scale_factor=2.0, mode='nearest'), p4], 1))
+        n3 = self.up3(torch.cat([F.interpolate(n4, scale_factor=2.0, mode='nearest'), p3], 1))
+        outs = []
+        for feat, head, stride in zip((n3, n4, p5), self.heads, (8, 16, 32)):
+            o = head(feat)
+            b, _, h, w = o.shape
+            gy, gx = torch.meshgrid(torch.arange(h, dtype=torch.float32), torch.arange(w, dtype=torch.float32),
+                                    indexing='ij')
+            grid = torch.stack([gx, gy], 0).reshape(1, 2, h * w)
+            o = o.flatten(2)
+            xy = (o[:, :2].sigmoid() * 2 - 0.5 + grid) * stride
+            wh = o[:, 2:4].exp() * stride
+            outs.append(torch.cat([xy, wh, o[:, 4:].sigmoid()], 1))
+        return torch.cat(outs, 2)
+
+
+def yolo_like():
+    return YoloLike(), (torch.rand(1, 3, 256, 256),)
+
+
+def tv(ctor, *shape):
+    return lambda: (ctor(), (torch.rand(*shape),))
+
+
+class GreedyGru(nn.Module):
+    """A GRU decoder run greedily for a fixed number of steps inside the graph (a Loop when
+    scripted), each step's argmax fed back through the embedding."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.cell, self.out = nn.Embedding(300, 48), nn.GRUCell(48, 64), nn.Linear(64, 300)
+
+    def forward(self, h, steps: int = 12):
+        tok = torch.zeros(h.shape[0], dtype=torch.long)
+        toks = []
+        for _ in range(steps):
+            h = self.cell(self.emb(tok), h)
+            tok = self.out(h).argmax(-1)
+            toks.append(tok)
+        return torch.stack(toks, 1)
+
+
+def greedy_gru():
+    return GreedyGru(), (torch.randn(3, 64),)
+
+
 MODELS = {'dcgan': dcgan, 'espcn': espcn, 'style': style, 'vae_decoder': vae_decoder, 'hifigan': hifigan,
           'conformer': conformer, 'unet3d': unet3d, 'r3d_18': r3d_18, 'raft_small': raft_small,
-          'seq2seq': seq2seq, 'fcos': fcos}
+          'seq2seq': seq2seq, 'fcos': fcos, 'yolo_like': yolo_like, 'greedy_gru': greedy_gru,
+          'efficientnet_v2_s': tv(lambda: torchvision.models.efficientnet_v2_s(), 1, 3, 192, 192),
+          'swin_v2_t': tv(lambda: torchvision.models.swin_v2_t(), 1, 3, 128, 128),
+          'maxvit_t': tv(lambda: torchvision.models.maxvit_t(), 1, 3, 224, 224),
+          'lraspp': tv(lambda: SegmentationOut(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+              weights=None, weights_backbone=None)), 1, 3, 224, 224),
+          'ssd300': tv(lambda: DetectionOut(torchvision.models.detection.ssd300_vgg16(
+              num_classes=21, weights_backbone=None)), 1, 3, 300, 300)}
 
 
 def export(name, out):

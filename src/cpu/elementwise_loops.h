@@ -50,14 +50,22 @@ void map_unary_raw(const T* __restrict in, R* __restrict out, int64_t n, Op op) 
   for (int64_t i = 0; i < n; ++i) out[i] = op(in[i]);
 }
 
-template <class T, class R, class Op>
-void map_unary(const Tensor& in, Tensor& out, Op op) {
-  map_unary_raw<T, R>(in.data<T>(), out.data<R>(), in.numel(), op);
-}
-
 // Outputs smaller than this run on the calling thread: waking the pool costs
 // more than the loop.
 constexpr int64_t kParallelElements = 1 << 15;
+
+// out = op(in) elementwise; large tensors in chunks over `pool` (with two threads a serial
+// loop also reads half of its input from the other core's cache, where the op before wrote it).
+template <class T, class R, class Op>
+void map_unary(const Tensor& in, Tensor& out, Op op, ThreadPool* pool = nullptr) {
+  const T* x = in.data<T>();
+  R* y = out.data<R>();
+  const int64_t n = in.numel();
+  if (!pool || n < kParallelElements) return map_unary_raw<T, R>(x, y, n, op);
+  parallel_for(pool, (n + 4095) / 4096, [&](int64_t c0, int64_t c1) {
+    map_unary_raw<T, R>(x + c0 * 4096, y + c0 * 4096, std::min(n, c1 * 4096) - c0 * 4096, op);
+  });
+}
 
 // Inner broadcast loop: SA / SB are the strides (0 or 1) of the two inputs.
 template <int SA, int SB, class T, class U, class R, class Op>

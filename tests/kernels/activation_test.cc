@@ -38,6 +38,21 @@ TEST(Activation, SigmoidTanhLongInputsMatchLibm) {
   }
 }
 
+// Relu over a pool (chunks of 4096, a ragged tail), float and int32: every element.
+TEST(Activation, ReluLongInputsOnAPool) {
+  const int64_t n = 70001;
+  std::vector<float> x(n);
+  std::vector<int32_t> xi(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 37) % 201 - 100), xi[i] = static_cast<int32_t>(x[i]);
+  ThreadPool three(3);
+  auto yf = run_op(make_node("Relu", {"x"}, {"y"}), {F(x, {n})}, 14, &three);
+  auto yi = run_op(make_node("Relu", {"x"}, {"y"}), {Tensor::from_vector<int32_t>(xi, {n})}, 14, &three);
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(yf[0].data<float>()[i], std::max(x[i], 0.0f)) << i;
+    ASSERT_EQ(yi[0].data<int32_t>()[i], std::max(xi[i], 0)) << i;
+  }
+}
+
 // Exp and Erf run vectorized routines for float: every element of a long
 // input against libm (Exp within a few ulp, Erf within 3e-7 absolute and,
 // near 0, 1e-6 relative).

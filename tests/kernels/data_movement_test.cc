@@ -154,6 +154,23 @@ TEST(DataMovement, BigConcatOnAPool) {
   }
 }
 
+// A dense block's concatenation (one large input, one small, over 256 KB): pieces of a
+// quarter of a thread's share across the pool, every element in place.
+TEST(DataMovement, DenseBlockConcatOnAPool) {
+  const int64_t h = 16, ca = 250, cb = 32;
+  std::vector<float> av(ca * h * h), bv(cb * h * h);
+  for (size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i);
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = -1.0f - static_cast<float>(i);
+  ThreadPool pool(2);
+  auto y = run_op(make_node("Concat", {"a", "b"}, {"y"}, {{"axis", attr_int(1)}}),
+                  {Tensor::from_vector<float>(av, {1, ca, h, h}), Tensor::from_vector<float>(bv, {1, cb, h, h})}, 13,
+                  &pool);
+  ASSERT_EQ(y[0].shape(), (Shape{1, ca + cb, h, h}));
+  const float* p = y[0].data<float>();
+  for (size_t i = 0; i < av.size(); ++i) ASSERT_EQ(p[i], av[i]) << i;
+  for (size_t i = 0; i < bv.size(); ++i) ASSERT_EQ(p[av.size() + i], bv[i]) << i;
+}
+
 TEST(DataMovement, Concat) {
   auto out = run_op(make_node("Concat", {"a", "b"}, {"y"}, {{"axis", attr_int(-1)}}), {iota_f({2, 1}), iota_f({2, 2})});
   EXPECT_EQ(out[0].shape(), (Shape{2, 3}));

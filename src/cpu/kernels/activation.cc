@@ -45,7 +45,8 @@ KernelFactory numeric_act(Make make) {
       Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
       dispatch_numeric(x.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
-        map_unary<T, T>(x, y, [f](T v) -> T { return static_cast<T>(f(static_cast<Compute<T>>(v))); });
+        map_unary<T, T>(x, y, [f](T v) -> T { return static_cast<T>(f(static_cast<Compute<T>>(v))); },
+                        ctx.thread_pool());
       });
     };
   });

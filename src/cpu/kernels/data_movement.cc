@@ -109,29 +109,31 @@ KernelFactory concat_factory() {
       for (int64_t d = 0; d < a; ++d) outer *= out_shape[d];
       for (int64_t d = a + 1; d < r; ++d) inner *= out_shape[d];
       int64_t out_row = out_shape[a] * inner;
-      // Every input's rows as copies of at most kPiece elements: fn(input, src, dst, n).
-      constexpr int64_t kPiece = int64_t{1} << 18;
+      // Every input's rows as copies of at most `piece` elements: fn(input, src, dst, n). Over
+      // the pool, pieces of about a quarter of a thread's share (a dense block's growing
+      // concatenation is one large and one small input).
+      ThreadPool* pool = out.nbytes() < (size_t{1} << 18) ? nullptr : ctx.thread_pool();
+      const int threads = pool ? pool->num_threads() : 1;
+      const int64_t piece = std::clamp<int64_t>(out.numel() / (4 * threads), int64_t{1} << 14, int64_t{1} << 18);
       auto for_each_piece = [&](auto&& fn) {
         int64_t off = 0;
         for (const Tensor* t : ins) {
           int64_t chunk = t->shape()[a] * inner;
           for (int64_t o = 0; o < outer; ++o)
-            for (int64_t s = 0; s < chunk; s += kPiece)
-              fn(t, o * chunk + s, o * out_row + off + s, std::min(kPiece, chunk - s));
+            for (int64_t s = 0; s < chunk; s += piece)
+              fn(t, o * chunk + s, o * out_row + off + s, std::min(piece, chunk - s));
           off += chunk;
         }
       };
       auto copy = [&](const Tensor* t, int64_t src, int64_t dst, int64_t n) { copy_elems(out, dst, *t, src, n); };
-      if (out.nbytes() < (size_t{1} << 21) || !ctx.thread_pool()) return for_each_piece(copy);
-      // Big outputs (a loop appending 320x320 masks one by one) copy their
-      // pieces across the pool.
+      if (!pool || threads == 1) return for_each_piece(copy);
       struct Piece {
         const Tensor* t;
         int64_t src, dst, n;
       };
       std::vector<Piece> pieces;
       for_each_piece([&](const Tensor* t, int64_t src, int64_t dst, int64_t n) { pieces.push_back({t, src, dst, n}); });
-      parallel_for(ctx.thread_pool(), static_cast<int64_t>(pieces.size()), [&](int64_t i0, int64_t i1) {
+      parallel_for(pool, static_cast<int64_t>(pieces.size()), [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) copy(pieces[i].t, pieces[i].src, pieces[i].dst, pieces[i].n);
       });
     };

@@ -137,34 +137,42 @@ TEST(ConvTranspose, MatchesDefinitionInBothLayouts) {
   }
 }
 
-// Depthwise 1-D convolutions (a Conformer's 31-tap one) run a direct kernel: against the
-// definition with strides, dilations, uneven pads and bias, and as FusedConv with an activation.
-TEST(Conv, DepthwiseOneDimensionalMatchesDefinition) {
+// Grouped 1-D convolutions with few channels per group (a Conformer's depthwise 31-tap one,
+// wav2vec2's positional one) run a direct kernel: against the definition with strides,
+// dilations, uneven pads, bias and rows longer than one 64-output tile, and as FusedConv with
+// an activation.
+TEST(Conv, GroupedOneDimensionalMatchesDefinition) {
   struct Case {
-    int64_t C, L, k, stride, dilation, pad_begin, pad_end;
+    int64_t C, M, group, L, k, stride, dilation, pad_begin, pad_end;
   };
-  for (const Case& c : {Case{6, 40, 31, 1, 1, 15, 15}, Case{5, 23, 4, 2, 3, 2, 0}, Case{3, 9, 3, 3, 1, 0, 2}}) {
-    const int64_t N = 2, out = (c.L + c.pad_begin + c.pad_end - (c.k - 1) * c.dilation - 1) / c.stride + 1;
-    std::vector<float> x = seeded(N * c.C * c.L, 4), w = seeded(c.C * c.k, 5), b = seeded(c.C, 6);
-    std::vector<float> expected(N * c.C * out), swish(N * c.C * out);
-    for (int64_t r = 0; r < N * c.C; ++r)
-      for (int64_t o = 0; o < out; ++o) {
-        float acc = b[r % c.C];
-        for (int64_t k = 0; k < c.k; ++k) {
-          const int64_t i = o * c.stride + k * c.dilation - c.pad_begin;
-          if (i >= 0 && i < c.L) acc += w[(r % c.C) * c.k + k] * x[r * c.L + i];
+  for (const Case& c : {Case{6, 6, 6, 140, 31, 1, 1, 15, 15}, Case{5, 5, 5, 23, 4, 2, 3, 2, 0},
+                        Case{3, 3, 3, 9, 3, 3, 1, 0, 2}, Case{12, 8, 4, 70, 16, 1, 1, 8, 8},
+                        Case{16, 32, 2, 33, 5, 2, 2, 4, 1}}) {
+    const int64_t N = 2, Cg = c.C / c.group, Mg = c.M / c.group;
+    const int64_t out = (c.L + c.pad_begin + c.pad_end - (c.k - 1) * c.dilation - 1) / c.stride + 1;
+    std::vector<float> x = seeded(N * c.C * c.L, 4), w = seeded(c.M * Cg * c.k, 5), b = seeded(c.M, 6);
+    std::vector<float> expected(N * c.M * out), swish(N * c.M * out);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < c.M; ++m)
+        for (int64_t o = 0; o < out; ++o) {
+          float acc = b[m];
+          for (int64_t ci = 0; ci < Cg; ++ci)
+            for (int64_t k = 0; k < c.k; ++k) {
+              const int64_t i = o * c.stride + k * c.dilation - c.pad_begin;
+              if (i >= 0 && i < c.L) acc += w[(m * Cg + ci) * c.k + k] * x[(n * c.C + m / Mg * Cg + ci) * c.L + i];
+            }
+          expected[(n * c.M + m) * out + o] = acc;
+          swish[(n * c.M + m) * out + o] = acc / (1.0f + std::exp(-acc));
         }
-        expected[r * out + o] = acc;
-        swish[r * out + o] = acc / (1.0f + std::exp(-acc));
-      }
-    std::map<std::string, Attribute> attrs = {{"group", attr_int(c.C)},
+    std::map<std::string, Attribute> attrs = {{"group", attr_int(c.group)},
                                               {"strides", attr_ints({c.stride})},
                                               {"dilations", attr_ints({c.dilation})},
                                               {"pads", attr_ints({c.pad_begin, c.pad_end})}};
     std::vector<Tensor> inputs = {Tensor::from_vector<float>(x, {N, c.C, c.L}),
-                                  Tensor::from_vector<float>(w, {c.C, 1, c.k}), Tensor::from_vector<float>(b, {c.C})};
-    auto out_conv = run_op(make_node("Conv", {"x", "w", "b"}, {"y"}, attrs), inputs, 17);
-    ASSERT_EQ(out_conv[0].shape(), (Shape{N, c.C, out}));
+                                  Tensor::from_vector<float>(w, {c.M, Cg, c.k}), Tensor::from_vector<float>(b, {c.M})};
+    ThreadPool two(2);
+    auto out_conv = run_op(make_node("Conv", {"x", "w", "b"}, {"y"}, attrs), inputs, 17, &two);
+    ASSERT_EQ(out_conv[0].shape(), (Shape{N, c.M, out}));
     expect_near(out_conv[0], expected, 1e-4f);
     Node fused = make_node("FusedConv", {"x", "w", "b"}, {"y"}, attrs);
     fused.domain = "com.onyx";

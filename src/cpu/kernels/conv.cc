@@ -5,7 +5,7 @@
 
 #include "cpu/block_transpose_avx512.h"
 #include "cpu/conv_geometry.h"
-#include "cpu/depthwise_conv1d.h"
+#include "cpu/grouped_conv1d.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
@@ -314,9 +314,9 @@ std::unique_ptr<Kernel> make_conv(const KernelInitContext& ic) {
       kernel_fail("bias has " + std::to_string(B->numel()) + " elements, expected " + std::to_string(s.M));
     Tensor& Y = ctx.allocate_output(0, X.dtype(), s.out_shape);
     if (Y.numel() == 0) return;
-    if (X.dtype() == DataType::Float && is_depthwise_conv1d(X.rank(), W.shape(), group)) {
-      depthwise_conv1d(X.data<float>(), W.data<float>(), B ? B->data<float>() : nullptr, Y.data<float>(), s.N, s.C,
-                       s.g, ctx.thread_pool());
+    if (X.dtype() == DataType::Float && is_small_group_conv1d(X.rank(), W.shape(), group)) {
+      grouped_conv1d(X.data<float>(), W.data<float>(), B ? B->data<float>() : nullptr, Y.data<float>(), s.N, s.C, s.M,
+                     group, s.g, ctx.thread_pool());
       return;
     }
     if (dnnl && X.dtype() == DataType::Float && X.rank() >= 3 && X.rank() <= 5 && X.numel() > 0 &&

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "cpu/cpu_provider.h"
-#include "cpu/depthwise_conv1d.h"
+#include "cpu/grouped_conv1d.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
@@ -138,7 +138,7 @@ class FusedConvKernel final : public Kernel {
     if (x.dtype() != DataType::Float || w.dtype() != DataType::Float || (b && b->dtype() != DataType::Float) ||
         x.rank() < 3 || x.rank() > 5 || x.rank() != w.rank() || x.numel() == 0 || x.dim(1) != w.dim(1) * group_ ||
         w.dim(0) % group_ != 0 || (b && b->numel() != w.dim(0)) || is_pointwise_head(w.shape(), attrs_, group_) ||
-        is_depthwise_conv1d(x.rank(), w.shape(), group_))
+        is_small_group_conv1d(x.rank(), w.shape(), group_))
       return false;
     Shape ys = dnnl_->output_shape(x.shape(), w.shape());
     if (z && (z->dtype() != DataType::Float || z->shape() != ys)) return false;

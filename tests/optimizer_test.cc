@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "model_builder.h"
@@ -539,6 +540,57 @@ TEST(Optimizer, OrtContribOpsBecomeOnyxFusedOps) {
   EXPECT_EQ(r.fusions["com.microsoft FastGelu"], 1);
   EXPECT_EQ(r.fusions["com.microsoft FusedConv"], 1);
   EXPECT_EQ(r.fusions["MatMul+Add+Gelu"], 2);
+}
+
+// scaled_dot_product_attention as the PyTorch exporters write it: 1/sqrt(D) split over Q and
+// K^T, an additive mask, Softmax, the NaN guard Where(IsNaN(p), 0, p), then P V; and the
+// unmasked form with one scale on the scores over 3-D [B*H, S, D] operands (older bmm
+// attention). Both become ScaledDotProductAttention and agree with the unfused graph, also
+// for a row whose mask is -inf throughout (zeros, as the guard gives).
+TEST(Optimizer, ScaledDotProductAttentionFuses) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  const int64_t B = 2, H = 3, S = 5, T = 7, D = 8;
+  *g->add_input() = tensor_info("q", onnx::TensorProto::FLOAT, {B, H, S, D});
+  *g->add_input() = tensor_info("k", onnx::TensorProto::FLOAT, {B, H, T, D});
+  *g->add_input() = tensor_info("v", onnx::TensorProto::FLOAT, {B, H, T, D});
+  *g->add_input() = tensor_info("mask", onnx::TensorProto::FLOAT, {B, 1, S, T});
+  *g->add_input() = tensor_info("q3", onnx::TensorProto::FLOAT, {B * H, S, D});
+  *g->add_input() = tensor_info("kt3", onnx::TensorProto::FLOAT, {B * H, D, T});
+  *g->add_input() = tensor_info("v3", onnx::TensorProto::FLOAT, {B * H, T, D});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {B, H, S, D});
+  *g->add_output() = tensor_info("y3", onnx::TensorProto::FLOAT, {B * H, S, D});
+  *g->add_initializer() = float_tensor("half_scale", {}, {0.42044820762685725f});  // 8^-1/4
+  *g->add_initializer() = float_tensor("zero", {}, {0.0f});
+  *g->add_initializer() = float_tensor("sqrt_d", {}, {2.8284271247461903f});
+  add_node(g, "Mul", {"q", "half_scale"}, {"qs"});
+  auto* tr = add_node(g, "Transpose", {"k"}, {"kt"});
+  add_ints_attr(tr, "perm", {0, 1, 3, 2});
+  add_node(g, "Mul", {"kt", "half_scale"}, {"kts"});
+  add_node(g, "MatMul", {"qs", "kts"}, {"s"});
+  add_node(g, "Add", {"s", "mask"}, {"sm"});
+  add_int_attr(add_node(g, "Softmax", {"sm"}, {"p"}), "axis", -1);
+  add_node(g, "IsNaN", {"p"}, {"nan"});
+  add_node(g, "Where", {"nan", "zero", "p"}, {"pg"});
+  add_node(g, "MatMul", {"pg", "v"}, {"y"});
+  add_node(g, "MatMul", {"q3", "kt3"}, {"s3"});
+  add_node(g, "Div", {"s3", "sqrt_d"}, {"s3d"});
+  add_int_attr(add_node(g, "Softmax", {"s3d"}, {"p3"}), "axis", -1);
+  add_node(g, "MatMul", {"p3", "v3"}, {"y3"});
+  std::vector<float> mask = random_values(B * S * T, 44);
+  for (int64_t t = 0; t < T; ++t) mask[(1 * S + 2) * T + t] = -std::numeric_limits<float>::infinity();
+  Feeds feeds = {{"q", Value(Tensor::from_vector<float>(random_values(B * H * S * D, 40), {B, H, S, D}))},
+                 {"k", Value(Tensor::from_vector<float>(random_values(B * H * T * D, 41), {B, H, T, D}))},
+                 {"v", Value(Tensor::from_vector<float>(random_values(B * H * T * D, 42), {B, H, T, D}))},
+                 {"mask", Value(Tensor::from_vector<float>(mask, {B, 1, S, T}))},
+                 {"q3", Value(Tensor::from_vector<float>(random_values(B * H * S * D, 45), {B * H, S, D}))},
+                 {"kt3", Value(Tensor::from_vector<float>(random_values(B * H * D * T, 46), {B * H, D, T}))},
+                 {"v3", Value(Tensor::from_vector<float>(random_values(B * H * T * D, 47), {B * H, T, D}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["ScaledDotProductAttention"], 2);
+  auto y = load(m, OptimizationLevel::Extended)->run(feeds);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t d = 0; d < D; ++d) EXPECT_EQ(y[0].tensor().float_at(((1 * H + h) * S + 2) * D + d), 0.0f);
 }
 
 // SiLU written as x * Sigmoid(x) after a Linear, with bias (a Conformer's feed-forward) and

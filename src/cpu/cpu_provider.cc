@@ -18,6 +18,7 @@ static KernelRegistry build_cpu_registry() {
   register_einsum(r);
   register_elementwise(r);
   register_fused(r);
+  register_sdp_attention(r);
   register_image_decoder(r);
   register_indexing(r);
   register_linalg(r);

@@ -23,6 +23,7 @@ void register_deform_conv(KernelRegistry& r);
 void register_einsum(KernelRegistry& r);
 void register_elementwise(KernelRegistry& r);
 void register_fused(KernelRegistry& r);
+void register_sdp_attention(KernelRegistry& r);  // com.onyx ScaledDotProductAttention
 void register_image_decoder(KernelRegistry& r);
 void register_indexing(KernelRegistry& r);
 void register_linalg(KernelRegistry& r);

@@ -31,13 +31,14 @@ void add_terms(const AttentionProblem& p, int64_t b, int64_t n, float* scores) {
   }
 }
 
-void softmax_rows(const AttentionProblem& p, float* scores) {
+void softmax_rows(const AttentionProblem& p, float* scores, float* probs) {
   for (int64_t i = 0; i < p.Sq; ++i) {
     float* row = scores + i * p.T;
+    float* prow = probs + i * p.T;
     if (p.zero_masked_rows && p.T > 0 && rr::max(row, p.T) == -std::numeric_limits<float>::infinity())
-      std::fill_n(row, p.T, 0.f);
+      std::fill_n(prow, p.T, 0.f);
     else
-      vm::softmax(row, row, p.T);
+      vm::softmax(row, prow, p.T);
   }
 }
 
@@ -46,16 +47,17 @@ void softmax_rows(const AttentionProblem& p, float* scores) {
 void run_attention(const AttentionProblem& p, ThreadPool* pool) {
   const int64_t ld_out = p.heads_first_out ? p.Dv : p.N * p.Dv;
   parallel_for(pool, p.B * p.N, [&](int64_t t0, int64_t t1) {
-    thread_local std::vector<float> scores;
+    thread_local std::vector<float> scores, probs;
     if (scores.size() < static_cast<size_t>(p.Sq * p.T)) scores.resize(static_cast<size_t>(p.Sq * p.T));
+    if (probs.size() < static_cast<size_t>(p.Sq * p.T)) probs.resize(static_cast<size_t>(p.Sq * p.T));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t / p.N, n = t % p.N;
-      gemm_f32(false, true, p.Sq, p.T, p.Dqk, p.scale, p.q.at(b, n), p.q.row, p.k.at(b, n), p.k.row, 0.f,
+      gemm_f32(false, !p.k_transposed, p.Sq, p.T, p.Dqk, p.scale, p.q.at(b, n), p.q.row, p.k.at(b, n), p.k.row, 0.f,
                scores.data(), p.T);
       add_terms(p, b, n, scores.data());
-      softmax_rows(p, scores.data());
+      softmax_rows(p, scores.data(), probs.data());
       float* out = p.heads_first_out ? p.out + (b * p.N + n) * p.Sq * p.Dv : p.out + b * p.Sq * ld_out + n * p.Dv;
-      gemm_f32(false, false, p.Sq, p.Dv, p.T, 1.f, scores.data(), p.T, p.v.at(b, n), p.v.row, 0.f, out, ld_out);
+      gemm_f32(false, false, p.Sq, p.Dv, p.T, 1.f, probs.data(), p.T, p.v.at(b, n), p.v.row, 0.f, out, ld_out);
     }
   });
 }

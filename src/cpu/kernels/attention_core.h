@@ -28,6 +28,8 @@ struct ScoreTerm {
 struct AttentionProblem {
   int64_t B = 0, N = 0, Sq = 0, T = 0, Dqk = 0, Dv = 0;
   HeadLayout q, k, v;
+  // K given transposed, [.., Dqk, T] per head: element (t, d) at k.at(b, n) + d * k.row + t.
+  bool k_transposed = false;
   float scale = 1.f;
   // Added in this order (ORT's order, which decides the rounding of a fully
   // masked row): mask, then the causal filter, then bias.

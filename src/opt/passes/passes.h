@@ -29,6 +29,7 @@ std::unique_ptr<GraphPass> make_layer_norm_fusion();
 std::unique_ptr<GraphPass> make_rms_norm_fusion();
 std::unique_ptr<GraphPass> make_skip_layer_norm_fusion();
 std::unique_ptr<GraphPass> make_attention_fusion();
+std::unique_ptr<GraphPass> make_sdpa_fusion();
 std::unique_ptr<GraphPass> make_spatial_mean_to_pool();
 // all
 std::unique_ptr<GraphPass> make_nchwc_layout();

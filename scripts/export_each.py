@@ -10,3 +10,12 @@ def export_each(out, names, export):
             export(name, out)
         except Exception as e:  # noqa: BLE001 - any exporter error is reported the same way
             print(f'{name}: export failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}', flush=True)
+
+
+def parse_name(name, prefixes, table):
+    """A model name PREFIX_ARCH: whether PREFIX is the second of `prefixes` (the dynamo
+    exporter's), and ARCH, which must be a key of `table`."""
+    arch = name.split('_', 1)[1] if name.startswith(prefixes) else ''
+    if arch not in table:
+        raise KeyError(f'unknown model {name!r}: names are {" or ".join(prefixes)} and one of {", ".join(table)}')
+    return name.startswith(prefixes[1]), arch

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from export_each import export_each  # noqa: E402
+from export_each import export_each, parse_name  # noqa: E402
 
 
 def dcgan():
@@ -375,10 +375,7 @@ MODELS = {'dcgan': dcgan, 'espcn': espcn, 'style': style, 'vae_decoder': vae_dec
 
 
 def export(name, out):
-    dynamo = name.startswith('gd_')
-    arch = name.split('_', 1)[1] if name.startswith(('g_', 'gd_')) else ''
-    if arch not in MODELS:
-        raise KeyError(f'unknown model {name!r}: names are g_ or gd_ and one of {", ".join(MODELS)}')
+    dynamo, arch = parse_name(name, ('g_', 'gd_'), MODELS)
     torch.manual_seed(0)
     model, args = MODELS[arch]()
     model.eval()

@@ -20,7 +20,7 @@ import torch
 import transformers as tf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from export_each import export_each  # noqa: E402
+from export_each import export_each, parse_name  # noqa: E402
 
 SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000)
 
@@ -160,10 +160,7 @@ CACHED = ('gpt2', 'gpt_neox', 'llama', 'mistral', 'qwen2', 'phi', 'gemma', 't5',
 
 
 def export(name, out):
-    dynamo = name.startswith('hfd_')
-    arch = name.split('_', 1)[1] if name.startswith(('hf_', 'hfd_')) else ''
-    if arch not in ARCHS:
-        raise KeyError(f'unknown model {name!r}: names are hf_ or hfd_ and one of {", ".join(ARCHS)}')
+    dynamo, arch = parse_name(name, ('hf_', 'hfd_'), ARCHS)
     torch.manual_seed(0)
     model, args, in_names, out_names = ARCHS[arch]()
     model.eval()

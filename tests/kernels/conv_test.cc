@@ -55,13 +55,7 @@ struct TransposeCase {
   int64_t N, C, M, group, H, W, k, stride, pad, dilation, out_pad;
 };
 
-std::vector<float> seeded(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
+std::vector<float> seeded(int64_t n, int seed) { return to_vector<float>(pattern({n}, seed)); }
 
 // ConvTranspose by its definition: every input value times every tap, added at i * s + k * d - pad.
 std::vector<float> conv_transpose_reference(const TransposeCase& c, const std::vector<float>& x,

@@ -88,11 +88,6 @@ void im2col(const T* x, int64_t C, const SpatialGeometry& g, T* col, ThreadPool*
   });
 }
 
-// y[m] = bias[m] + the sum over input positions i and taps k of col[i, k * M + m], placed at
-// output position i * s + k * d - pb. col is X^T W with W's columns ordered tap-major
-// ([input positions, kprod * M], row stride ldc), so each (i, k) adds a contiguous vector of
-// M channels: an output row is summed channels-last in `acc`, then written out per channel.
-// Here g.in is the transposed convolution's input and g.out its output.
 // y[m] = bias[m] + the sum over taps k and input positions i of col[m * kprod + k, i], placed
 // at output position i * s + k * d - pb: col is W^T X, [M * kprod, input positions], one
 // contiguous plane per channel and tap. Here g.in is the transposed convolution's input and
@@ -145,9 +140,14 @@ void col2im_planes(const T* col, int64_t M, const T* bias, const SpatialGeometry
   });
 }
 
+// y[m] = bias[m] + the sum over input positions i and taps k of col[i, k * M + m], placed at
+// output position i * s + k * d - pb. col is X^T W with W's columns ordered tap-major
+// ([input positions, kprod * M], row stride ldc), so each (i, k) adds a contiguous vector of
+// M channels: an output row is summed channels-last in `acc`, then written out per channel.
+// Output rows [r0, r1); `acc` holds one row. Here g.in is the transposed convolution's input and g.out its output.
 template <class T>
-[[gnu::always_inline]] inline void col2im_rows(const T* col, int64_t ldc, int64_t M, const T* bias, const SpatialGeometry& g, T* y,
-                        int64_t r0, int64_t r1, T* acc) {
+[[gnu::always_inline]] inline void col2im_rows(const T* col, int64_t ldc, int64_t M, const T* bias,
+                                               const SpatialGeometry& g, T* y, int64_t r0, int64_t r1, T* acc) {
   const int nd = g.nd;
   const int64_t os = g.out_size(), out_last = g.out[nd - 1], in_last = g.in[nd - 1];
   const int64_t s = g.strides[nd - 1], k_last = g.kernel[nd - 1], d_last = g.dilations[nd - 1];

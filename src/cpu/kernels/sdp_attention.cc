@@ -23,8 +23,9 @@ ScoreTerm mask_term(const Tensor& m, const Shape& scores) {
   for (int d = 3; d >= 0; --d) {
     const int md = d - (4 - static_cast<int>(m.rank()));
     const int64_t size = md >= 0 ? m.dim(md) : 1;
-    ONYX_KERNEL_CHECK(size == 1 || size == scores[d], "ScaledDotProductAttention: mask " + shape_to_string(m.shape()) +
-                                                          " does not broadcast to the scores " + shape_to_string(scores));
+    ONYX_KERNEL_CHECK(size == 1 || size == scores[d],
+                      "ScaledDotProductAttention: mask " + shape_to_string(m.shape()) +
+                          " does not broadcast to the scores " + shape_to_string(scores));
     strides[d] = size == 1 ? 0 : stride;
     stride *= size;
   }

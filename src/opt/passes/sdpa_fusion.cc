@@ -14,15 +14,13 @@ namespace onyx {
 
 namespace {
 
-// Whether `value` may be an operand of the fused op: float of rank 2 to 4, or not known
-// otherwise (the exporters' Reshapes to computed shapes leave ranks unknown; the kernel
+// Whether `value` may be an operand of the fused op: a float tensor of rank 2 to 4, or of a
+// rank not known (the exporters' Reshapes to computed shapes leave ranks unknown; the kernel
 // checks them at run time).
 bool may_be_operand(const GraphView& view, const std::string& value) {
   const TypeInfo* t = view.type_of(value);
-  if (!t) return true;
-  if (t->kind != TypeInfo::Kind::Tensor && t->kind != TypeInfo::Kind::Unknown) return false;
-  if (t->elem_type != DataType::Float && t->elem_type != DataType::Undefined) return false;
-  return !t->has_shape || (t->shape.size() >= 2 && t->shape.size() <= 4);
+  return t && t->kind == TypeInfo::Kind::Tensor && t->elem_type == DataType::Float &&
+         (!t->has_shape || (t->shape.size() >= 2 && t->shape.size() <= 4));
 }
 
 // `value` = x * constant scalar (either side) when it is that Mul's only reader: x, the
@@ -86,7 +84,8 @@ class SdpaRule final : public RewriteRule {
       zero_masked_rows = true;
     }
     const int pvi = sole_consumer_of_type(g, view, probs, "MatMul");
-    if (pvi < 0 || g.nodes[pvi].inputs[0] != probs || !may_be_operand(view, g.nodes[pvi].inputs[1])) return std::nullopt;
+    if (pvi < 0 || g.nodes[pvi].inputs[0] != probs || !may_be_operand(view, g.nodes[pvi].inputs[1]))
+      return std::nullopt;
     nodes.push_back(pvi);
     // Optional additive mask: the side that is not the scores' chain.
     std::string scores = sm.inputs[0], mask;

@@ -66,8 +66,13 @@ onnx::ModelProto small_cnn() {
   *g->add_initializer() = int_tensor("mid_z", onnx::TensorProto::UINT8, {}, {128});
   qconv(g, "mid", "dw", 16, 16, 3, 16, 1, 3);
   qconv(g, "mid", "pw", 16, 16, 1, 1, 1, 5);
+  // An 8-bit Split of the channels and a Concat of its parts swapped (YOLO's C2f): both stay channel-last.
+  *g->add_initializer() = test::int64_tensor("halves", {2}, {8, 8});
+  add_int_attr(add_node(g, "Split", {"pw", "halves"}, {"half1", "half2"}), "axis", 1);
+  add_int_attr(add_node(g, "Concat", {"half2", "half1"}, {"pw_swapped"}), "axis", 1);
   qparams(g, "sum", 0.08f, 128);
-  auto* add = add_node(g, "QLinearAdd", {"dw", "dw_s", "dw_z", "pw", "pw_s", "pw_z", "sum_s", "sum_z"}, {"sum"});
+  auto* add =
+      add_node(g, "QLinearAdd", {"dw", "dw_s", "dw_z", "pw_swapped", "pw_s", "pw_z", "sum_s", "sum_z"}, {"sum"});
   add->set_domain("com.microsoft");
   qparams(g, "y", 0.02f, 128);
   auto* gap = add_node(g, "QLinearGlobalAveragePool", {"sum", "sum_s", "sum_z", "y_s", "y_z"}, {"y"});

@@ -281,6 +281,48 @@ TEST(QdqFusion, DataMovementAndMaxPoolDropTheirQdqPairs) {
   EXPECT_EQ(o.ops["QuantizeLinear"], 2);
 }
 
+// A YOLOv8 block's 8-bit ops in QDQ form: x * Sigmoid(x) (SiLU), a Split of the channels
+// whose parts keep the input's quantization, and a Concat of differently quantized inputs:
+// QLinearSigmoid, QLinearMul, an integer Split and QLinearConcat, every output within a step.
+TEST(QdqFusion, SiluSplitAndConcatBecomeIntegerOps) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 4, 3, 5});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 6, 3, 5});
+  add_qparams(g, "xq", 0.03f, onnx::TensorProto::UINT8, 128);
+  add_qparams(g, "sig", 1.0f / 255, onnx::TensorProto::UINT8, 0);
+  add_qparams(g, "silu", 0.02f, onnx::TensorProto::UINT8, 14);
+  add_qparams(g, "cat", 0.035f, onnx::TensorProto::UINT8, 100);
+  *g->add_initializer() = test::int64_tensor("parts", {2}, {2, 2});
+  quantize(g, "x", "xq", "x_q");
+  dequantize(g, "x_q", "xq", "x_dq1");
+  dequantize(g, "x_q", "xq", "x_dq2");
+  add_node(g, "Sigmoid", {"x_dq1"}, {"s"});
+  quantize(g, "s", "sig", "s_q");
+  dequantize(g, "s_q", "sig", "s_dq");
+  add_node(g, "Mul", {"x_dq2", "s_dq"}, {"silu"});
+  quantize(g, "silu", "silu", "silu_q");
+  dequantize(g, "silu_q", "silu", "silu_dq1");
+  dequantize(g, "silu_q", "silu", "silu_dq2");
+  auto* split = add_node(g, "Split", {"silu_dq1", "parts"}, {"a", "b"});
+  add_int_attr(split, "axis", 1);
+  quantize(g, "a", "silu", "a_q");
+  quantize(g, "b", "silu", "b_q");
+  dequantize(g, "b_q", "silu", "b_dq");
+  dequantize(g, "x_q", "xq", "x_dq3");
+  add_int_attr(add_node(g, "Concat", {"b_dq", "x_dq3"}, {"c"}), "axis", 1);
+  quantize(g, "c", "cat", "c_q");
+  dequantize(g, "c_q", "cat", "y");
+  *g->add_output() = tensor_info("a_q", onnx::TensorProto::UINT8, {1, 2, 3, 5});
+  Optimized o = check_within_steps(m, float_feed("x", {1, 4, 3, 5}, 21), {0.035, 1.0});
+  EXPECT_EQ(o.report.fusions["DQ+Sigmoid+Q"], 1);
+  EXPECT_EQ(o.report.fusions["DQ+Mul+Q"], 1);
+  EXPECT_EQ(o.report.fusions["DQ+Split+Q"], 1);
+  EXPECT_EQ(o.report.fusions["DQ+Concat+Q as QLinearConcat"], 1);
+  EXPECT_EQ(o.ops["QLinearSigmoid"] + o.ops["QLinearMul"] + o.ops["QLinearConcat"] + o.ops["Split"], 4);
+  EXPECT_EQ(o.ops["Sigmoid"] + o.ops["Mul"] + o.ops["Concat"], 0);
+}
+
 // DQ(a) x DQ(b const, per column) -> MatMul with a float output: the integer
 // product scaled to float (com.microsoft MatMulIntegerToFloat).
 TEST(QdqFusion, MatMulWithFloatOutputBecomesMatMulIntegerToFloat) {

@@ -98,9 +98,44 @@ ONYX_TARGET_AVX2_FMA int64_t qlinear_add_avx2(const uint8_t* a, const uint8_t* b
   }
   return i;
 }
+
+ONYX_TARGET_AVX2 int64_t qlinear_mul_avx2(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, float za,
+                                         float zb, float ratio, float zc, uint8_t* y) {
+  const __m256 vza = _mm256_set1_ps(za), vzb = _mm256_set1_ps(zb), vr = _mm256_set1_ps(ratio), vzc = _mm256_set1_ps(zc);
+  const __m256 lo = _mm256_set1_ps(is_signed ? -128.f : 0.f), hi = _mm256_set1_ps(is_signed ? 127.f : 255.f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 prod = _mm256_mul_ps(_mm256_sub_ps(widen_8(a + i, is_signed), vza),
+                                      _mm256_sub_ps(widen_8(b + i, is_signed), vzb));  // exact: |prod| < 2^18
+    __m256 v = _mm256_add_ps(_mm256_mul_ps(prod, vr), vzc);
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    __m256i q = _mm256_cvtps_epi32(v);
+    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    __m128i r = is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), r);
+  }
+  return i;
+}
 #endif
 
 }  // namespace
+
+void qlinear_mul_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, float za, float zb, float ratio,
+                      float zc, uint8_t* y) {
+  int64_t i = 0;
+#ifdef ONYX_Q8_X86
+  if (has_avx2()) i = qlinear_mul_avx2(a, b, n, is_signed, za, zb, ratio, zc, y);
+#endif
+  const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+  auto value = [is_signed](uint8_t q) {
+    return is_signed ? static_cast<float>(static_cast<int8_t>(q)) : static_cast<float>(q);
+  };
+  for (; i < n; ++i) {
+    const float prod = (value(a[i]) - za) * (value(b[i]) - zb);
+    const float v = std::nearbyint(std::min(std::max(prod * ratio + zc, lo), hi));
+    y[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(v)) : static_cast<uint8_t>(v);
+  }
+}
 
 void qlinear_add_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, float ra, float rb, float fixed,
                       uint8_t* y) {

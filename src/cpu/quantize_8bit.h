@@ -21,4 +21,10 @@ void min_max_with_zero(const float* x, int64_t n, float& lo, float& hi);
 void qlinear_add_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, float ra, float rb, float fixed,
                       uint8_t* y);
 
+// QLinearMul's element step in ONNX Runtime's order: y[i] = saturate(nearbyint(
+// float((a[i] - za) * (b[i] - zb)) * ratio + zc)), the product exact, then a multiply and an
+// add each rounded (no FMA), with a, b int8 when is_signed.
+void qlinear_mul_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, float za, float zb, float ratio,
+                      float zc, uint8_t* y);
+
 }  // namespace onyx

@@ -93,12 +93,19 @@ void run_qlinear_binary(KernelContext& ctx) {
     const Q* b = B.data<Q>();
     Q* y = Y.data<Q>();
     AddMath m(pa, pb, pc);
-    if (!kMul && A.shape() == B.shape()) {  // residual adds: chunks across the pool
+    if (A.shape() == B.shape()) {  // residual adds, SiLU's x * sigmoid(x): vector chunks across the pool
       constexpr int64_t kChunk = 8192;
       const int64_t n = Y.numel(), chunks = (n + kChunk - 1) / kChunk;
+      const float ratio = pa.scale * pb.scale / pc.scale;
       parallel_for(n >= 2 * kChunk ? ctx.thread_pool() : nullptr, chunks, [&](int64_t c0, int64_t c1) {
         const int64_t i0 = c0 * kChunk, i1 = std::min(n, c1 * kChunk);
-        qlinear_add_run(a + i0, 1, b + i0, 1, y + i0, i1 - i0, m);
+        if constexpr (kMul) {
+          qlinear_mul_8bit(reinterpret_cast<const uint8_t*>(a + i0), reinterpret_cast<const uint8_t*>(b + i0), i1 - i0,
+                           std::is_signed_v<Q>, static_cast<float>(pa.zero), static_cast<float>(pb.zero), ratio,
+                           static_cast<float>(pc.zero), reinterpret_cast<uint8_t*>(y + i0));
+        } else {
+          qlinear_add_run(a + i0, 1, b + i0, 1, y + i0, i1 - i0, m);
+        }
       });
       return;
     }

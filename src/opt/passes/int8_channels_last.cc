@@ -6,8 +6,8 @@
 // take the channel-last values as they are: QLinearAdd / QLinearMul (both
 // operands channel-last and of one rank, so broadcasting lines up the same),
 // QLinearGlobalAveragePool / QLinearAveragePool (channels_last = 1), 8-bit
-// MaxPool (com.microsoft NhwcMaxPool), QLinearConcat along channels and the
-// elementwise QLinearSigmoid / QLinearLeakyRelu. A Transpose converts to the
+// MaxPool (com.microsoft NhwcMaxPool), QLinearConcat and 8-bit Concat / Split
+// along channels, and the elementwise QLinearSigmoid / QLinearLeakyRelu. A Transpose converts to the
 // original layout, under the original name, for any other reader and for
 // graph outputs; one converts into it where a chain starts. So a quantized CNN
 // pays for its layout at the edges only, as with ORT's NHWC transformer.
@@ -73,10 +73,19 @@ class Int8ChannelsLast final : public GraphPass {
       }
       return last[v].name;
     };
-    auto set_last_output = [&](Node& n, int64_t rank) {
-      const std::string orig = n.outputs[0];
-      n.outputs[0] = names.make(orig + "_nhwc");
-      last.add(orig, {n.outputs[0], rank});
+    auto set_last_output = [&](Node& n, int64_t rank, size_t k = 0) {
+      const std::string orig = n.outputs[k];
+      n.outputs[k] = names.make(orig + "_nhwc");
+      last.add(orig, {n.outputs[k], rank});
+    };
+    // The rank shared by the channel-last inputs `positions` of n, or -1 when one is not channel-last.
+    auto shared_last_rank = [&](const Node& n, size_t first, size_t step) {
+      int64_t rank = -1;
+      for (size_t k = first; k < n.inputs.size(); k += step) {
+        if (!is_last(n.inputs[k]) || (rank >= 0 && last[n.inputs[k]].rank != rank)) return int64_t{-1};
+        rank = last[n.inputs[k]].rank;
+      }
+      return rank;
     };
 
     for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
@@ -120,21 +129,28 @@ class Int8ChannelsLast final : public GraphPass {
         n.attributes.erase("storage_order");
         set_last_output(n, rank);
         converted = true;
-      } else if (is_op(n, "QLinearConcat", kMicrosoftDomain) && n.outputs.size() == 1 && n.inputs.size() >= 5 &&
-                 (n.inputs.size() - 2) % 3 == 0) {
-        int64_t rank = -1;
-        bool ok = true;
-        for (size_t k = 2; ok && k < n.inputs.size(); k += 3) {
-          ok = is_last(n.inputs[k]) && (rank < 0 || last[n.inputs[k]].rank == rank);
-          if (ok) rank = last[n.inputs[k]].rank;
-        }
+      } else if ((is_op(n, "QLinearConcat", kMicrosoftDomain) && n.inputs.size() >= 5 && (n.inputs.size() - 2) % 3 == 0) ||
+                 (is_op(n, "Concat", "") && !n.inputs.empty())) {
+        // QLinearConcat, or a Concat of 8-bit values whose quantization was one (the QDQ pair dropped).
+        const bool qlinear = n.op_type == "QLinearConcat";
+        const size_t first = qlinear ? 2 : 0, step = qlinear ? 3 : 1;
+        const int64_t rank = n.outputs.size() == 1 ? shared_last_rank(n, first, step) : -1;
         const int64_t axis = read_int(n, "axis", 0);
-        if (ok && (axis == 1 || axis == 1 - rank)) {
-          for (size_t k = 2; k < n.inputs.size(); k += 3) n.inputs[k] = last[n.inputs[k]].name;
+        if (rank > 0 && (axis == 1 || axis == 1 - rank)) {
+          for (size_t k = first; k < n.inputs.size(); k += step) n.inputs[k] = last[n.inputs[k]].name;
           n.attributes["axis"] = int_attr(rank - 1);
           set_last_output(n, rank);
           converted = true;
         }
+      } else if (is_op(n, "Split", "") && !n.inputs.empty() && is_last(n.inputs[0]) &&
+                 (read_int(n, "axis", 0) == 1 || read_int(n, "axis", 0) == 1 - last[n.inputs[0]].rank)) {
+        // A split of channels (YOLO's C2f blocks): every part channel-last.
+        const int64_t rank = last[n.inputs[0]].rank;
+        n.inputs[0] = last[n.inputs[0]].name;
+        n.attributes["axis"] = int_attr(rank - 1);
+        for (size_t k = 0; k < n.outputs.size(); ++k)
+          if (!n.outputs[k].empty()) set_last_output(n, rank, k);
+        converted = true;
       } else if ((is_op(n, "QLinearSigmoid", kMicrosoftDomain) || is_op(n, "QLinearLeakyRelu", kMicrosoftDomain)) &&
                  n.outputs.size() == 1 && !n.inputs.empty() && is_last(n.inputs[0])) {
         const int64_t rank = last[n.inputs[0]].rank;

@@ -154,21 +154,49 @@ std::optional<Patch> finish(const Match& m, Node fused, std::vector<int> remove,
 // select or compare values: the op runs on the integer tensor unchanged.
 std::optional<Patch> drop_qdq_pair(const Match& m, const Form& form) {
   if (m.ctx.opset() < form.min_opset) return std::nullopt;
-  if (m.op.outputs.size() != 1) return std::nullopt;  // MaxPool's Indices
-  auto q = requantized(m.g, m.view, m.op.outputs[0]);
-  if (!q) return std::nullopt;
+  // Every output requantized alike (Split's parts; MaxPool's Indices never are).
+  std::vector<Requantized> qs;
+  for (const std::string& out : m.op.outputs) {
+    auto q = out.empty() ? std::nullopt : requantized(m.g, m.view, out);
+    if (!q || (!qs.empty() && !q->params.same_as(qs[0].params))) return std::nullopt;
+    qs.push_back(*q);
+  }
+  if (qs.empty()) return std::nullopt;
   Group group(m.g, m.view, m.index);
   Node fused = m.op;
   for (int k : quantized_positions(m.op, form)) {
     if (k >= static_cast<int>(m.op.inputs.size())) return std::nullopt;
     auto dq = dequantized(m.g, m.view, m.op.inputs[k]);
-    if (!dq || !dq->params.same_as(q->params)) return std::nullopt;
+    if (!dq || !dq->params.same_as(qs[0].params)) return std::nullopt;
     fused.inputs[k] = dq->input;
     group.take_dequantize(dq->node);
   }
-  fused.outputs = {q->output};
-  group.take(q->node);
+  for (size_t k = 0; k < qs.size(); ++k) {
+    fused.outputs[k] = qs[k].output;
+    group.take(qs[k].node);
+  }
   return finish(m, fused, group.remove, "DQ+" + m.op.op_type + "+Q");
+}
+
+// A Concat of 8-bit values: the pair dropped when every input is quantized as the output,
+// else com.microsoft QLinearConcat(y_scale, y_zero_point, x, x_scale, x_zero_point, ...).
+std::optional<Patch> concat(const Match& m, const Form& form) {
+  if (auto p = drop_qdq_pair(m, form)) return p;
+  if (m.op.outputs.size() != 1) return std::nullopt;
+  auto q = requantized(m.g, m.view, m.op.outputs[0]);
+  if (!q || !q->params.per_tensor()) return std::nullopt;
+  Group group(m.g, m.view, m.index);
+  std::vector<std::string> inputs = {q->params.scale_name, q->params.zero_point_name};
+  for (const std::string& in : m.op.inputs) {
+    auto dq = dequantized(m.g, m.view, in);
+    if (!dq || !dq->params.per_tensor() || dq->params.type() != q->params.type()) return std::nullopt;
+    inputs.insert(inputs.end(), {dq->input, dq->params.scale_name, dq->params.zero_point_name});
+    group.take_dequantize(dq->node);
+  }
+  Node fused = make_node("QLinearConcat", m.op.name, inputs, {q->output}, kMicrosoftDomain);
+  fused.attributes = m.op.attributes;
+  group.take(q->node);
+  return finish(m, fused, group.remove, "DQ+Concat+Q as QLinearConcat");
 }
 
 // DQ(x...) -> op -> Q => com.microsoft QLinear<op>(x, x_scale, x_zero_point,
@@ -394,9 +422,12 @@ const std::vector<Form>& forms() {
       {"Unsqueeze", drop_qdq_pair},
       {"Slice", drop_qdq_pair},
       {"Gather", drop_qdq_pair},
-      {"Concat", drop_qdq_pair, {}},
+      {"Concat", concat, {}},
+      {"Split", drop_qdq_pair},
       {"Add", contrib_qlinear, {0, 1}, "QLinearAdd"},
       {"Mul", contrib_qlinear, {0, 1}, "QLinearMul"},
+      {"Sigmoid", contrib_qlinear, {0}, "QLinearSigmoid"},
+      {"LeakyRelu", contrib_qlinear, {0}, "QLinearLeakyRelu"},
       {"GlobalAveragePool", contrib_qlinear, {0}, "QLinearGlobalAveragePool"},
   };
   return all;

@@ -21,11 +21,33 @@ uint8_t quantize_one(float x, float scale, float zp, float lo, float hi) {
   return static_cast<uint8_t>(static_cast<int32_t>(std::min(std::max(r, lo), hi)));
 }
 
+// An 8-bit value (int8 when is_signed) as float.
+float value_8(uint8_t q, bool is_signed) {
+  return is_signed ? static_cast<float>(static_cast<int8_t>(q)) : static_cast<float>(q);
+}
+
+// v clamped to the 8-bit range, rounded half to even, as its byte.
+uint8_t store_one(float v, bool is_signed) {
+  const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+  v = std::nearbyint(std::min(std::max(v, lo), hi));
+  return is_signed ? static_cast<uint8_t>(static_cast<int8_t>(v)) : static_cast<uint8_t>(v);
+}
+
 bool has_avx2() { return cpu_features().avx2; }
 
 bool has_avx2_fma() { return cpu_features().avx2 && cpu_features().fma; }
 
 #ifdef ONYX_Q8_X86
+// Eight floats clamped to [lo, hi], rounded half to even and stored as 8-bit values. The
+// bounds are integers, so clamping before rounding is the same as after; in range, the packs
+// never clip.
+ONYX_TARGET_AVX2 inline void store_8(__m256 v, __m256 lo, __m256 hi, bool is_signed, uint8_t* y) {
+  __m256i q = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+  __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  __m128i b = is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(y), b);
+}
+
 ONYX_TARGET_AVX2 int64_t quantize_avx2(const float* x, int64_t n, float scale, float zp, bool is_signed, uint8_t* y) {
   const __m256 vs = _mm256_set1_ps(scale), vz = _mm256_set1_ps(zp);
   const __m256 lo = _mm256_set1_ps(is_signed ? -128.f : 0.f), hi = _mm256_set1_ps(is_signed ? 127.f : 255.f);
@@ -34,11 +56,7 @@ ONYX_TARGET_AVX2 int64_t quantize_avx2(const float* x, int64_t n, float scale, f
     __m256 v = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), vs), _MM_FROUND_CUR_DIRECTION);
     v = _mm256_add_ps(v, vz);  // an integer plus a small integer: exact below 2^24, far out of range above
     v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
-    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
-    __m256i q = _mm256_cvtps_epi32(v);
-    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));  // in range: no clipping
-    __m128i b = is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), b);
+    store_8(v, lo, hi, is_signed, y + i);
   }
   return i;
 }
@@ -90,11 +108,7 @@ ONYX_TARGET_AVX2_FMA int64_t qlinear_add_avx2(const uint8_t* a, const uint8_t* b
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_fmadd_ps(widen_8(a + i, is_signed), vra, _mm256_fmadd_ps(widen_8(b + i, is_signed), vrb, vf));
-    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);  // bounds are integers: clamping before rounding is the same
-    __m256i q = _mm256_cvtps_epi32(v);
-    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    __m128i r = is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), r);
+    store_8(v, lo, hi, is_signed, y + i);
   }
   return i;
 }
@@ -107,12 +121,7 @@ ONYX_TARGET_AVX2 int64_t qlinear_mul_avx2(const uint8_t* a, const uint8_t* b, in
   for (; i + 8 <= n; i += 8) {
     const __m256 prod = _mm256_mul_ps(_mm256_sub_ps(widen_8(a + i, is_signed), vza),
                                       _mm256_sub_ps(widen_8(b + i, is_signed), vzb));  // exact: |prod| < 2^18
-    __m256 v = _mm256_add_ps(_mm256_mul_ps(prod, vr), vzc);
-    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
-    __m256i q = _mm256_cvtps_epi32(v);
-    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    __m128i r = is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), r);
+    store_8(_mm256_add_ps(_mm256_mul_ps(prod, vr), vzc), lo, hi, is_signed, y + i);
   }
   return i;
 }
@@ -126,14 +135,9 @@ void qlinear_mul_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_sig
 #ifdef ONYX_Q8_X86
   if (has_avx2()) i = qlinear_mul_avx2(a, b, n, is_signed, za, zb, ratio, zc, y);
 #endif
-  const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
-  auto value = [is_signed](uint8_t q) {
-    return is_signed ? static_cast<float>(static_cast<int8_t>(q)) : static_cast<float>(q);
-  };
   for (; i < n; ++i) {
-    const float prod = (value(a[i]) - za) * (value(b[i]) - zb);
-    const float v = std::nearbyint(std::min(std::max(prod * ratio + zc, lo), hi));
-    y[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(v)) : static_cast<uint8_t>(v);
+    const float prod = (value_8(a[i], is_signed) - za) * (value_8(b[i], is_signed) - zb);
+    y[i] = store_one(prod * ratio + zc, is_signed);
   }
 }
 
@@ -143,15 +147,8 @@ void qlinear_add_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_sig
 #ifdef ONYX_Q8_X86
   if (has_avx2_fma()) i = qlinear_add_avx2(a, b, n, is_signed, ra, rb, fixed, y);
 #endif
-  const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
-  auto value = [is_signed](uint8_t q) {
-    return is_signed ? static_cast<float>(static_cast<int8_t>(q)) : static_cast<float>(q);
-  };
-  for (; i < n; ++i) {
-    float v = std::fma(value(a[i]), ra, std::fma(value(b[i]), rb, fixed));  // exact FMA, as the vector path
-    v = std::nearbyint(std::min(std::max(v, lo), hi));
-    y[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(v)) : static_cast<uint8_t>(v);
-  }
+  for (; i < n; ++i)  // exact FMA, as the vector path
+    y[i] = store_one(std::fma(value_8(a[i], is_signed), ra, std::fma(value_8(b[i], is_signed), rb, fixed)), is_signed);
 }
 
 void quantize_8bit(const float* x, int64_t n, float scale, float zp, bool is_signed, uint8_t* y) {
@@ -168,10 +165,7 @@ void dequantize_8bit(const uint8_t* q, int64_t n, bool is_signed, float zp, floa
 #ifdef ONYX_Q8_X86
   if (has_avx2()) i = dequantize_avx2(q, n, is_signed, zp, scale, y);
 #endif
-  for (; i < n; ++i) {
-    float v = is_signed ? static_cast<float>(static_cast<int8_t>(q[i])) : static_cast<float>(q[i]);
-    y[i] = (v - zp) * scale;
-  }
+  for (; i < n; ++i) y[i] = (value_8(q[i], is_signed) - zp) * scale;
 }
 
 void min_max_with_zero(const float* x, int64_t n, float& lo, float& hi) {

@@ -7,8 +7,8 @@
 // operands channel-last and of one rank, so broadcasting lines up the same),
 // QLinearGlobalAveragePool / QLinearAveragePool (channels_last = 1), 8-bit
 // MaxPool (com.microsoft NhwcMaxPool), QLinearConcat and 8-bit Concat / Split
-// along channels, and the elementwise QLinearSigmoid / QLinearLeakyRelu. A Transpose converts to the
-// original layout, under the original name, for any other reader and for
+// along channels, and the elementwise QLinearSigmoid / QLinearLeakyRelu. A
+// Transpose converts to the original layout, under the original name, for any other reader and for
 // graph outputs; one converts into it where a chain starts. So a quantized CNN
 // pays for its layout at the edges only, as with ORT's NHWC transformer.
 #include "opt/passes/layout_values.h"
@@ -78,7 +78,7 @@ class Int8ChannelsLast final : public GraphPass {
       n.outputs[k] = names.make(orig + "_nhwc");
       last.add(orig, {n.outputs[k], rank});
     };
-    // The rank shared by the channel-last inputs `positions` of n, or -1 when one is not channel-last.
+    // The rank shared by n's inputs first, first + step, ..., or -1 when one is not channel-last.
     auto shared_last_rank = [&](const Node& n, size_t first, size_t step) {
       int64_t rank = -1;
       for (size_t k = first; k < n.inputs.size(); k += step) {
@@ -129,7 +129,8 @@ class Int8ChannelsLast final : public GraphPass {
         n.attributes.erase("storage_order");
         set_last_output(n, rank);
         converted = true;
-      } else if ((is_op(n, "QLinearConcat", kMicrosoftDomain) && n.inputs.size() >= 5 && (n.inputs.size() - 2) % 3 == 0) ||
+      } else if ((is_op(n, "QLinearConcat", kMicrosoftDomain) && n.inputs.size() >= 5 &&
+                  (n.inputs.size() - 2) % 3 == 0) ||
                  (is_op(n, "Concat", "") && !n.inputs.empty())) {
         // QLinearConcat, or a Concat of 8-bit values whose quantization was one (the QDQ pair dropped).
         const bool qlinear = n.op_type == "QLinearConcat";

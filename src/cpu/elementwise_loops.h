@@ -53,6 +53,8 @@ void map_unary_raw(const T* __restrict in, R* __restrict out, int64_t n, Op op) 
 // Outputs smaller than this run on the calling thread: waking the pool costs
 // more than the loop.
 constexpr int64_t kParallelElements = 1 << 15;
+// Elements per task of a flat loop over the pool.
+constexpr int64_t kParallelChunk = 4096;
 
 // out = op(in) elementwise; large tensors in chunks over `pool` (with two threads a serial
 // loop also reads half of its input from the other core's cache, where the op before wrote it).
@@ -62,8 +64,9 @@ void map_unary(const Tensor& in, Tensor& out, Op op, ThreadPool* pool = nullptr)
   R* y = out.data<R>();
   const int64_t n = in.numel();
   if (!pool || n < kParallelElements) return map_unary_raw<T, R>(x, y, n, op);
-  parallel_for(pool, (n + 4095) / 4096, [&](int64_t c0, int64_t c1) {
-    map_unary_raw<T, R>(x + c0 * 4096, y + c0 * 4096, std::min(n, c1 * 4096) - c0 * 4096, op);
+  parallel_for(pool, (n + kParallelChunk - 1) / kParallelChunk, [&](int64_t c0, int64_t c1) {
+    const int64_t b0 = c0 * kParallelChunk;
+    map_unary_raw<T, R>(x + b0, y + b0, std::min(n, c1 * kParallelChunk) - b0, op);
   });
 }
 
@@ -214,8 +217,8 @@ void map_binary_raw(const T* pa, const Shape& as, const U* pb, const Shape& bs, 
   if (!pool || n < kParallelElements) {
     rows(0, nrows);
   } else if (k == 1) {
-    parallel_for(pool, (n + 4095) / 4096, [&](int64_t c0, int64_t c1) {
-      const int64_t b0 = c0 * 4096, len = std::min(n, c1 * 4096) - b0;
+    parallel_for(pool, (n + kParallelChunk - 1) / kParallelChunk, [&](int64_t c0, int64_t c1) {
+      const int64_t b0 = c0 * kParallelChunk, len = std::min(n, c1 * kParallelChunk) - b0;
       if (ia && ib) binary_inner<1, 1>(pa + b0, pb + b0, po + b0, len, op);
       else if (ia) binary_inner<1, 0>(pa + b0, pb, po + b0, len, op);
       else if (ib) binary_inner<0, 1>(pa, pb + b0, po + b0, len, op);

@@ -13,6 +13,8 @@ for checking and timing Onyx on them (check_models.py, compare_ort.py):
 
 Usage: make_ort_models.py --models MODELS OUT   (MODELS as written by
 ../shared/models/make_models.py; each output gets NAME.input_K.npy copies).
+With OUT --static NAME...: only NAME_qop / NAME_qdq of those models, from any
+model set written the same way (make_more_models.py, make_gen_models.py).
 Needs onnx, onnxruntime, numpy."""
 import argparse
 import glob
@@ -79,10 +81,15 @@ def static(models, name, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", required=True)
+    ap.add_argument("--static", nargs="+", metavar="NAME", help="only quantize_static these models")
     ap.add_argument("out")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     ort.set_default_logger_severity(3)
+    if a.static:
+        for name in a.static:
+            static(a.models, name, a.out)
+        return
     for name in ["bert_tiny"] + CNNS:
         saved_at_extended(a.models, name, a.out)
     for name in BERTS:

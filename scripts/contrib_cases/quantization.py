@@ -90,6 +90,15 @@ CASES = [
                                              scales=(0.05, 0.02, 0.3))),
     Case("QLinearMul_i8_trailing_unit", _binary("QLinearMul", (4, 1, 1), (3, 1), np.int8, 15, scales=(0.05, 0.02, 0.3))),
     Case("QLinearMul_i8_scalarB", _binary("QLinearMul", (3, 41), (), np.int8, 14, scales=(0.05, 0.02, 0.3))),
+    # Squeeze-excitation scales, large enough to split over threads: planes against one value
+    # (planar), rows of channels (channel-last), and a scalar A (the operands swapped).
+    Case("QLinearMul_u8_se_planar", _binary("QLinearMul", (1, 24, 40, 40), (1, 24, 1, 1), np.uint8, 16,
+                                            scales=(0.05, 0.004, 0.04))),
+    Case("QLinearMul_i8_se_channels_last", _binary("QLinearMul", (2, 30, 30, 24), (2, 1, 1, 24), np.int8, 17,
+                                                   scales=(0.05, 0.01, 0.03))),
+    Case("QLinearMul_u8_scalarA", _binary("QLinearMul", (1,), (3, 77), np.uint8, 18, scales=(0.05, 0.02, 0.3))),
+    Case("QLinearAdd_u8_se_planar", _binary("QLinearAdd", (1, 24, 40, 40), (1, 24, 1, 1), np.uint8, 19)),
+    Case("QLinearAdd_i8_scalarA_large", _binary("QLinearAdd", (), (2, 16, 48, 48), np.int8, 20)),
     Case("QLinearGlobalAveragePool_u8_nchw", _gap((2, 5, 7, 7), np.uint8, 0, 21)),
     Case("QLinearGlobalAveragePool_i8_nchw", _gap((1, 3, 13, 11), np.int8, 0, 22)),
     Case("QLinearGlobalAveragePool_u8_nhwc", _gap((2, 6, 5, 9), np.uint8, 1, 23)),

@@ -8,6 +8,7 @@ namespace onyx {
 struct CpuFeatures {
   bool avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false, avx512vnni = false;
+  bool avx512vbmi = false;  // byte permutes (vpermi2b): 8-bit table lookups
 };
 
 inline const CpuFeatures& cpu_features() {
@@ -23,6 +24,7 @@ inline const CpuFeatures& cpu_features() {
     c.avx512dq = __builtin_cpu_supports("avx512dq");
     c.avx512vl = __builtin_cpu_supports("avx512vl");
     c.avx512vnni = __builtin_cpu_supports("avx512vnni");
+    c.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
 #endif
     return c;
   }();

@@ -129,6 +129,67 @@ inline BroadcastPlan plan_broadcast(const Shape& a, const Shape& b, const Shape&
   return p;
 }
 
+// Rows [r0, r1) of a plan with two or more dims (a row: its innermost dim), in runs along the
+// second-innermost dim: run(offset_a, offset_b, first_row, count) for rows first_row ..
+// first_row + count - 1, which start at offset_a + j * sa[k - 2] (b alike). The index of r0 is
+// decomposed once, then advanced a run at a time.
+template <class F>
+void for_each_row_run(const BroadcastPlan& p, int64_t r0, int64_t r1, F&& run) {
+  const int k = static_cast<int>(p.out.size());
+  const int64_t sa2 = p.sa[k - 2], sb2 = p.sb[k - 2];
+  std::vector<int64_t> idx(k - 1, 0);
+  int64_t oa = 0, ob = 0;
+  for (int64_t d = k - 2, rest = r0; d >= 0; --d) {
+    idx[d] = rest % p.out[d];
+    rest /= p.out[d];
+    oa += idx[d] * p.sa[d];
+    ob += idx[d] * p.sb[d];
+  }
+  for (int64_t r = r0; r < r1;) {
+    const int64_t count = std::min(r1 - r, p.out[k - 2] - idx[k - 2]);
+    run(oa, ob, r, count);
+    r += count;
+    idx[k - 2] += count;
+    oa += sa2 * count;
+    ob += sb2 * count;
+    for (int d = k - 2; d >= 0 && idx[d] >= p.out[d]; --d) {
+      oa -= p.sa[d] * p.out[d];
+      ob -= p.sb[d] * p.out[d];
+      idx[d] = 0;
+      if (d == 0) break;
+      ++idx[d - 1];
+      oa += p.sa[d - 1];
+      ob += p.sb[d - 1];
+    }
+  }
+}
+
+// The broadcast of shapes a and b into out in contiguous pieces, split over `pool` when out is
+// large: run(offset_a, stride_a, offset_b, stride_b, offset_out, count) with strides 0 or 1, for
+// kernels that bring their own vector loop for a piece (the 8-bit QLinearAdd / QLinearMul).
+template <class F>
+void for_each_broadcast_piece(const Shape& a, const Shape& b, const Shape& out, ThreadPool* pool, F&& run) {
+  const int64_t n = shape_numel(out);
+  if (n == 0) return;
+  if (n < kParallelElements) pool = nullptr;
+  const BroadcastPlan p = plan_broadcast(a, b, out);
+  const int k = static_cast<int>(p.out.size());
+  const int64_t inner = p.out[k - 1], ia = p.sa[k - 1], ib = p.sb[k - 1];
+  if (k == 1) {
+    parallel_for(pool, (n + kParallelChunk - 1) / kParallelChunk, [&](int64_t c0, int64_t c1) {
+      const int64_t b0 = c0 * kParallelChunk;
+      run(b0 * ia, ia, b0 * ib, ib, b0, std::min(n, c1 * kParallelChunk) - b0);
+    });
+    return;
+  }
+  const int64_t sa2 = p.sa[k - 2], sb2 = p.sb[k - 2];
+  parallel_for(pool, n / inner, [&](int64_t r0, int64_t r1) {
+    for_each_row_run(p, r0, r1, [&](int64_t oa, int64_t ob, int64_t r, int64_t count) {
+      for (int64_t j = 0; j < count; ++j) run(oa + j * sa2, ia, ob + j * sb2, ib, (r + j) * inner, inner);
+    });
+  });
+}
+
 // out = op(a, b) with numpy broadcasting; `out` must already have the
 // broadcast shape. T, U: input element types; R: output element type.
 // The output is walked in rows of the innermost coalesced dimension; with a
@@ -183,35 +244,11 @@ void map_binary_raw(const T* pa, const Shape& as, const U* pb, const Shape& bs, 
       for (int64_t j = 0; j < count; ++j) run_inner(a + j * sa2, b + j * sb2, o + j * inner);
     }
   };
-  // rows [r0, r1): the index of the first is decomposed once, then advanced a
-  // run of the second-innermost dimension at a time
   auto rows = [&](int64_t r0, int64_t r1) {
     if (k == 1) return run_inner(pa, pb, po);  // the only row
-    std::vector<int64_t> idx(k - 1, 0);
-    int64_t oa = 0, ob = 0;
-    for (int64_t d = k - 2, rest = r0; d >= 0; --d) {
-      idx[d] = rest % p.out[d];
-      rest /= p.out[d];
-      oa += idx[d] * p.sa[d];
-      ob += idx[d] * p.sb[d];
-    }
-    for (int64_t r = r0; r < r1;) {
-      const int64_t count = std::min(r1 - r, p.out[k - 2] - idx[k - 2]);
+    for_each_row_run(p, r0, r1, [&](int64_t oa, int64_t ob, int64_t r, int64_t count) {
       run_rows(pa + oa, pb + ob, po + r * inner, count);
-      r += count;
-      idx[k - 2] += count;
-      oa += sa2 * count;
-      ob += sb2 * count;
-      for (int d = k - 2; d >= 0 && idx[d] >= p.out[d]; --d) {
-        oa -= p.sa[d] * p.out[d];
-        ob -= p.sb[d] * p.out[d];
-        idx[d] = 0;
-        if (d == 0) break;
-        ++idx[d - 1];
-        oa += p.sa[d - 1];
-        ob += p.sb[d - 1];
-      }
-    }
+    });
   };
   const int64_t nrows = n / inner;
   if (!pool || n < kParallelElements) {

@@ -9,6 +9,7 @@
 #define ONYX_Q8_X86 1
 #define ONYX_TARGET_AVX2 __attribute__((target("avx2")))
 #define ONYX_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
+#define ONYX_TARGET_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 #endif
 
 namespace onyx {
@@ -149,6 +150,30 @@ void qlinear_add_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_sig
 #endif
   for (; i < n; ++i)  // exact FMA, as the vector path
     y[i] = store_one(std::fma(value_8(a[i], is_signed), ra, std::fma(value_8(b[i], is_signed), rb, fixed)), is_signed);
+}
+
+#ifdef ONYX_Q8_X86
+// 64 lookups at a time: two 128-entry permutes (index bit 6 picks the half of each pair of
+// registers, bits 0-5 the byte), then bit 7 picks between their results.
+ONYX_TARGET_VBMI int64_t lookup_vbmi(const uint8_t* table, const uint8_t* x, int64_t n, uint8_t* y) {
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const __m512i idx = _mm512_loadu_si512(x + i);
+    const __m512i low = _mm512_permutex2var_epi8(t0, idx, t1), high = _mm512_permutex2var_epi8(t2, idx, t3);
+    _mm512_storeu_si512(y + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), low, high));
+  }
+  return i;
+}
+#endif
+
+void lookup_8bit(const uint8_t* table, const uint8_t* x, int64_t n, uint8_t* y) {
+  int64_t i = 0;
+#ifdef ONYX_Q8_X86
+  if (cpu_features().avx512vbmi) i = lookup_vbmi(table, x, n, y);
+#endif
+  for (; i < n; ++i) y[i] = table[x[i]];
 }
 
 void quantize_8bit(const float* x, int64_t n, float scale, float zp, bool is_signed, uint8_t* y) {

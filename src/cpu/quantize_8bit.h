@@ -27,4 +27,8 @@ void qlinear_add_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_sig
 void qlinear_mul_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, float za, float zb, float ratio,
                       float zc, uint8_t* y);
 
+// y[i] = table[x[i]]: any function of one 8-bit value, precomputed for its 256 codes
+// (indexed by the byte's bits, so int8 -1 reads table[255]).
+void lookup_8bit(const uint8_t* table, const uint8_t* x, int64_t n, uint8_t* y);
+
 }  // namespace onyx

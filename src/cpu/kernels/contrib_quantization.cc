@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/elementwise_loops.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
 #include "cpu/matmul_plan.h"
@@ -45,21 +46,20 @@ struct AddMath {
   float both(float a, float b) const { return fma_small_int(a, ra, fma_small_int(b, rb, fixed)); }
   float fold_a(float a) const { return fixed + a * ra; }
   float fold_b(float b) const { return fixed + b * rb; }
-  float with_folded_b(float a, float folded) const { return fma_small_int(a, ra, folded); }
-  float with_folded_a(float b, float folded) const { return fma_small_int(b, rb, folded); }
 };
 
 template <class Q>
 void qlinear_add_run(const Q* a, int64_t sa, const Q* b, int64_t sb, Q* y, int64_t n, const AddMath& m) {
-  if (sb == 0 && sa != 0) {
-    float folded = m.fold_b(static_cast<float>(b[0]));
-    for (int64_t i = 0; i < n; ++i) y[i] = saturate<Q>(m.with_folded_b(static_cast<float>(a[i]), folded));
-  } else if (sa == 0 && sb != 0) {
-    float folded = m.fold_a(static_cast<float>(a[0]));
-    for (int64_t i = 0; i < n; ++i) y[i] = saturate<Q>(m.with_folded_a(static_cast<float>(b[i]), folded));
-  } else if (sa == 1 && sb == 1) {  // the common case (residual adds)
-    qlinear_add_8bit(reinterpret_cast<const uint8_t*>(a), reinterpret_cast<const uint8_t*>(b), n, std::is_signed_v<Q>,
-                     m.ra, m.rb, m.fixed, reinterpret_cast<uint8_t*>(y));
+  const bool is_signed = std::is_signed_v<Q>;
+  auto bytes = [](const Q* p) { return reinterpret_cast<const uint8_t*>(p); };
+  if (sa == 1 && sb == 1) {
+    qlinear_add_8bit(bytes(a), bytes(b), n, is_signed, m.ra, m.rb, m.fixed, reinterpret_cast<uint8_t*>(y));
+  } else if (sa == 1 && sb == 0) {  // fma(a, ra, fma(a, 0, folded)) is fma(a, ra, folded)
+    qlinear_add_8bit(bytes(a), bytes(a), n, is_signed, m.ra, 0.f, m.fold_b(static_cast<float>(b[0])),
+                     reinterpret_cast<uint8_t*>(y));
+  } else if (sa == 0 && sb == 1) {
+    qlinear_add_8bit(bytes(b), bytes(b), n, is_signed, m.rb, 0.f, m.fold_a(static_cast<float>(a[0])),
+                     reinterpret_cast<uint8_t*>(y));
   } else {
     for (int64_t i = 0; i < n; ++i)
       y[i] = saturate<Q>(m.both(static_cast<float>(a[i * sa]), static_cast<float>(b[i * sb])));
@@ -68,7 +68,21 @@ void qlinear_add_run(const Q* a, int64_t sa, const Q* b, int64_t sb, Q* y, int64
 
 template <class Q>
 void qlinear_mul_run(const Q* a, int64_t sa, const Q* b, int64_t sb, Q* y, int64_t n, QParam pa, QParam pb, QParam pc) {
-  float ratio = pa.scale * pb.scale / pc.scale;
+  const float ratio = pa.scale * pb.scale / pc.scale;
+  // The product of two zero-point-shifted 8-bit values is exact in float, so the operands commute.
+  if (sa == 0 && sb == 1) return qlinear_mul_run(b, sb, a, sa, y, n, pb, pa, pc);
+  auto mul = [&](const Q* x, const Q* other, int64_t len, Q* out) {
+    qlinear_mul_8bit(reinterpret_cast<const uint8_t*>(x), reinterpret_cast<const uint8_t*>(other), len,
+                     std::is_signed_v<Q>, static_cast<float>(pa.zero), static_cast<float>(pb.zero), ratio,
+                     static_cast<float>(pc.zero), reinterpret_cast<uint8_t*>(out));
+  };
+  if (sa == 1 && sb == 1) return mul(a, b, n, y);
+  if (sa == 1 && sb == 0) {  // b repeats one value: the vector loop reads it from a filled block
+    std::array<Q, 256> repeated;
+    repeated.fill(b[0]);
+    for (int64_t i = 0; i < n; i += 256) mul(a + i, repeated.data(), std::min<int64_t>(256, n - i), y + i);
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     int32_t prod = (static_cast<int32_t>(a[i * sa]) - pa.zero) * (static_cast<int32_t>(b[i * sb]) - pb.zero);
     y[i] = saturate<Q>(static_cast<float>(prod) * ratio + static_cast<float>(pc.zero));  // ORT adds zc before rounding
@@ -93,29 +107,16 @@ void run_qlinear_binary(KernelContext& ctx) {
     const Q* b = B.data<Q>();
     Q* y = Y.data<Q>();
     AddMath m(pa, pb, pc);
-    if (A.shape() == B.shape()) {  // residual adds, SiLU's x * sigmoid(x): vector chunks across the pool
-      constexpr int64_t kChunk = 8192;
-      const int64_t n = Y.numel(), chunks = (n + kChunk - 1) / kChunk;
-      const float ratio = pa.scale * pb.scale / pc.scale;
-      parallel_for(n >= 2 * kChunk ? ctx.thread_pool() : nullptr, chunks, [&](int64_t c0, int64_t c1) {
-        const int64_t i0 = c0 * kChunk, i1 = std::min(n, c1 * kChunk);
-        if constexpr (kMul) {
-          qlinear_mul_8bit(reinterpret_cast<const uint8_t*>(a + i0), reinterpret_cast<const uint8_t*>(b + i0), i1 - i0,
-                           std::is_signed_v<Q>, static_cast<float>(pa.zero), static_cast<float>(pb.zero), ratio,
-                           static_cast<float>(pc.zero), reinterpret_cast<uint8_t*>(y + i0));
-        } else {
-          qlinear_add_run(a + i0, 1, b + i0, 1, y + i0, i1 - i0, m);
-        }
-      });
-      return;
-    }
-    for_each_broadcast_run(A.shape(), B.shape(), ys, [&](int64_t oa, int64_t sa, int64_t ob, int64_t sb, int64_t oy, int64_t n) {
-      if constexpr (kMul) {
-        qlinear_mul_run(a + oa, sa, b + ob, sb, y + oy, n, pa, pb, pc);
-      } else {
-        qlinear_add_run(a + oa, sa, b + ob, sb, y + oy, n, m);
-      }
-    });
+    // Residual adds, SiLU's x * sigmoid(x), and squeeze-excitation's per-channel scales
+    // (rows of C channel-last, or planes against one value): vector loops over the pool.
+    ew::for_each_broadcast_piece(A.shape(), B.shape(), ys, ctx.thread_pool(),
+                                 [&](int64_t oa, int64_t sa, int64_t ob, int64_t sb, int64_t oy, int64_t n) {
+                                   if constexpr (kMul) {
+                                     qlinear_mul_run(a + oa, sa, b + ob, sb, y + oy, n, pa, pb, pc);
+                                   } else {
+                                     qlinear_add_run(a + oa, sa, b + ob, sb, y + oy, n, m);
+                                   }
+                                 });
   });
 }
 
@@ -227,10 +228,30 @@ Table build_table_for(DataType t, QParam x, QParam y, const std::function<void(c
   return dispatch_q8(t, "input", [&](auto tag) { return build_table<typename decltype(tag)::type>(x, y, fn); });
 }
 
-void apply_table(const Table& t, const Tensor& X, Tensor& Y) {
+// Y[i] = table[X[i]] (by the byte's bits), large tensors in chunks over the pool.
+void apply_table(const uint8_t* table, const Tensor& X, Tensor& Y, ThreadPool* pool = nullptr) {
   const uint8_t* x = static_cast<const uint8_t*>(X.raw());
   uint8_t* y = static_cast<uint8_t*>(Y.raw());
-  for (int64_t i = 0, n_ = X.numel(); i < n_; ++i) y[i] = t[x[i]];
+  const int64_t n = X.numel(), chunk = ew::kParallelChunk;
+  parallel_for(n >= ew::kParallelElements ? pool : nullptr, (n + chunk - 1) / chunk, [&](int64_t c0, int64_t c1) {
+    lookup_8bit(table, x + c0 * chunk, std::min(n, c1 * chunk) - c0 * chunk, y + c0 * chunk);
+  });
+}
+
+void apply_table(const Table& t, const Tensor& X, Tensor& Y, ThreadPool* pool = nullptr) {
+  apply_table(t.data(), X, Y, pool);
+}
+
+// com.onyx LookupTable(X, table): any function of one 8-bit value, tabulated for its 256
+// codes by the optimizer (lookup_table_fusion).
+void run_lookup_table(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  const Tensor& T = ctx.input(1);
+  dispatch_q8(X.dtype(), "LookupTable input X", [](auto) {});
+  dispatch_q8(T.dtype(), "LookupTable table", [](auto) {});
+  if (T.numel() != 256) kernel_fail("LookupTable: table has " + std::to_string(T.numel()) + " values, not 256");
+  apply_table(static_cast<const uint8_t*>(T.raw()), X, ctx.allocate_output(0, T.dtype(), X.shape()),
+              ctx.thread_pool());
 }
 
 // Inputs X, X_scale, X_zero_point?, Y_scale, Y_zero_point?.
@@ -240,7 +261,7 @@ void run_lookup_op(KernelContext& ctx, const char* op, const std::function<void(
   QParam px = read_qparam(ctx, 1, 2, X.dtype(), "X");
   QParam py = read_qparam(ctx, 3, 4, X.dtype(), "Y");
   Table t = build_table_for(X.dtype(), px, py, fn);
-  apply_table(t, X, ctx.allocate_output(0, X.dtype(), X.shape()));
+  apply_table(t, X, ctx.allocate_output(0, X.dtype(), X.shape()), ctx.thread_pool());
 }
 
 const auto kIdentity = [](const float* in, float* out) { std::copy(in, in + 256, out); };
@@ -502,6 +523,8 @@ void register_contrib_quantization(KernelRegistry& r) {
           return [=](KernelContext& ctx) { run_qlinear_softmax(ctx, axis, opset); };
         }),
         kMicrosoft);
+  r.add("LookupTable", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_lookup_table; }),
+        "com.onyx");
   r.add("QLinearWhere", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_where; }),
         kMicrosoft);
 }

@@ -283,7 +283,8 @@ TEST(QdqFusion, DataMovementAndMaxPoolDropTheirQdqPairs) {
 
 // A YOLOv8 block's 8-bit ops in QDQ form: x * Sigmoid(x) (SiLU), a Split of the channels
 // whose parts keep the input's quantization, and a Concat of differently quantized inputs:
-// QLinearSigmoid, QLinearMul, an integer Split and QLinearConcat, every output within a step.
+// QLinearSigmoid and QLinearMul (then composed into one LookupTable of x), an integer Split and
+// QLinearConcat, every output within a step.
 TEST(QdqFusion, SiluSplitAndConcatBecomeIntegerOps) {
   auto m = test::make_model();
   auto* g = m.mutable_graph();
@@ -319,8 +320,56 @@ TEST(QdqFusion, SiluSplitAndConcatBecomeIntegerOps) {
   EXPECT_EQ(o.report.fusions["DQ+Mul+Q"], 1);
   EXPECT_EQ(o.report.fusions["DQ+Split+Q"], 1);
   EXPECT_EQ(o.report.fusions["DQ+Concat+Q as QLinearConcat"], 1);
-  EXPECT_EQ(o.ops["QLinearSigmoid"] + o.ops["QLinearMul"] + o.ops["QLinearConcat"] + o.ops["Split"], 4);
-  EXPECT_EQ(o.ops["Sigmoid"] + o.ops["Mul"] + o.ops["Concat"], 0);
+  EXPECT_EQ(o.report.fusions["QLinearMul of one 8-bit tensor as LookupTable"], 1);
+  EXPECT_EQ(o.ops["LookupTable"] + o.ops["QLinearConcat"] + o.ops["Split"], 3);
+  EXPECT_EQ(o.ops["QLinearSigmoid"] + o.ops["QLinearMul"] + o.ops["Sigmoid"] + o.ops["Mul"] + o.ops["Concat"], 0);
+}
+
+// MobileNetV3's HardSwish in QDQ form, x * HardSigmoid(x) with the HardSigmoid requantized,
+// a Clip and a Sub of a constant: each a function of one 8-bit code, so LookupTables computed
+// from the nodes themselves, bit-equal to running them. A Mul by a three-value constant
+// and a Sub whose constant would widen the rank stay float.
+TEST(QdqFusion, ElementwiseFunctionsOfOneQuantizedTensorBecomeLookupTables) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 3, 4, 5});
+  for (const char* y : {"hswish_q", "clip_q", "sub_q"})
+    *g->add_output() = tensor_info(y, onnx::TensorProto::UINT8, {1, 3, 4, 5});
+  *g->add_output() = tensor_info("scaled_q", onnx::TensorProto::INT8, {1, 3, 4, 5});
+  *g->add_output() = tensor_info("wide_q", onnx::TensorProto::UINT8, {1, 1, 3, 4, 5});
+  add_qparams(g, "xq", 0.03f, onnx::TensorProto::UINT8, 120);
+  add_qparams(g, "hs", 1.0f / 255, onnx::TensorProto::UINT8, 0);
+  add_qparams(g, "y", 0.021f, onnx::TensorProto::UINT8, 30);
+  add_qparams(g, "s8", 0.02f, onnx::TensorProto::INT8, -3);
+  *g->add_initializer() = float_tensor("lo", {}, {-0.5f});
+  *g->add_initializer() = float_tensor("hi", {}, {1.25f});
+  *g->add_initializer() = float_tensor("c", {}, {0.7f});
+  *g->add_initializer() = float_tensor("c5", {1, 1, 1, 1, 1}, {0.7f});
+  *g->add_initializer() = float_tensor("three", {3, 1, 1}, {0.5f, -1.0f, 2.0f});
+  quantize(g, "x", "xq", "x_q");
+  dequantize(g, "x_q", "xq", "x_dq");
+  add_node(g, "HardSigmoid", {"x_dq"}, {"hsig"});
+  quantize(g, "hsig", "hs", "hsig_q");
+  dequantize(g, "hsig_q", "hs", "hsig_dq");
+  add_node(g, "Mul", {"x_dq", "hsig_dq"}, {"hswish"});
+  quantize(g, "hswish", "y", "hswish_q");
+  add_node(g, "Clip", {"x_dq", "lo", "hi"}, {"clip"});
+  quantize(g, "clip", "y", "clip_q");
+  add_node(g, "Sub", {"c", "x_dq"}, {"sub"});
+  quantize(g, "sub", "y", "sub_q");
+  add_node(g, "Mul", {"x_dq", "three"}, {"scaled"});
+  quantize(g, "scaled", "s8", "scaled_q");
+  add_node(g, "Sub", {"x_dq", "c5"}, {"wide"});
+  quantize(g, "wide", "y", "wide_q");
+  Optimized o = check_within_steps(m, float_feed("x", {1, 3, 4, 5}, 31), {0, 0, 0, 0, 0});
+  EXPECT_EQ(o.report.fusions["DQ+HardSigmoid+Q as LookupTable"], 1);
+  EXPECT_EQ(o.report.fusions["DQ+Clip+Q as LookupTable"], 1);
+  EXPECT_EQ(o.report.fusions["DQ+Sub+Q as LookupTable"], 1);
+  EXPECT_EQ(o.report.fusions["QLinearMul of one 8-bit tensor as LookupTable"], 1);
+  EXPECT_EQ(o.ops["LookupTable"], 3);  // HardSwish (one table), Clip, Sub
+  EXPECT_EQ(o.ops["HardSigmoid"] + o.ops["Clip"] + o.ops["QLinearMul"], 0);
+  EXPECT_EQ(o.ops["Mul"], 1);  // by three values
+  EXPECT_EQ(o.ops["Sub"], 1);  // the rank-5 constant
 }
 
 // DQ(a) x DQ(b const, per column) -> MatMul with a float output: the integer

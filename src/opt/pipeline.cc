@@ -10,7 +10,10 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   p.push_back(make_shape_folding());
   // Before constant folding, which would turn the DequantizeLinear of each
   // quantized weight into a float constant and so hide the QDQ groups.
-  if (level != OptimizationLevel::Basic) p.push_back(make_qdq_fusion());
+  if (level != OptimizationLevel::Basic) {
+    p.push_back(make_qdq_fusion());
+    p.push_back(make_lookup_table_fusion());
+  }
   p.push_back(make_constant_folding());
   p.push_back(make_redundant_node_elimination());
   p.push_back(make_pad_fusion());

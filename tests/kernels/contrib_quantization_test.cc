@@ -89,6 +89,23 @@ TEST(ContribQuantization, LookupTableOps) {
   EXPECT_EQ(to_vector<int8_t>(l[0]), (std::vector<int8_t>{-5, 0, 10}));
 }
 
+// com.onyx LookupTable indexes by the byte's bits (int8 -1 reads entry 255); its output takes
+// the table's type. 200 values: the vector loop (64 at a time) and its scalar tail.
+TEST(ContribQuantization, LookupTableIndexesByBits) {
+  std::vector<int8_t> table(256), x(200);
+  for (int i = 0; i < 256; ++i) table[i] = static_cast<int8_t>(255 - i);
+  for (int i = 0; i < 200; ++i) x[i] = static_cast<int8_t>(i * 37 - 100);
+  auto y = run_op(make_node("LookupTable", {"x", "t"}, {"y"}, {}, "com.onyx"),
+                  {Tensor::from_vector<int8_t>(x, {2, 100}), Tensor::from_vector<int8_t>(table, {256})});
+  ASSERT_EQ(y[0].shape(), (Shape{2, 100}));
+  ASSERT_EQ(y[0].dtype(), DataType::Int8);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(y[0].data<int8_t>()[i], table[static_cast<uint8_t>(x[i])]) << i;
+  std::vector<uint8_t> short_table(255, 1);
+  EXPECT_THROW(run_op(make_node("LookupTable", {"x", "t"}, {"y"}, {}, "com.onyx"),
+                      {Tensor::from_vector<int8_t>(x, {200}), Tensor::from_vector<uint8_t>(short_table, {255})}),
+               Error);
+}
+
 TEST(ContribQuantization, QLinearConcatRequantizesOnlyDifferingInputs) {
   auto y = run_op(ms_node("QLinearConcat", {"ys", "yz", "x0", "s0", "z0", "x1", "s1", "z1"}, {{"axis", attr_int(1)}}),
                   {f(1.f), Tensor::scalar<uint8_t>(0), Tensor::from_vector<uint8_t>({3, 4}, {1, 2}), f(1.f),

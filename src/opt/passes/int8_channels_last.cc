@@ -7,7 +7,7 @@
 // operands channel-last and of one rank, so broadcasting lines up the same),
 // QLinearGlobalAveragePool / QLinearAveragePool (channels_last = 1), 8-bit
 // MaxPool (com.microsoft NhwcMaxPool), QLinearConcat and 8-bit Concat / Split
-// along channels, and the elementwise QLinearSigmoid / QLinearLeakyRelu. A
+// along channels, and the elementwise QLinearSigmoid / QLinearLeakyRelu / LookupTable. A
 // Transpose converts to the original layout, under the original name, for any other reader and for
 // graph outputs; one converts into it where a chain starts. So a quantized CNN
 // pays for its layout at the edges only, as with ORT's NHWC transformer.
@@ -152,7 +152,8 @@ class Int8ChannelsLast final : public GraphPass {
         for (size_t k = 0; k < n.outputs.size(); ++k)
           if (!n.outputs[k].empty()) set_last_output(n, rank, k);
         converted = true;
-      } else if ((is_op(n, "QLinearSigmoid", kMicrosoftDomain) || is_op(n, "QLinearLeakyRelu", kMicrosoftDomain)) &&
+      } else if ((is_op(n, "QLinearSigmoid", kMicrosoftDomain) || is_op(n, "QLinearLeakyRelu", kMicrosoftDomain) ||
+                  is_op(n, "LookupTable", kOnyxDomain)) &&
                  n.outputs.size() == 1 && !n.inputs.empty() && is_last(n.inputs[0])) {
         const int64_t rank = last[n.inputs[0]].rank;
         n.inputs[0] = last[n.inputs[0]].name;

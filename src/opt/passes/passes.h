@@ -19,6 +19,7 @@ std::unique_ptr<GraphPass> make_conv_dead_taps();
 // extended
 std::unique_ptr<GraphPass> make_contrib_canonicalization();
 std::unique_ptr<GraphPass> make_qdq_fusion();
+std::unique_ptr<GraphPass> make_lookup_table_fusion();
 std::unique_ptr<GraphPass> make_dynamic_quant_matmul_fusion();
 std::unique_ptr<GraphPass> make_conv_batchnorm_fusion();
 std::unique_ptr<GraphPass> make_conv_add_fusion();

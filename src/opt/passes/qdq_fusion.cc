@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 
+#include "opt/passes/byte_table.h"
 #include "opt/passes/passes.h"
 #include "opt/rewrite.h"
 
@@ -221,6 +222,56 @@ std::optional<Patch> contrib_qlinear(const Match& m, const Form& form) {
   return finish(m, fused, group.remove, "DQ+" + m.op.op_type + "+Q");
 }
 
+// DQ(x) -> an elementwise float op -> Q, per tensor, the op's other inputs one-element
+// constants: each output code is a function of one input code, so the group is
+// com.onyx LookupTable(x, table), its table computed by running the group's own three nodes
+// on x's 256 codes (byte_table.h).
+std::optional<Patch> tabulate(const Match& m, const Form&) {
+  if (m.op.outputs.size() != 1) return std::nullopt;
+  auto q = requantized(m.g, m.view, m.op.outputs[0]);
+  if (!q) return std::nullopt;
+  std::optional<Dequantized> x;
+  int slot = -1;
+  std::vector<Tensor> inputs(m.op.inputs.size());
+  for (size_t k = 0; k < m.op.inputs.size(); ++k) {
+    const std::string& in = m.op.inputs[k];
+    if (in.empty()) continue;
+    if (const Tensor* c = m.view.constant(in)) {
+      inputs[k] = *c;
+      continue;
+    }
+    auto dq = dequantized(m.g, m.view, in);
+    if (!dq || !dq->params.per_tensor() || x) return std::nullopt;
+    x = dq;
+    slot = static_cast<int>(k);
+  }
+  if (!x) return std::nullopt;
+  for (const Tensor& c : inputs)
+    if (c.defined() && (c.numel() != 1 || !keeps_shape_of(m.view, x->input, c.rank()))) return std::nullopt;
+  const Node& dq_node = m.g.nodes[x->node];
+  auto values = m.ctx.evaluate ? m.ctx.evaluate(dq_node, {all_codes(x->params.type()), *x->params.scale,
+                                                          *x->params.zero_point})
+                               : std::nullopt;
+  if (!values || values->empty()) return std::nullopt;
+  inputs[slot] = (*values)[0];
+  auto results = m.ctx.evaluate(m.op, inputs);
+  if (!results || results->empty() || (*results)[0].numel() != 256) return std::nullopt;
+  auto table = evaluate_table(m.ctx, m.g.nodes[q->node], {(*results)[0], *q->params.scale, *q->params.zero_point});
+  if (!table) return std::nullopt;
+  Group group(m.g, m.view, m.index);
+  group.take_dequantize(x->node);
+  group.take(q->node);
+  const std::string table_name = m.view.fresh_name(q->output + "_table");
+  return finish(m, lookup_table_node(m.op.name, x->input, table_name, q->output), group.remove,
+                "DQ+" + m.op.op_type + "+Q as LookupTable", {{table_name, *table}});
+}
+
+// A binary op as the com.microsoft QLinear op, or with a one-element constant as a table.
+std::optional<Patch> qlinear_or_table(const Match& m, const Form& form) {
+  if (auto p = contrib_qlinear(m, form)) return p;
+  return tabulate(m, form);
+}
+
 // A constant weight behind a DequantizeLinear, quantized per tensor or per
 // channel along `channel_axis` (of `channels` values).
 std::optional<Dequantized> constant_weight(const Match& m, const std::string& value, int channel_axis) {
@@ -407,6 +458,16 @@ std::optional<Patch> fuse_gemm(const Match& m, const Form&) {
   return finish(m, fused, group.remove, "DQ+Gemm+Q", std::move(extra));
 }
 
+// Float ops computing each output element from the input element at its position (and
+// one-element constants): as DQ -> op -> Q, a table lookup.
+constexpr const char* kElementwiseFloatOps[] = {
+    "Abs",  "Acos",  "Acosh", "Asin",  "Asinh",           "Atan",     "Atanh", "Ceil",     "Celu",
+    "Clip", "Cos",   "Cosh",  "Div",   "Elu",             "Erf",      "Exp",   "Floor",    "Gelu",
+    "HardSigmoid",   "HardSwish",      "Log",             "Max",      "Min",   "Mish",     "Neg",
+    "Pow",  "PRelu", "Reciprocal",     "Relu",            "Round",    "Selu",  "Shrink",   "Sign",
+    "Sin",  "Sinh",  "Softplus",       "Softsign",        "Sqrt",     "Sub",   "Tan",      "Tanh",
+    "ThresholdedRelu"};
+
 // Every fusable form. The com.microsoft ones fire only where a kernel for
 // them is registered (finish asks ctx.can_run).
 const std::vector<Form>& forms() {
@@ -424,13 +485,18 @@ const std::vector<Form>& forms() {
       {"Gather", drop_qdq_pair},
       {"Concat", concat, {}},
       {"Split", drop_qdq_pair},
-      {"Add", contrib_qlinear, {0, 1}, "QLinearAdd"},
-      {"Mul", contrib_qlinear, {0, 1}, "QLinearMul"},
+      {"Add", qlinear_or_table, {0, 1}, "QLinearAdd"},
+      {"Mul", qlinear_or_table, {0, 1}, "QLinearMul"},
       {"Sigmoid", contrib_qlinear, {0}, "QLinearSigmoid"},
       {"LeakyRelu", contrib_qlinear, {0}, "QLinearLeakyRelu"},
       {"GlobalAveragePool", contrib_qlinear, {0}, "QLinearGlobalAveragePool"},
   };
-  return all;
+  static const std::vector<Form> with_tables = [] {
+    std::vector<Form> v = all;
+    for (const char* op : kElementwiseFloatOps) v.push_back({op, tabulate});
+    return v;
+  }();
+  return with_tables;
 }
 
 class QdqRule final : public RewriteRule {

@@ -396,3 +396,28 @@ CASES += [
     Case("QLinearConv_nhwc_1x1_u8u8", _qconv((2, 6, 5, 20), (33, 20, 1, 1), 1, 140, nhwc=True, wdt=np.uint8)),
     Case("QLinearConv_nhwc_grouped", _qconv((1, 7, 7, 8), (12, 4, 3, 3), 2, 141, nhwc=True, pads=[1, 1, 1, 1])),
 ]
+
+
+def _resize(shape, sizes, dt, seed, lo=None, hi=None, **attrs):
+    """The standard Resize on an integer tensor (quantized segmentation heads and U-Nets resize
+    8-bit activations): every output must equal ORT's, its float sums truncated."""
+    def build():
+        info = np.iinfo(dt)
+        x = rand(shape, seed, dt, info.min if lo is None else lo, info.max if hi is None else hi)
+        consts = {"sizes": np.array(sizes, dtype=np.int64)}
+        out_type = helper.np_dtype_to_tensor_dtype(np.dtype(dt))
+        return node_model("Resize", {"X": x}, [("Y", out_type)], attrs=attrs, consts=consts,
+                          inputs=["X", "", "", "sizes"], domain="", opset=19), {"X": x}
+    return build
+
+
+CASES += [
+    Case("Resize_u8_linear_8x", _resize((1, 5, 28, 28), (1, 5, 224, 224), np.uint8, 150, mode="linear")),
+    Case("Resize_i8_linear_align_corners", _resize((2, 3, 7, 9), (2, 3, 20, 15), np.int8, 151, mode="linear",
+                                                   coordinate_transformation_mode="align_corners")),
+    Case("Resize_u8_nearest_asymmetric", _resize((1, 3, 16, 16), (1, 3, 32, 32), np.uint8, 153,
+                                                 coordinate_transformation_mode="asymmetric", nearest_mode="floor")),
+    # Nearest copies: int32 values beyond float's 24-bit mantissa come out unchanged.
+    Case("Resize_i32_nearest_large_values", _resize((1, 2, 5, 6), (1, 2, 9, 13), np.int32, 154, lo=2 ** 30,
+                                                    hi=2 ** 31 - 1)),
+]

@@ -8,6 +8,11 @@
 #include <limits>
 #include <type_traits>
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#endif
+
+#include "base/cpu_features.h"
 #include "cpu/cpu_provider.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
@@ -364,6 +369,95 @@ void resize_widen_first(const T* in, T* out, int64_t H, int64_t W, int64_t OH, i
   else body(0, rows);
 }
 
+// acc[o] += (wy w0[o]) s[i0[o]], then += (wy w1[o]) s[i1[o]]: one input row's share of an
+// output row, in the order and rounding of the generic walk (so no fused multiply-add, and
+// vector gathers written out: GCC's generic tuning assembles them from single loads).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target("avx512f"), optimize("fp-contract=off"))) int64_t add_row_pairs_avx512(
+    float* acc, const float* s, int64_t n, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
+    float wy) {
+  const __m512 vwy = _mm512_set1_ps(wy);
+  int64_t o = 0;
+  for (; o + 16 <= n; o += 16) {
+    const __m512 x0 = _mm512_i32gather_ps(_mm512_loadu_si512(i0 + o), s, 4);
+    const __m512 x1 = _mm512_i32gather_ps(_mm512_loadu_si512(i1 + o), s, 4);
+    __m512 a = _mm512_add_ps(_mm512_loadu_ps(acc + o), _mm512_mul_ps(_mm512_mul_ps(vwy, _mm512_loadu_ps(w0 + o)), x0));
+    a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_mul_ps(vwy, _mm512_loadu_ps(w1 + o)), x1));
+    _mm512_storeu_ps(acc + o, a);
+  }
+  return o;
+}
+#endif
+
+__attribute__((optimize("fp-contract=off"))) void add_row_pairs(float* acc, const float* s, int64_t n,
+                                                                const int32_t* i0, const int32_t* i1,
+                                                                const float* w0, const float* w1, float wy) {
+  int64_t o = 0;
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (cpu_features().avx512f) o = add_row_pairs_avx512(acc, s, n, i0, i1, w0, w1, wy);
+#endif
+  for (; o < n; ++o) {
+    acc[o] += (wy * w0[o]) * s[i0[o]];
+    acc[o] += (wy * w1[o]) * s[i1[o]];
+  }
+}
+
+// The 8-bit case of store_truncated: clamping first to the (integer) bounds gives the same
+// integer, and the float-to-int conversion truncates.
+ONYX_RESIZE_CLONES void truncate_to_8bit(const float* acc, uint8_t* dst, int64_t n, bool is_signed) {
+  const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(static_cast<int32_t>(std::min(std::max(acc[i], lo), hi)));
+}
+
+// dst = the integers of acc toward zero, saturated to T's range (as the generic walk stores).
+template <class T>
+void store_truncated(const float* acc, T* dst, int64_t n) {
+  if constexpr (sizeof(T) == 1 && !std::is_same_v<T, bool>) {
+    truncate_to_8bit(acc, reinterpret_cast<uint8_t*>(dst), n, std::is_signed_v<T>);
+  } else {
+    constexpr double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(std::clamp(std::trunc(static_cast<double>(acc[i])), lo, hi));
+  }
+}
+
+// Integer tensors (8-bit activations of quantized segmentation heads and U-Nets) resized
+// along the last two axes: the same float sums as the generic walk (y taps outer, x taps
+// inner, weight wy * wx, each step rounded), truncated and clamped, but a row at a time
+// from input rows widened to float once, instead of walking the tap product per element.
+template <class T>
+void integral_last_two(const T* in, T* out, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                       const AxisTaps& th, const AxisTaps& tw, ThreadPool* pool) {
+  const std::vector<float> ww(tw.w.begin(), tw.w.end());
+  const TapPairs<float> pairs(tw, ww);
+  auto body = [&](int64_t r0, int64_t r1) {
+    std::vector<float> acc(static_cast<size_t>(OW)), s(static_cast<size_t>(W));
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t plane = r / OH, oy = r % OH;
+      std::fill(acc.begin(), acc.end(), 0.f);
+      for (int64_t k = th.begin[oy]; k < th.end[oy]; ++k) {
+        const T* src = in + (plane * H + th.idx[k]) * W;
+        for (int64_t x = 0; x < W; ++x) s[x] = static_cast<float>(src[x]);
+        const float wy = static_cast<float>(th.w[k]);
+        if (pairs.usable) {
+          add_row_pairs(acc.data(), s.data(), OW, pairs.i0.data(), pairs.i1.data(), pairs.w0.data(),
+                        pairs.w1.data(), wy);
+          continue;
+        }
+        for (int64_t ox = 0; ox < OW; ++ox)
+          for (int64_t j = tw.begin[ox]; j < tw.end[ox]; ++j) {
+            const float w = wy * ww[j];
+            acc[ox] += w * s[tw.idx[j]];
+          }
+      }
+      store_truncated(acc.data(), out + r * OW, OW);
+    }
+  };
+  const int64_t rows = planes * OH;
+  if (rows * (W + OW) > (1 << 15)) parallel_for(pool, rows, body);
+  else body(0, rows);
+}
+
 double mean_taps(const AxisTaps& t) {
   return t.begin.empty() ? 0.0 : static_cast<double>(t.idx.size()) / static_cast<double>(t.begin.size());
 }
@@ -386,6 +480,34 @@ void resize_last_two(const T* in, T* out, int64_t planes, int64_t H, int64_t W, 
   resize_rows_first(in, out, H, W, OH, OW, th, tw, rows, pool);
 }
 
+// Resizes when only the last two axes change (images, masks, feature maps): false otherwise, and
+// for types with no fast path.
+template <class T>
+bool resized_last_two_only(const Tensor& x, Tensor& y, const std::vector<AxisTaps>& taps, ThreadPool* pool) {
+  if constexpr (!std::is_floating_point_v<T> && !std::is_integral_v<T>) {
+    return false;
+  } else {
+    const int rank = x.rank();
+    const Shape &is = x.shape(), &os = y.shape();
+    bool last_two = rank >= 2 && !any_extrapolated(taps[rank - 2]) && !any_extrapolated(taps[rank - 1]);
+    for (int d = 0; last_two && d < rank - 2; ++d) last_two = is[d] == os[d] && identity_taps(taps[d], os[d]);
+    if (!last_two) return false;
+    const int64_t H = is[rank - 2], W = is[rank - 1], OH = os[rank - 2], OW = os[rank - 1];
+    const int64_t planes = y.numel() / (OH * OW);
+    const AxisTaps &th = taps[rank - 2], &tw = taps[rank - 1];
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    if constexpr (std::is_floating_point_v<T>) {
+      resize_last_two(in, out, planes, H, W, OH, OW, th, tw, pool);
+    } else if (single_taps(th) && single_taps(tw)) {
+      nearest_last_two(in, out, H, W, OH, OW, th, tw, planes * OH, pool);  // copies, exact for any width
+    } else {
+      integral_last_two(in, out, planes, H, W, OH, OW, th, tw, pool);
+    }
+    return true;
+  }
+}
+
 template <class T>
 void resize_typed(const ResizeParams& p, const Tensor& x, Tensor& y, const std::vector<AxisTaps>& taps,
                   ThreadPool* pool) {
@@ -397,16 +519,7 @@ void resize_typed(const ResizeParams& p, const Tensor& x, Tensor& y, const std::
   T* out = y.data<T>();
   const int64_t n = y.numel();
   if (n == 0) return;
-  if constexpr (std::is_floating_point_v<T>) {
-    bool last_two = rank >= 2 && !any_extrapolated(taps[rank - 2]) && !any_extrapolated(taps[rank - 1]);
-    for (int d = 0; last_two && d < rank - 2; ++d) last_two = x.dim(d) == os[d] && identity_taps(taps[d], os[d]);
-    if (last_two) {
-      const Shape& is = x.shape();
-      resize_last_two(in, out, n / (os[rank - 2] * os[rank - 1]), is[rank - 2], is[rank - 1], os[rank - 2],
-                      os[rank - 1], taps[rank - 2], taps[rank - 1], pool);
-      return;
-    }
-  }
+  if (resized_last_two_only<T>(x, y, taps, pool)) return;
   const int64_t inner = rank == 0 ? 1 : os[rank - 1];
   const int64_t rows = n / inner;
   const T extrap = static_cast<T>(static_cast<C>(p.extrapolation));

@@ -52,12 +52,13 @@ struct Optimized {
 
 // Runs `m` unoptimized and at level extended; each output must agree within
 // `steps[k]` (its quantization step; integer outputs: one unit).
-Optimized check_within_steps(const onnx::ModelProto& m, const Feeds& feeds, const std::vector<double>& steps) {
+Optimized check_within_steps(const onnx::ModelProto& m, const Feeds& feeds, const std::vector<double>& steps,
+                             OptimizationLevel level = OptimizationLevel::Extended) {
   // One file per test: ctest runs the tests of this suite in parallel processes.
   std::string path = testing::TempDir() + "qdq_fusion_" +
                      testing::UnitTest::GetInstance()->current_test_info()->name() + "_optimized.onnx";
   auto ref = load(m, OptimizationLevel::Disable)->run(feeds);
-  auto s = load(m, OptimizationLevel::Extended, path);
+  auto s = load(m, level, path);
   auto got = s->run(feeds);
   EXPECT_EQ(ref.size(), got.size());
   for (size_t k = 0; k < ref.size() && k < got.size(); ++k) {
@@ -326,9 +327,9 @@ TEST(QdqFusion, SiluSplitAndConcatBecomeIntegerOps) {
 }
 
 // MobileNetV3's HardSwish in QDQ form, x * HardSigmoid(x) with the HardSigmoid requantized,
-// a Clip and a Sub of a constant: each a function of one 8-bit code, so LookupTables computed
-// from the nodes themselves, bit-equal to running them. A Mul by a three-value constant
-// and a Sub whose constant would widen the rank stay float.
+// a Clip, a Sub of a constant and a Mul by one value per channel: each a function of one 8-bit
+// code (and its channel), so LookupTables computed from the nodes themselves, bit-equal to
+// running them. A Mul by values along W and a Sub whose constant would widen the rank stay float.
 TEST(QdqFusion, ElementwiseFunctionsOfOneQuantizedTensorBecomeLookupTables) {
   auto m = test::make_model();
   auto* g = m.mutable_graph();
@@ -337,6 +338,7 @@ TEST(QdqFusion, ElementwiseFunctionsOfOneQuantizedTensorBecomeLookupTables) {
     *g->add_output() = tensor_info(y, onnx::TensorProto::UINT8, {1, 3, 4, 5});
   *g->add_output() = tensor_info("scaled_q", onnx::TensorProto::INT8, {1, 3, 4, 5});
   *g->add_output() = tensor_info("wide_q", onnx::TensorProto::UINT8, {1, 1, 3, 4, 5});
+  *g->add_output() = tensor_info("along_w_q", onnx::TensorProto::UINT8, {1, 3, 4, 5});
   add_qparams(g, "xq", 0.03f, onnx::TensorProto::UINT8, 120);
   add_qparams(g, "hs", 1.0f / 255, onnx::TensorProto::UINT8, 0);
   add_qparams(g, "y", 0.021f, onnx::TensorProto::UINT8, 30);
@@ -346,6 +348,7 @@ TEST(QdqFusion, ElementwiseFunctionsOfOneQuantizedTensorBecomeLookupTables) {
   *g->add_initializer() = float_tensor("c", {}, {0.7f});
   *g->add_initializer() = float_tensor("c5", {1, 1, 1, 1, 1}, {0.7f});
   *g->add_initializer() = float_tensor("three", {3, 1, 1}, {0.5f, -1.0f, 2.0f});
+  *g->add_initializer() = float_tensor("five", {5}, {0.5f, -1.0f, 2.0f, 1.5f, 0.25f});
   quantize(g, "x", "xq", "x_q");
   dequantize(g, "x_q", "xq", "x_dq");
   add_node(g, "HardSigmoid", {"x_dq"}, {"hsig"});
@@ -361,15 +364,62 @@ TEST(QdqFusion, ElementwiseFunctionsOfOneQuantizedTensorBecomeLookupTables) {
   quantize(g, "scaled", "s8", "scaled_q");
   add_node(g, "Sub", {"x_dq", "c5"}, {"wide"});
   quantize(g, "wide", "y", "wide_q");
-  Optimized o = check_within_steps(m, float_feed("x", {1, 3, 4, 5}, 31), {0, 0, 0, 0, 0});
+  add_node(g, "Mul", {"x_dq", "five"}, {"along_w"});
+  quantize(g, "along_w", "y", "along_w_q");
+  Optimized o = check_within_steps(m, float_feed("x", {1, 3, 4, 5}, 31), {0, 0, 0, 0, 0, 0});
   EXPECT_EQ(o.report.fusions["DQ+HardSigmoid+Q as LookupTable"], 1);
   EXPECT_EQ(o.report.fusions["DQ+Clip+Q as LookupTable"], 1);
   EXPECT_EQ(o.report.fusions["DQ+Sub+Q as LookupTable"], 1);
+  EXPECT_EQ(o.report.fusions["DQ+Mul+Q as LookupTable"], 1);  // per channel
   EXPECT_EQ(o.report.fusions["QLinearMul of one 8-bit tensor as LookupTable"], 1);
-  EXPECT_EQ(o.ops["LookupTable"], 3);  // HardSwish (one table), Clip, Sub
+  EXPECT_EQ(o.ops["LookupTable"], 4);  // HardSwish (one table), Clip, Sub, the per-channel Mul
   EXPECT_EQ(o.ops["HardSigmoid"] + o.ops["Clip"] + o.ops["QLinearMul"], 0);
-  EXPECT_EQ(o.ops["Mul"], 1);  // by three values
+  EXPECT_EQ(o.ops["Mul"], 1);  // by values along W
   EXPECT_EQ(o.ops["Sub"], 1);  // the rank-5 constant
+}
+
+// DenseNet's pre-activation in QDQ form: Conv -> Q -> DQ -> BatchNormalization -> Relu -> Q ->
+// DQ -> Conv. The BatchNormalization and Relu become one table per channel; at level all it
+// runs channel-last between the integer convolutions. Every output within a step of the float
+// graph (the Relu's own output: exactly the integer convolution's values looked up).
+TEST(QdqFusion, BatchNormalizationChainBecomesPerChannelLookupTable) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 4, 5, 6});
+  *g->add_output() = tensor_info("bn_q", onnx::TensorProto::UINT8, {1, 4, 5, 6});
+  *g->add_output() = tensor_info("conv_q", onnx::TensorProto::UINT8, {1, 3, 5, 6});
+  add_qparams(g, "xq", 0.03f, onnx::TensorProto::UINT8, 120);
+  add_qparams(g, "bn", 0.02f, onnx::TensorProto::UINT8, 0);
+  add_qparams(g, "w", 0.01f, onnx::TensorProto::INT8, 0);
+  add_qparams(g, "y", 0.05f, onnx::TensorProto::UINT8, 128);
+  *g->add_initializer() = float_tensor("gamma", {4}, {1.5f, -0.5f, 0.8f, 2.0f});
+  *g->add_initializer() = float_tensor("beta", {4}, {0.1f, 0.4f, -0.3f, 0.0f});
+  *g->add_initializer() = float_tensor("mean", {4}, {0.2f, -0.1f, 0.0f, 0.5f});
+  *g->add_initializer() = float_tensor("var", {4}, {1.0f, 0.5f, 2.0f, 0.25f});
+  add_qparams(g, "c0", 0.04f, onnx::TensorProto::UINT8, 110);
+  *g->add_initializer() = int_tensor("w_q", onnx::TensorProto::INT8, {3, 4, 1, 1}, random_ints(12, 32, -100, 100));
+  *g->add_initializer() = int_tensor("w0_q", onnx::TensorProto::INT8, {4, 4, 1, 1}, random_ints(16, 34, -100, 100));
+  quantize(g, "x", "xq", "x_q");
+  dequantize(g, "x_q", "xq", "x_dq");
+  dequantize(g, "w0_q", "w", "w0");
+  add_node(g, "Conv", {"x_dq", "w0"}, {"c0"});
+  quantize(g, "c0", "c0", "c0_q");
+  dequantize(g, "c0_q", "c0", "c0_dq");
+  add_node(g, "BatchNormalization", {"c0_dq", "gamma", "beta", "mean", "var"}, {"bn"});
+  add_node(g, "Relu", {"bn"}, {"bn_relu"});
+  quantize(g, "bn_relu", "bn", "bn_q");
+  dequantize(g, "bn_q", "bn", "bn_dq");
+  dequantize(g, "w_q", "w", "w");
+  add_node(g, "Conv", {"bn_dq", "w"}, {"conv"});
+  quantize(g, "conv", "y", "conv_q");
+  for (auto level : {OptimizationLevel::Extended, OptimizationLevel::All}) {
+    Optimized o = check_within_steps(m, float_feed("x", {1, 4, 5, 6}, 33), {1, 1}, level);
+    EXPECT_EQ(o.report.fusions["DQ+BatchNormalization+Relu+Q as LookupTable"], 1);
+    EXPECT_EQ(o.ops["LookupTable"], 1);
+    EXPECT_EQ(o.ops["BatchNormalization"] + o.ops["Relu"], 0);
+    // At level all: into channel-last for the first Conv, back for the two outputs; none between.
+    if (level == OptimizationLevel::All) EXPECT_EQ(o.ops["Transpose"], 3);
+  }
 }
 
 // DQ(a) x DQ(b const, per column) -> MatMul with a float output: the integer

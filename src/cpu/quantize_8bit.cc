@@ -10,6 +10,7 @@
 #define ONYX_TARGET_AVX2 __attribute__((target("avx2")))
 #define ONYX_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
 #define ONYX_TARGET_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+#define ONYX_TARGET_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl")))
 #endif
 
 namespace onyx {
@@ -167,6 +168,38 @@ ONYX_TARGET_VBMI int64_t lookup_vbmi(const uint8_t* table, const uint8_t* x, int
   return i;
 }
 #endif
+
+#ifdef ONYX_Q8_X86
+// 16 channels at a time: dword gathers at the aligned word holding each entry (so never past the
+// tables' end), shifted down to its byte and narrowed.
+ONYX_TARGET_AVX512BW void lookup_channels_avx512(const uint8_t* tables, int64_t channels, const uint8_t* x,
+                                                 int64_t rows, uint8_t* y) {
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i three = _mm512_set1_epi32(3);
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* xr = x + r * channels;
+    uint8_t* yr = y + r * channels;
+    for (int64_t c0 = 0; c0 < channels; c0 += 16) {
+      const __mmask16 m = channels - c0 >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (channels - c0)) - 1);
+      const __m512i code = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, xr + c0));
+      const __m512i idx = _mm512_add_epi32(_mm512_slli_epi32(_mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(c0)), lane), 8), code);
+      const __m512i word = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, _mm512_andnot_si512(three, idx),
+                                                       tables, 1);
+      const __m512i value = _mm512_srlv_epi32(word, _mm512_slli_epi32(_mm512_and_si512(idx, three), 3));
+      _mm_mask_storeu_epi8(yr + c0, m, _mm512_cvtepi32_epi8(value));
+    }
+  }
+}
+#endif
+
+void lookup_8bit_channels(const uint8_t* tables, int64_t channels, const uint8_t* x, int64_t rows, uint8_t* y) {
+#ifdef ONYX_Q8_X86
+  if (cpu_features().avx512bw && cpu_features().avx512vl && channels * 256 < (int64_t{1} << 31))
+    return lookup_channels_avx512(tables, channels, x, rows, y);
+#endif
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < channels; ++c) y[r * channels + c] = tables[c * 256 + x[r * channels + c]];
+}
 
 void lookup_8bit(const uint8_t* table, const uint8_t* x, int64_t n, uint8_t* y) {
   int64_t i = 0;

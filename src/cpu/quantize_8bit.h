@@ -31,4 +31,8 @@ void qlinear_mul_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_sig
 // (indexed by the byte's bits, so int8 -1 reads table[255]).
 void lookup_8bit(const uint8_t* table, const uint8_t* x, int64_t n, uint8_t* y);
 
+// Channel-last rows of `channels` values, each channel c with its own table:
+// y[r, c] = tables[c * 256 + x[r, c]].
+void lookup_8bit_channels(const uint8_t* tables, int64_t channels, const uint8_t* x, int64_t rows, uint8_t* y);
+
 }  // namespace onyx

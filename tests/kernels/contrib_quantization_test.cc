@@ -106,6 +106,28 @@ TEST(ContribQuantization, LookupTableIndexesByBits) {
                Error);
 }
 
+// A [C, 256] table holds one table per channel along `axis`: channel-last rows of 20 channels
+// (a full 16-channel step and a tail) and NCHW planes; a table count that does not match fails.
+TEST(ContribQuantization, LookupTablePerChannel) {
+  const int64_t C = 20;
+  std::vector<uint8_t> tables(C * 256), x(3 * C);
+  for (int64_t c = 0; c < C; ++c)
+    for (int v = 0; v < 256; ++v) tables[c * 256 + v] = static_cast<uint8_t>(v * (c + 1) + 7 * c);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i * 53 + 11);
+  const Tensor t = Tensor::from_vector<uint8_t>(tables, {C, 256});
+  auto last = run_op(make_node("LookupTable", {"x", "t"}, {"y"}, {{"axis", attr_int(2)}}, "com.onyx"),
+                     {Tensor::from_vector<uint8_t>(x, {1, 3, C}), t});
+  auto planar = run_op(make_node("LookupTable", {"x", "t"}, {"y"}, {{"axis", attr_int(1)}}, "com.onyx"),
+                       {Tensor::from_vector<uint8_t>(x, {1, C, 3}), t});
+  for (int64_t i = 0; i < 3 * C; ++i) {
+    EXPECT_EQ(last[0].data<uint8_t>()[i], tables[(i % C) * 256 + x[i]]) << i;
+    EXPECT_EQ(planar[0].data<uint8_t>()[i], tables[(i / 3) * 256 + x[i]]) << i;
+  }
+  EXPECT_THROW(run_op(make_node("LookupTable", {"x", "t"}, {"y"}, {{"axis", attr_int(1)}}, "com.onyx"),
+                      {Tensor::from_vector<uint8_t>(x, {1, 3, C}), t}),
+               Error);
+}
+
 TEST(ContribQuantization, QLinearConcatRequantizesOnlyDifferingInputs) {
   auto y = run_op(ms_node("QLinearConcat", {"ys", "yz", "x0", "s0", "z0", "x1", "s1", "z1"}, {{"axis", attr_int(1)}}),
                   {f(1.f), Tensor::scalar<uint8_t>(0), Tensor::from_vector<uint8_t>({3, 4}, {1, 2}), f(1.f),

@@ -242,16 +242,46 @@ void apply_table(const Table& t, const Tensor& X, Tensor& Y, ThreadPool* pool = 
   apply_table(t.data(), X, Y, pool);
 }
 
+// Y = per-channel tables [C, 256] applied along `axis` of X: planes of one channel (NCHW) take
+// the vector lookup, channel-last rows one byte per channel.
+void apply_channel_tables(const uint8_t* tables, int64_t axis, const Tensor& X, Tensor& Y, ThreadPool* pool) {
+  const uint8_t* x = static_cast<const uint8_t*>(X.raw());
+  uint8_t* y = static_cast<uint8_t*>(Y.raw());
+  const int64_t C = X.dim(static_cast<int>(axis)), n = X.numel();
+  int64_t inner = 1;
+  for (int d = static_cast<int>(axis) + 1; d < X.rank(); ++d) inner *= X.dim(d);
+  if (n == 0) return;
+  if (inner > 1) {
+    parallel_for(n >= ew::kParallelElements ? pool : nullptr, n / inner, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) lookup_8bit(tables + (p % C) * 256, x + p * inner, inner, y + p * inner);
+    });
+    return;
+  }
+  parallel_for(n >= ew::kParallelElements ? pool : nullptr, n / C, [&](int64_t r0, int64_t r1) {
+    lookup_8bit_channels(tables, C, x + r0 * C, r1 - r0, y + r0 * C);
+  });
+}
+
 // com.onyx LookupTable(X, table): any function of one 8-bit value, tabulated for its 256
-// codes by the optimizer (lookup_table_fusion).
-void run_lookup_table(KernelContext& ctx) {
+// codes by the optimizer (lookup_table_fusion, qdq_fusion); a [C, 256] table holds one per
+// channel along `axis`.
+void run_lookup_table(KernelContext& ctx, int64_t axis) {
   const Tensor& X = ctx.input(0);
   const Tensor& T = ctx.input(1);
   dispatch_q8(X.dtype(), "LookupTable input X", [](auto) {});
   dispatch_q8(T.dtype(), "LookupTable table", [](auto) {});
-  if (T.numel() != 256) kernel_fail("LookupTable: table has " + std::to_string(T.numel()) + " values, not 256");
-  apply_table(static_cast<const uint8_t*>(T.raw()), X, ctx.allocate_output(0, T.dtype(), X.shape()),
-              ctx.thread_pool());
+  const uint8_t* tables = static_cast<const uint8_t*>(T.raw());
+  if (T.rank() == 2 && T.dim(1) == 256) {
+    const int64_t a = normalize_axis(axis, X.rank());
+    if (X.dim(static_cast<int>(a)) != T.dim(0))
+      kernel_fail("LookupTable: " + std::to_string(T.dim(0)) + " tables for " + std::to_string(X.dim(static_cast<int>(a))) +
+                  " channels along axis " + std::to_string(a) + " of X " + shape_to_string(X.shape()));
+    apply_channel_tables(tables, a, X, ctx.allocate_output(0, T.dtype(), X.shape()), ctx.thread_pool());
+    return;
+  }
+  if (T.numel() != 256)
+    kernel_fail("LookupTable: table " + shape_to_string(T.shape()) + " is neither [256] nor [channels, 256]");
+  apply_table(tables, X, ctx.allocate_output(0, T.dtype(), X.shape()), ctx.thread_pool());
 }
 
 // Inputs X, X_scale, X_zero_point?, Y_scale, Y_zero_point?.
@@ -300,24 +330,35 @@ void run_qlinear_concat(KernelContext& ctx, int64_t axis_attr) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= ys[d];
   for (int64_t d = axis + 1; d < rank; ++d) inner *= ys[d];
-  uint8_t* y = static_cast<uint8_t*>(Y.raw());
-  int64_t y_row = ys[axis] * inner, at = 0;
-  for (size_t k = 0; k < count; ++k) {
+  // Each input's piece of every output row: copied, or requantized through a table. Rows are
+  // split over the pool (channel-last concatenations have one short row per pixel).
+  struct Piece {
+    const uint8_t* x;
+    int64_t row, at;
+    bool copy;
+    Table table;
+  };
+  std::vector<Piece> pieces(count);
+  for (size_t k = 0, at = 0; k < count; ++k) {
     const Tensor& X = ctx.input(2 + 3 * k);
     QParam px = read_qparam(ctx, 3 + 3 * k, 4 + 3 * k, qt, "X" + std::to_string(k));
-    bool copy = same_params(px, py);
-    Table t = copy ? Table{} : build_table_for(qt, px, py, kIdentity);
-    const uint8_t* x = static_cast<const uint8_t*>(X.raw());
-    int64_t row = X.dim(axis) * inner;
-    for (int64_t o = 0; o < outer; ++o) {
-      const uint8_t* src = x + o * row;
-      uint8_t* dst = y + o * y_row + at;
-      if (copy) std::copy(src, src + row, dst);
-      else
-        for (int64_t i = 0; i < row; ++i) dst[i] = t[src[i]];
-    }
-    at += row;
+    Piece& p = pieces[k];
+    p = {static_cast<const uint8_t*>(X.raw()), X.dim(static_cast<int>(axis)) * inner, static_cast<int64_t>(at),
+         same_params(px, py), Table{}};
+    if (!p.copy) p.table = build_table_for(qt, px, py, kIdentity);
+    at += static_cast<size_t>(p.row);
   }
+  uint8_t* y = static_cast<uint8_t*>(Y.raw());
+  const int64_t y_row = ys[axis] * inner;
+  parallel_for(Y.numel() >= ew::kParallelElements ? ctx.thread_pool() : nullptr, outer, [&](int64_t o0, int64_t o1) {
+    for (const Piece& p : pieces)
+      for (int64_t o = o0; o < o1; ++o) {
+        const uint8_t* src = p.x + o * p.row;
+        uint8_t* dst = y + o * y_row + p.at;
+        if (p.copy) std::copy(src, src + p.row, dst);
+        else lookup_8bit(p.table.data(), src, p.row, dst);
+      }
+  });
 }
 
 // Inputs condition, X, x_scale, x_zp, Y, y_scale, y_zp, z_scale, z_zp.
@@ -523,7 +564,10 @@ void register_contrib_quantization(KernelRegistry& r) {
           return [=](KernelContext& ctx) { run_qlinear_softmax(ctx, axis, opset); };
         }),
         kMicrosoft);
-  r.add("LookupTable", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_lookup_table; }),
+  r.add("LookupTable", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+          const int64_t axis = ic.get_int("axis", 1);
+          return [axis](KernelContext& ctx) { run_lookup_table(ctx, axis); };
+        }),
         "com.onyx");
   r.add("QLinearWhere", 1, kMaxOpset, lambda_factory([](const KernelInitContext&) { return run_qlinear_where; }),
         kMicrosoft);

@@ -78,11 +78,14 @@ class Int8ChannelsLast final : public GraphPass {
       n.outputs[k] = names.make(orig + "_nhwc");
       last.add(orig, {n.outputs[k], rank});
     };
-    // The rank shared by n's inputs first, first + step, ..., or -1 when one is not channel-last.
+    // The rank shared by n's channel-last inputs first, first + step, ...; -1 when none is
+    // channel-last or their ranks differ. The others are converted (a pooled branch joining
+    // DenseNet's concatenation), at the cost of one Transpose each.
     auto shared_last_rank = [&](const Node& n, size_t first, size_t step) {
       int64_t rank = -1;
       for (size_t k = first; k < n.inputs.size(); k += step) {
-        if (!is_last(n.inputs[k]) || (rank >= 0 && last[n.inputs[k]].rank != rank)) return int64_t{-1};
+        if (!is_last(n.inputs[k])) continue;
+        if (rank >= 0 && last[n.inputs[k]].rank != rank) return int64_t{-1};
         rank = last[n.inputs[k]].rank;
       }
       return rank;
@@ -138,7 +141,7 @@ class Int8ChannelsLast final : public GraphPass {
         const int64_t rank = n.outputs.size() == 1 ? shared_last_rank(n, first, step) : -1;
         const int64_t axis = read_int(n, "axis", 0);
         if (rank > 0 && (axis == 1 || axis == 1 - rank)) {
-          for (size_t k = first; k < n.inputs.size(); k += step) n.inputs[k] = last[n.inputs[k]].name;
+          for (size_t k = first; k < n.inputs.size(); k += step) n.inputs[k] = channel_last_input(n.inputs[k], rank);
           n.attributes["axis"] = int_attr(rank - 1);
           set_last_output(n, rank);
           converted = true;
@@ -156,9 +159,15 @@ class Int8ChannelsLast final : public GraphPass {
                   is_op(n, "LookupTable", kOnyxDomain)) &&
                  n.outputs.size() == 1 && !n.inputs.empty() && is_last(n.inputs[0])) {
         const int64_t rank = last[n.inputs[0]].rank;
-        n.inputs[0] = last[n.inputs[0]].name;
-        set_last_output(n, rank);
-        converted = true;
+        const Tensor* tables = n.op_type == "LookupTable" && n.inputs.size() > 1 ? view.constant(n.inputs[1]) : nullptr;
+        const bool per_channel = tables && tables->rank() == 2;  // one table per channel, along axis 1
+        const bool known = n.op_type != "LookupTable" || tables;
+        if (known && (!per_channel || read_int(n, "axis", 1) == 1 || read_int(n, "axis", 1) == 1 - rank)) {
+          if (per_channel) n.attributes["axis"] = int_attr(rank - 1);
+          n.inputs[0] = last[n.inputs[0]].name;
+          set_last_output(n, rank);
+          converted = true;
+        }
       }
       last.emit(view, i, std::move(n), converted);
     }

@@ -222,48 +222,132 @@ std::optional<Patch> contrib_qlinear(const Match& m, const Form& form) {
   return finish(m, fused, group.remove, "DQ+" + m.op.op_type + "+Q");
 }
 
-// DQ(x) -> an elementwise float op -> Q, per tensor, the op's other inputs one-element
-// constants: each output code is a function of one input code, so the group is
-// com.onyx LookupTable(x, table), its table computed by running the group's own three nodes
-// on x's 256 codes (byte_table.h).
-std::optional<Patch> tabulate(const Match& m, const Form&) {
-  if (m.op.outputs.size() != 1) return std::nullopt;
-  auto q = requantized(m.g, m.view, m.op.outputs[0]);
-  if (!q) return std::nullopt;
-  std::optional<Dequantized> x;
-  int slot = -1;
-  std::vector<Tensor> inputs(m.op.inputs.size());
-  for (size_t k = 0; k < m.op.inputs.size(); ++k) {
-    const std::string& in = m.op.inputs[k];
-    if (in.empty()) continue;
-    if (const Tensor* c = m.view.constant(in)) {
-      inputs[k] = *c;
-      continue;
-    }
-    auto dq = dequantized(m.g, m.view, in);
-    if (!dq || !dq->params.per_tensor() || x) return std::nullopt;
-    x = dq;
-    slot = static_cast<int>(k);
+bool is_elementwise_float_op(const Node& n);
+
+// The channels a constant input of a tabulated op varies over along x's axis 1: 0 for one
+// element (the same for every channel), C for BatchNormalization's [C] inputs or a constant
+// [C, 1, ..., 1] aligned with axis 1, -1 for anything else.
+int64_t constant_channels(const Node& op, size_t slot, const Tensor& c, const GraphView& view, const std::string& x) {
+  const bool batch_norm = op.op_type == "BatchNormalization";
+  if (batch_norm) return slot >= 1 && c.rank() == 1 ? c.numel() : -1;
+  if (c.numel() == 1) return keeps_shape_of(view, x, c.rank()) ? 0 : -1;
+  const TypeInfo* t = view.type_of(x);
+  if (!t || !t->has_shape || t->shape.size() < 3 || c.rank() > static_cast<int>(t->shape.size())) return -1;
+  const int axis = 1 - (static_cast<int>(t->shape.size()) - c.rank());  // axis 1 of x among c's dims
+  if (axis < 0) return -1;
+  for (int d = 0; d < c.rank(); ++d)
+    if (d != axis && c.dim(d) != 1) return -1;
+  return c.dim(axis);
+}
+
+// A constant input, or the DequantizeLinear of constants (a quantized BatchNormalization's
+// parameters before constant folding runs), evaluated.
+std::optional<Tensor> constant_or_dequantized_constant(const Match& m, const std::string& value) {
+  if (const Tensor* c = m.view.constant(value)) return *c;
+  const Node* dq = node_of_type(m.g, m.view.producer(value), "DequantizeLinear");
+  if (!dq || !m.ctx.evaluate) return std::nullopt;
+  std::vector<Tensor> in;
+  for (const std::string& name : dq->inputs) {
+    const Tensor* c = name.empty() ? nullptr : m.view.constant(name);
+    if (!name.empty() && !c) return std::nullopt;
+    in.push_back(c ? *c : Tensor());
   }
-  if (!x) return std::nullopt;
-  for (const Tensor& c : inputs)
-    if (c.defined() && (c.numel() != 1 || !keeps_shape_of(m.view, x->input, c.rank()))) return std::nullopt;
-  const Node& dq_node = m.g.nodes[x->node];
-  auto values = m.ctx.evaluate ? m.ctx.evaluate(dq_node, {all_codes(x->params.type()), *x->params.scale,
-                                                          *x->params.zero_point})
-                               : std::nullopt;
+  auto out = m.ctx.evaluate(*dq, in);
+  if (!out || out->empty()) return std::nullopt;
+  return (*out)[0];
+}
+
+// The 256 codes of `type` for each of `channels` channels, shaped [1, C, 256, 1, ...] to x's
+// `rank` (so per-channel constants broadcast along axis 1); [256] when channels is 0.
+Tensor codes_per_channel(DataType type, int64_t channels, int64_t rank) {
+  const Tensor codes = all_codes(type);
+  if (channels == 0) return codes;
+  Shape shape = {1, channels, 256};
+  shape.resize(static_cast<size_t>(std::max<int64_t>(rank, 3)), 1);
+  Tensor t(type, shape);
+  for (int64_t c = 0; c < channels; ++c) std::copy_n(static_cast<const uint8_t*>(codes.raw()), 256,
+                                                     static_cast<uint8_t*>(t.raw()) + c * 256);
+  return t;
+}
+
+// DQ(x) -> a chain of elementwise float ops -> Q, per tensor, each op's other inputs constants
+// of one element or one value per channel (BatchNormalization, a [C, 1, 1] scale): each output
+// code is a function of one input code (and its channel), so the group is com.onyx
+// LookupTable(x, table) with a [256] or per-channel [C, 256] table, computed by running the
+// group's own nodes on x's codes (byte_table.h). DenseNet's pre-activation BatchNormalization,
+// MobileNetV3's HardSigmoid.
+std::optional<Patch> tabulate(const Match& m, const Form&) {
+  constexpr int kMaxChain = 4;
+  std::vector<int> chain = {m.index};
+  std::optional<Requantized> q;
+  for (int cur = m.index; !q;) {
+    const Node& n = m.g.nodes[cur];
+    if (n.outputs.size() != 1 || n.outputs[0].empty()) return std::nullopt;
+    q = requantized(m.g, m.view, n.outputs[0]);
+    if (q) break;
+    cur = m.view.single_consumer(n.outputs[0]);
+    if (cur < 0 || static_cast<int>(chain.size()) == kMaxChain || !is_elementwise_float_op(m.g.nodes[cur]))
+      return std::nullopt;
+    chain.push_back(cur);
+  }
+  // The first op reads x through its DequantizeLinear; every later one the op before it.
+  std::optional<Dequantized> x;
+  std::vector<std::vector<Tensor>> inputs(chain.size());
+  std::vector<int> slots(chain.size(), -1);
+  int64_t channels = 0;
+  for (size_t s = 0; s < chain.size(); ++s) {
+    const Node& n = m.g.nodes[chain[s]];
+    inputs[s].resize(n.inputs.size());
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const std::string& in = n.inputs[k];
+      if (in.empty()) continue;
+      if (s > 0 && in == m.g.nodes[chain[s - 1]].outputs[0] && slots[s] < 0) {
+        slots[s] = static_cast<int>(k);
+      } else if (auto c = constant_or_dequantized_constant(m, in)) {
+        inputs[s][k] = *c;
+      } else if (auto dq = s == 0 && !x ? dequantized(m.g, m.view, in) : std::nullopt;
+                 dq && dq->params.per_tensor() && !m.view.constant(dq->input)) {
+        x = dq;
+        slots[s] = static_cast<int>(k);
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (slots[s] < 0 || !x) return std::nullopt;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (!inputs[s][k].defined()) continue;
+      const int64_t c = constant_channels(n, k, inputs[s][k], m.view, x->input);
+      if (c < 0 || (c > 0 && channels > 0 && c != channels)) return std::nullopt;
+      channels = std::max(channels, c);
+    }
+  }
+  // Per-channel codes need x's rank where a constant [C, 1, ..] broadcasts against them
+  // (constant_channels only accepts those when it is known); BatchNormalization's take any.
+  const TypeInfo* xt = m.view.type_of(x->input);
+  const int64_t rank = xt && xt->has_shape ? static_cast<int64_t>(xt->shape.size()) : 3;
+  if (!m.ctx.evaluate) return std::nullopt;
+  auto values = m.ctx.evaluate(m.g.nodes[x->node], {codes_per_channel(x->params.type(), channels, rank),
+                                                    *x->params.scale, *x->params.zero_point});
+  for (size_t s = 0; s < chain.size() && values && !values->empty(); ++s) {
+    inputs[s][slots[s]] = (*values)[0];
+    values = m.ctx.evaluate(m.g.nodes[chain[s]], inputs[s]);
+  }
   if (!values || values->empty()) return std::nullopt;
-  inputs[slot] = (*values)[0];
-  auto results = m.ctx.evaluate(m.op, inputs);
-  if (!results || results->empty() || (*results)[0].numel() != 256) return std::nullopt;
-  auto table = evaluate_table(m.ctx, m.g.nodes[q->node], {(*results)[0], *q->params.scale, *q->params.zero_point});
-  if (!table) return std::nullopt;
+  auto out = m.ctx.evaluate(m.g.nodes[q->node], {(*values)[0], *q->params.scale, *q->params.zero_point});
+  const int64_t tables = std::max<int64_t>(channels, 1);
+  if (!out || out->empty() || (*out)[0].numel() != tables * 256 || dtype_size((*out)[0].dtype()) != 1)
+    return std::nullopt;
+  const Tensor table = (*out)[0].reshaped(channels > 0 ? Shape{channels, 256} : Shape{256});
   Group group(m.g, m.view, m.index);
   group.take_dequantize(x->node);
+  for (int n : chain) group.take(n);
   group.take(q->node);
   const std::string table_name = m.view.fresh_name(q->output + "_table");
-  return finish(m, lookup_table_node(m.op.name, x->input, table_name, q->output), group.remove,
-                "DQ+" + m.op.op_type + "+Q as LookupTable", {{table_name, *table}});
+  Node lookup = lookup_table_node(m.op.name, x->input, table_name, q->output);
+  if (channels > 0) lookup.attributes["axis"] = int_attr(1);
+  std::string fusion = "DQ+";
+  for (int n : chain) fusion += m.g.nodes[n].op_type + "+";
+  return finish(m, lookup, group.remove, fusion + "Q as LookupTable", {{table_name, table}});
 }
 
 // A binary op as the com.microsoft QLinear op, or with a one-element constant as a table.
@@ -459,14 +543,22 @@ std::optional<Patch> fuse_gemm(const Match& m, const Form&) {
 }
 
 // Float ops computing each output element from the input element at its position (and
-// one-element constants): as DQ -> op -> Q, a table lookup.
+// constants of one element or one per channel): as DQ -> op... -> Q, a table lookup.
 constexpr const char* kElementwiseFloatOps[] = {
     "Abs",  "Acos",  "Acosh", "Asin",  "Asinh",           "Atan",     "Atanh", "Ceil",     "Celu",
     "Clip", "Cos",   "Cosh",  "Div",   "Elu",             "Erf",      "Exp",   "Floor",    "Gelu",
     "HardSigmoid",   "HardSwish",      "Log",             "Max",      "Min",   "Mish",     "Neg",
     "Pow",  "PRelu", "Reciprocal",     "Relu",            "Round",    "Selu",  "Shrink",   "Sign",
     "Sin",  "Sinh",  "Softplus",       "Softsign",        "Sqrt",     "Sub",   "Tan",      "Tanh",
-    "ThresholdedRelu"};
+    "ThresholdedRelu", "BatchNormalization"};
+
+bool is_elementwise_float_op(const Node& n) {
+  if (!n.domain.empty() && n.domain != "ai.onnx") return false;
+  if (n.op_type == "BatchNormalization" && (n.outputs.size() != 1 || read_int(n, "training_mode", 0) != 0))
+    return false;
+  return std::find(std::begin(kElementwiseFloatOps), std::end(kElementwiseFloatOps), n.op_type) !=
+         std::end(kElementwiseFloatOps);
+}
 
 // Every fusable form. The com.microsoft ones fire only where a kernel for
 // them is registered (finish asks ctx.can_run).
@@ -490,6 +582,7 @@ const std::vector<Form>& forms() {
       {"Sigmoid", contrib_qlinear, {0}, "QLinearSigmoid"},
       {"LeakyRelu", contrib_qlinear, {0}, "QLinearLeakyRelu"},
       {"GlobalAveragePool", contrib_qlinear, {0}, "QLinearGlobalAveragePool"},
+      {"AveragePool", contrib_qlinear, {0}, "QLinearAveragePool"},
   };
   static const std::vector<Form> with_tables = [] {
     std::vector<Form> v = all;

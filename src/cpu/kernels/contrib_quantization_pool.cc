@@ -128,22 +128,22 @@ struct Window {
   int64_t clipped_count() const { return (e[0] - b[0]) * (e[1] - b[1]) * (e[2] - b[2]); }
 };
 
+// The window of output position o of a plane (row-major over out[0..2]).
+Window window_at(const PoolLayout& L, int64_t o) {
+  const int64_t p[3] = {o / (L.out[1] * L.out[2]), o / L.out[2] % L.out[1], o % L.out[2]};
+  Window w;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t start = p[i] * L.s[i] - L.pb[i];
+    w.b[i] = std::max<int64_t>(start, 0);
+    w.e[i] = std::min(start + L.k[i], L.in[i]);
+  }
+  return w;
+}
+
 // Calls fn(out_index, window) for every output position of one plane.
 template <class F>
 void for_each_window(const PoolLayout& L, F&& fn) {
-  int64_t o = 0;
-  for (int64_t p0 = 0; p0 < L.out[0]; ++p0)
-    for (int64_t p1 = 0; p1 < L.out[1]; ++p1)
-      for (int64_t p2 = 0; p2 < L.out[2]; ++p2, ++o) {
-        Window w;
-        int64_t p[3] = {p0, p1, p2};
-        for (int i = 0; i < 3; ++i) {
-          int64_t start = p[i] * L.s[i] - L.pb[i];
-          w.b[i] = std::max<int64_t>(start, 0);
-          w.e[i] = std::min(start + L.k[i], L.in[i]);
-        }
-        fn(o, w);
-      }
+  for (int64_t o = 0, n = L.out[0] * L.out[1] * L.out[2]; o < n; ++o) fn(o, window_at(L, o));
 }
 
 // One channels-first plane of a 1-D or 2-D pool, a row of outputs at a
@@ -216,6 +216,28 @@ void run_qlinear_average_pool(KernelContext& ctx, const SpatialAttrs& attrs, boo
     }
     const Q* x = X.data<Q>();
     Q* y = Y.data<Q>();
+    if (channels_last) {  // every window sums whole channel vectors, in the window loop's order
+      ThreadPool* pool = Y.numel() * L.k[0] * L.k[1] * L.k[2] >= (1 << 16) ? ctx.thread_pool() : nullptr;
+      parallel_for(pool, L.N * out_size, [&](int64_t o0, int64_t o1) {
+        std::vector<float> acc(static_cast<size_t>(L.C));
+        for (int64_t no = o0; no < o1; ++no) {
+          const Q* xn = x + no / out_size * L.C * in_size;
+          const Window w = window_at(L, no % out_size);
+          std::fill(acc.begin(), acc.end(), 0.f);
+          for (int64_t i0 = w.b[0]; i0 < w.e[0]; ++i0)
+            for (int64_t i1 = w.b[1]; i1 < w.e[1]; ++i1)
+              for (int64_t i2 = w.b[2]; i2 < w.e[2]; ++i2) {
+                const Q* v = xn + ((i0 * L.in[1] + i1) * L.in[2] + i2) * L.C;
+                for (int64_t c = 0; c < L.C; ++c)
+                  acc[c] += px.scale * static_cast<float>(static_cast<int32_t>(v[c]) - px.zero);
+              }
+          const float count = count_include_pad ? kernel_count : static_cast<float>(w.clipped_count());
+          for (int64_t c = 0; c < L.C; ++c)
+            y[no * L.C + c] = saturate<Q>(acc[c] / count / py.scale + static_cast<float>(py.zero));
+        }
+      });
+      return;
+    }
     for (int64_t n = 0; n < L.N; ++n)
       for (int64_t c = 0; c < L.C; ++c) {
         const Q* xp = x + n * L.C * in_size + c * chan_stride;

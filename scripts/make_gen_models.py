@@ -13,6 +13,7 @@ default one of PyTorch 2 (`dynamo=True`). Output convention as the other scripts
 
 Needs: python3 -m venv VENV && VENV/bin/pip install torch torchvision onnxscript
 Usage: VENV/bin/python scripts/make_gen_models.py OUT [NAME ...]"""
+import inspect
 import os
 import sys
 
@@ -385,7 +386,9 @@ def export(name, out):
         with torch.no_grad():
             torch.onnx.export(model, args, path, dynamo=True, input_names=in_names, external_data=False)
     else:  # with gradients on, so that nn.MultiheadAttention does not take its fused path, which has no ONNX form
-        torch.onnx.export(model, args, path, dynamo=False, opset_version=17, input_names=in_names)
+        # (PyTorch before 2.5, such as Debian's, has only the TorchScript exporter and no dynamo argument)
+        legacy = {'dynamo': False} if 'dynamo' in inspect.signature(torch.onnx.export).parameters else {}
+        torch.onnx.export(model, args, path, opset_version=17, input_names=in_names, **legacy)
     for i, a in enumerate(args):
         np.save(os.path.join(out, f'{name}.input_{i}.npy'), a.numpy())
     print(f'{path} {os.path.getsize(path) / 1e6:.1f} MB', flush=True)

@@ -59,8 +59,8 @@ def dynamic(src_path, models, name, out, tag):
 
 
 class SampleReader(CalibrationDataReader):
-    def __init__(self, name, x):
-        self.feeds = iter([{name: x}])
+    def __init__(self, feeds):
+        self.feeds = iter([feeds])
 
     def get_next(self):
         return next(self.feeds, None)
@@ -69,10 +69,10 @@ class SampleReader(CalibrationDataReader):
 def static(models, name, out):
     pre = os.path.join(out, name + "_pre.onnx")
     quant_pre_process(os.path.join(models, name + ".onnx"), pre)
-    x = np.load(os.path.join(models, name + ".input_0.npy"))
-    input_name = onnx.load(pre, load_external_data=False).graph.input[0].name
+    inputs = onnx.load(pre, load_external_data=False).graph.input
+    feeds = {i.name: np.load(os.path.join(models, f"{name}.input_{k}.npy")) for k, i in enumerate(inputs)}
     for fmt, tag in [(QuantFormat.QOperator, "qop"), (QuantFormat.QDQ, "qdq")]:
-        quantize_static(pre, os.path.join(out, f"{name}_{tag}.onnx"), SampleReader(input_name, x), quant_format=fmt,
+        quantize_static(pre, os.path.join(out, f"{name}_{tag}.onnx"), SampleReader(feeds), quant_format=fmt,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
         copy_inputs(models, name, out, f"{name}_{tag}")
     os.remove(pre)

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -464,45 +465,83 @@ void run_dynamic_quantize_matmul(KernelContext& ctx, const PackedInt8B* packed_b
 // as floor(1 / y_scale), and x's zero point cancels out. For int8 ORT wraps
 // results above 127; Onyx saturates (differs only where p * floor(1/y_scale)
 // + y_zp > 127).
-void run_qlinear_softmax(KernelContext& ctx, int64_t axis_attr, int64_t opset) {
-  const Tensor& X = ctx.input(0);
-  dispatch_q8(X.dtype(), "QLinearSoftmax input X", [&](auto tag) {
-    using Q = typename decltype(tag)::type;
-    QParam px = read_qparam(ctx, 1, 2, X.dtype(), "X");
-    QParam py = read_qparam(ctx, 3, 4, X.dtype(), "Y");
-    Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
-    if (X.numel() == 0) return;
-    int64_t rank = std::max<int64_t>(X.rank(), 1);
-    int64_t axis = normalize_axis(axis_attr, rank);
-    int64_t before = 1, D = 1, after = 1;
-    for (int64_t d = 0; d < X.rank(); ++d) (d < axis ? before : d == axis ? D : after) *= X.dim(d);
-    if (opset < 13) {  // the old softmax flattens everything from axis on
-      D *= after;
-      after = 1;
-    }
-    double shift = std::log(static_cast<double>(std::numeric_limits<float>::max() / static_cast<float>(D)));
-    shift = std::max(0.0, shift - 5.0) / static_cast<double>(px.scale);
-    std::array<float, 256> e{};  // e[255 + x - max]
-    for (int i = 0; i < 256; ++i)
-      e[i] = static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(px.scale)));
-    const float y_mult = std::floor(1.0f / py.scale);
-    const Q* x = X.data<Q>();
-    Q* y = Y.data<Q>();
-    for (int64_t b = 0; b < before; ++b)
-      for (int64_t a = 0; a < after; ++a) {
-        const Q* xr = x + b * D * after + a;
-        Q* yr = y + b * D * after + a;
-        int32_t xmax = std::numeric_limits<Q>::lowest();
-        for (int64_t i = 0; i < D; ++i) xmax = std::max<int32_t>(xmax, xr[i * after]);
-        float sum = 0.f;
-        for (int64_t i = 0; i < D; ++i) sum += e[255 + xr[i * after] - xmax];
-        for (int64_t i = 0; i < D; ++i) {
-          float v = round_half_even(e[255 + xr[i * after] - xmax] * y_mult / sum);
-          yr[i * after] = saturate<Q>(v + static_cast<float>(py.zero));
-        }
-      }
-  });
+// One softmax row of D values `stride` apart: e[255 + x - max] / sum, times floor(1 / y_scale).
+template <class Q>
+void softmax_row(const Q* x, Q* y, int64_t D, int64_t stride, const float* e, float y_mult, float zero) {
+  int32_t xmax = std::numeric_limits<Q>::lowest();
+  for (int64_t i = 0; i < D; ++i) xmax = std::max<int32_t>(xmax, x[i * stride]);
+  const float* er = e + 255 - xmax;  // er[v] = e[255 + v - max]
+  float sum = 0.f;
+  for (int64_t i = 0; i < D; ++i) sum += er[x[i * stride]];
+  constexpr float kTwo23 = 8388608.f, lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+  if (!(y_mult < kTwo23 / 2)) {
+    for (int64_t i = 0; i < D; ++i)
+      y[i * stride] = saturate<Q>(round_half_even(er[x[i * stride]] * y_mult / sum) + zero);
+    return;
+  }
+  // p * y_mult lies in [0, 2^22): adding 2^23 rounds it half to even, without branches.
+  for (int64_t i = 0; i < D; ++i) {
+    const float v = ((er[x[i * stride]] * y_mult / sum + kTwo23) - kTwo23) + zero;
+    y[i * stride] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(v, lo), hi)));
+  }
 }
+
+class QLinearSoftmaxKernel final : public Kernel {
+ public:
+  QLinearSoftmaxKernel(int64_t axis, int64_t opset) : axis_(axis), opset_(opset) {}
+
+  void run(KernelContext& ctx) const override {
+    const Tensor& X = ctx.input(0);
+    dispatch_q8(X.dtype(), "QLinearSoftmax input X", [&](auto tag) {
+      using Q = typename decltype(tag)::type;
+      QParam px = read_qparam(ctx, 1, 2, X.dtype(), "X");
+      QParam py = read_qparam(ctx, 3, 4, X.dtype(), "Y");
+      Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+      if (X.numel() == 0) return;
+      const int64_t axis = normalize_axis(axis_, std::max<int64_t>(X.rank(), 1));
+      int64_t before = 1, D = 1, after = 1;
+      for (int64_t d = 0; d < X.rank(); ++d) (d < axis ? before : d == axis ? D : after) *= X.dim(d);
+      if (opset_ < 13) {  // the old softmax flattens everything from axis on
+        D *= after;
+        after = 1;
+      }
+      const std::array<float, 256> e = exp_table(px.scale, D);
+      const float y_mult = std::floor(1.0f / py.scale);
+      const Q* x = X.data<Q>();
+      Q* y = Y.data<Q>();
+      parallel_for(X.numel() >= ew::kParallelElements ? ctx.thread_pool() : nullptr, before * after,
+                   [&](int64_t r0, int64_t r1) {
+                     for (int64_t r = r0; r < r1; ++r) {
+                       const int64_t offset = r / after * D * after + r % after;
+                       softmax_row(x + offset, y + offset, D, after, e.data(), y_mult, static_cast<float>(py.zero));
+                     }
+                   });
+    });
+  }
+
+ private:
+  // exp(x - max) for the 256 differences, scaled up by a power that keeps a row of D sums
+  // finite; 256 double exps per run were a fifth of a small model's softmax, so the last
+  // table is kept (x_scale and D rarely change between runs).
+  std::array<float, 256> exp_table(float x_scale, int64_t D) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (x_scale != cached_scale_ || D != cached_d_) {
+      double shift = std::log(static_cast<double>(std::numeric_limits<float>::max() / static_cast<float>(D)));
+      shift = std::max(0.0, shift - 5.0) / static_cast<double>(x_scale);
+      for (int i = 0; i < 256; ++i)
+        cached_[i] = static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(x_scale)));
+      cached_scale_ = x_scale;
+      cached_d_ = D;
+    }
+    return cached_;
+  }
+
+  int64_t axis_, opset_;
+  mutable std::mutex mu_;
+  mutable float cached_scale_ = std::numeric_limits<float>::quiet_NaN();
+  mutable int64_t cached_d_ = 0;
+  mutable std::array<float, 256> cached_{};
+};
 
 }  // namespace
 
@@ -558,11 +597,12 @@ void register_contrib_quantization(KernelRegistry& r) {
         kMicrosoft);
   r.add("DynamicQuantizeMatMul", 1, kMaxOpset, make_int8_to_float<run_dynamic_quantize_matmul>,
         kMicrosoft);
-  r.add("QLinearSoftmax", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
+  r.add("QLinearSoftmax", 1, kMaxOpset,
+        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
           int64_t opset = ic.get_int("opset");
           int64_t axis = ic.get_int("axis", opset < 13 ? 1 : -1);
-          return [=](KernelContext& ctx) { run_qlinear_softmax(ctx, axis, opset); };
-        }),
+          return std::make_unique<QLinearSoftmaxKernel>(axis, opset);
+        },
         kMicrosoft);
   r.add("LookupTable", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
           const int64_t axis = ic.get_int("axis", 1);

@@ -6,6 +6,7 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
 #include "cpu/matmul_plan.h"
+#include "cpu/requantize_8bit.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -451,22 +452,24 @@ void run_qlinear_matmul(KernelContext& ctx, const PackedInt8B* packed_b) {
   int8_matmul(p, A, ctx.has_input(2) ? &ctx.input(2) : nullptr, B, ctx.has_input(5) ? &ctx.input(5) : nullptr, packed_b,
               acc.data(), ctx.thread_pool(), "a", "b");
   Tensor& Y = ctx.allocate_output(0, out_type, p.out_shape);
-  double y_scale = ys.float_at(0);
-  double zp = yz ? static_cast<double>(yz->int_at(0)) : 0.0;
-  double lo = out_type == DataType::UInt8 ? 0 : -128, hi = out_type == DataType::UInt8 ? 255 : 127;
-  std::vector<float> a_scale(static_cast<size_t>(rows)), b_scale(static_cast<size_t>(cols));
-  for (int64_t r = 0; r < rows; ++r) a_scale[r] = static_cast<float>(as.float_at(as.numel() == 1 ? 0 : r));
-  for (int64_t c = 0; c < cols; ++c) b_scale[c] = static_cast<float>(bs.float_at(bs.numel() == 1 ? 0 : c));
+  // ORT's requantization: float(acc) * (a_scale * b_scale / y_scale) in float, rounded half to
+  // even, plus the zero point, saturated.
+  const float y_scale = static_cast<float>(ys.float_at(0));
+  const float zero = yz ? static_cast<float>(yz->int_at(0)) : 0.f;
+  std::vector<float> mult(static_cast<size_t>(as.numel() * cols));  // per a-scale row, per column
+  for (int64_t r = 0; r < as.numel(); ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      mult[r * cols + c] = static_cast<float>(as.float_at(r)) * static_cast<float>(bs.float_at(bs.numel() == 1 ? 0 : c)) /
+                           y_scale;
   auto* y8 = static_cast<uint8_t*>(Y.raw());
-  const bool is_u8 = out_type == DataType::UInt8;
-  for (int64_t i = 0, n = static_cast<int64_t>(acc.size()); i < n; i += cols) {
-    const float ar = a_scale[(i / cols) % rows];
-    for (int64_t c = 0; c < cols; ++c) {
-      double scale = ar * b_scale[c];  // the float product, as before
-      double v = std::nearbyint(static_cast<double>(acc[i + c]) * scale / y_scale) + zp;
-      v = std::min(hi, std::max(lo, v));
-      y8[i + c] = is_u8 ? static_cast<uint8_t>(v) : static_cast<uint8_t>(static_cast<int8_t>(v));
-    }
+  const bool is_signed = out_type == DataType::Int8;
+  const int64_t total_rows = static_cast<int64_t>(acc.size()) / std::max<int64_t>(cols, 1);
+  if (as.numel() == 1) {
+    requantize_rows_8bit(acc.data(), total_rows, cols, cols, nullptr, mult.data(), zero, is_signed, y8, cols);
+  } else {
+    for (int64_t i = 0; i < total_rows; ++i)
+      requantize_rows_8bit(acc.data() + i * cols, 1, cols, cols, nullptr, mult.data() + (i % rows) * cols, zero,
+                           is_signed, y8 + i * cols, cols);
   }
 }
 

@@ -421,3 +421,37 @@ CASES += [
     Case("Resize_i32_nearest_large_values", _resize((1, 2, 5, 6), (1, 2, 9, 13), np.int32, 154, lo=2 ** 30,
                                                     hi=2 ** 31 - 1)),
 ]
+
+
+def _add_tie():
+    """A residual QLinearAdd of a statically quantized BERT-base where 157 + 104 lands on
+    153.49998 in ORT's float steps (its constant term fused into one multiply-add) and on 153.5
+    without the fusion: every pair of codes, these pairs among them."""
+    def build():
+        a = np.repeat(np.arange(256, dtype=np.uint8), 256).reshape(256, 256)
+        b = np.tile(np.arange(256, dtype=np.uint8), 256).reshape(256, 256)
+        a[0, :8], b[0, :8] = 157, 104
+        feeds = {"A": a, "B": b}
+        consts = {"As": _scalar(0.03206855, np.float32), "Az": _scalar(126, np.uint8),
+                  "Bs": _scalar(0.00575693, np.float32), "Bz": _scalar(113, np.uint8),
+                  "Cs": _scalar(0.033063617, np.float32), "Cz": _scalar(125, np.uint8)}
+        return node_model("QLinearAdd", feeds, [("C", TensorProto.UINT8)], consts=consts,
+                          inputs=["A", "As", "Az", "B", "Bs", "Bz", "Cs", "Cz"]), feeds
+    return build
+
+
+def _softmax_rows(rows, d, seed, x_scale, y_scale):
+    """QLinearSoftmax over many rows of d (split over threads, the exp table kept between runs)."""
+    def build():
+        x = rand((rows, d), seed, np.uint8, 0, 255)
+        consts = {"xs": _scalar(x_scale, np.float32), "xz": _scalar(128, np.uint8),
+                  "ys": _scalar(y_scale, np.float32), "yz": _scalar(0, np.uint8)}
+        return node_model("QLinearSoftmax", {"X": x}, [("Y", TensorProto.UINT8)], consts=consts,
+                          attrs={"axis": -1, "opset": 13}), {"X": x}
+    return build
+
+
+CASES += [
+    Case("QLinearAdd_u8_every_pair_fused_constant", _add_tie()),
+    Case("QLinearSoftmax_u8_many_rows", _softmax_rows(4096, 128, 160, 0.11, 1.0 / 256)),
+]

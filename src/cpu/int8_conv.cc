@@ -21,7 +21,8 @@ namespace {
 
 // Output pixel p reads input pixel p: the channel-last input is the GEMM's A.
 bool plain_1x1(const Geo2& g) {
-  return g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.H && g.OW == g.W;
+  return g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.H && g.OW == g.W &&
+         g.KD == 1 && g.SD == 1 && g.PF == 0 && g.OD == g.D;
 }
 
 // n bytes where n is typically one kernel row of a few channels (9 for a
@@ -45,37 +46,49 @@ inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
 }
 
 // Rows [p0, p0 + rows) of the im2col matrix of one channel-last image xh
-// ([H*W][C]) for channels [c0, c0 + Cg): a[r * lda + (kh * KW + kw) * Cg + c].
+// ([D*H*W][C]) for channels [c0, c0 + Cg): a[r * lda + ((kd * KH + kh) * KW + kw) * Cg + c].
 // Padding takes the zero point's byte so that it contributes nothing.
 void im2col_rows(const uint8_t* xh, int64_t C, int64_t c0, int64_t Cg, const Geo2& g, int64_t p0, int64_t rows,
                  uint8_t pad, uint8_t* a, int64_t lda) {
-  int64_t oh = p0 / g.OW, ow = p0 % g.OW;
+  const int64_t tap_plane = g.KH * g.KW * Cg;  // one depth tap's bytes in a row
+  int64_t od = p0 / (g.OH * g.OW), oh = p0 / g.OW % g.OH, ow = p0 % g.OW;
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t kh = 0; kh < g.KH; ++kh) {
-      uint8_t* d = a + r * lda + kh * g.KW * Cg;
-      const int64_t ih = oh * g.SH - g.PT + kh * g.DH;
-      if (ih < 0 || ih >= g.H) {
-        std::memset(d, pad, static_cast<size_t>(g.KW * Cg));
+    for (int64_t kd = 0; kd < g.KD; ++kd) {
+      const int64_t id = od * g.SD - g.PF + kd * g.DD;
+      if (id < 0 || id >= g.D) {
+        std::memset(a + r * lda + kd * tap_plane, pad, static_cast<size_t>(tap_plane));
         continue;
       }
-      const uint8_t* row = xh + ih * g.W * C + c0;
-      const int64_t iw0 = ow * g.SW - g.PL;
-      if (g.DW == 1 && Cg == C) {  // the taps of a row are one run of bytes
-        const int64_t lo = std::clamp<int64_t>(-iw0, 0, g.KW), hi = std::clamp<int64_t>(g.W - iw0, lo, g.KW);
-        if (lo > 0) std::memset(d, pad, static_cast<size_t>(lo * Cg));
-        copy_run(d + lo * Cg, row + (iw0 + lo) * C, (hi - lo) * Cg);
-        if (hi < g.KW) std::memset(d + hi * Cg, pad, static_cast<size_t>((g.KW - hi) * Cg));
-        continue;
-      }
-      for (int64_t kw = 0; kw < g.KW; ++kw) {
-        const int64_t iw = iw0 + kw * g.DW;
-        if (iw < 0 || iw >= g.W) std::memset(d + kw * Cg, pad, static_cast<size_t>(Cg));
-        else copy_run(d + kw * Cg, row + iw * C, Cg);
+      const uint8_t* slice = xh + id * g.plane() * C;
+      for (int64_t kh = 0; kh < g.KH; ++kh) {
+        uint8_t* d = a + r * lda + kd * tap_plane + kh * g.KW * Cg;
+        const int64_t ih = oh * g.SH - g.PT + kh * g.DH;
+        if (ih < 0 || ih >= g.H) {
+          std::memset(d, pad, static_cast<size_t>(g.KW * Cg));
+          continue;
+        }
+        const uint8_t* row = slice + ih * g.W * C + c0;
+        const int64_t iw0 = ow * g.SW - g.PL;
+        if (g.DW == 1 && Cg == C) {  // the taps of a row are one run of bytes
+          const int64_t lo = std::clamp<int64_t>(-iw0, 0, g.KW), hi = std::clamp<int64_t>(g.W - iw0, lo, g.KW);
+          if (lo > 0) std::memset(d, pad, static_cast<size_t>(lo * Cg));
+          copy_run(d + lo * Cg, row + (iw0 + lo) * C, (hi - lo) * Cg);
+          if (hi < g.KW) std::memset(d + hi * Cg, pad, static_cast<size_t>((g.KW - hi) * Cg));
+          continue;
+        }
+        for (int64_t kw = 0; kw < g.KW; ++kw) {
+          const int64_t iw = iw0 + kw * g.DW;
+          if (iw < 0 || iw >= g.W) std::memset(d + kw * Cg, pad, static_cast<size_t>(Cg));
+          else copy_run(d + kw * Cg, row + iw * C, Cg);
+        }
       }
     }
     if (++ow == g.OW) {
       ow = 0;
-      ++oh;
+      if (++oh == g.OH) {
+        oh = 0;
+        ++od;
+      }
     }
   }
 }
@@ -100,8 +113,8 @@ int64_t column_parts(int64_t pixel_tasks, int64_t M, int64_t group, bool direct_
 
 void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, const std::vector<int32_t>& wzp,
                const Int8ConvSink& sink, ThreadPool* pool, Int8Isa isa) {
-  const int64_t C = x.C, HW = g.H * g.W, P = g.pixels(), M = w.M, Mg = M / w.group, Cg = w.Cg;
-  const int64_t K = g.KH * g.KW * Cg;
+  const int64_t C = x.C, HW = g.D * g.plane(), P = g.pixels(), M = w.M, Mg = M / w.group, Cg = w.Cg;
+  const int64_t K = g.KD * g.KH * g.KW * Cg;
   const auto* src = static_cast<const uint8_t*>(x.x);
   // Channel-last copy of the input.
   std::vector<uint8_t> nhwc;
@@ -451,8 +464,8 @@ Int8ConvWeights::Int8ConvWeights(const void* w, bool is_signed, int64_t M_, int6
 std::shared_ptr<const Int8ConvWeights> prepare_int8_conv_weights(const Tensor* w, int64_t group,
                                                                  const Tensor* w_zero_point) {
   const bool is_8bit = w && (w->dtype() == DataType::UInt8 || w->dtype() == DataType::Int8);
-  if (!is_8bit || (w->rank() != 3 && w->rank() != 4) || group <= 0 || w->dim(0) % group != 0 || w->dim(1) <= 0 ||
-      w->numel() == 0)
+  if (!is_8bit || w->rank() < 3 || w->rank() > 5 || group <= 0 || w->dim(0) % group != 0 || w->dim(1) <= 0 ||
+      w->numel() == 0 || (w->rank() == 5 && w->dim(0) == group))  // 3-D: the GEMM path only
     return nullptr;
   auto prepared = std::make_shared<Int8ConvWeights>(w->raw(), w->dtype() == DataType::Int8, w->dim(0), w->dim(1),
                                                     w->numel() / (w->dim(0) * w->dim(1)), group);
@@ -476,6 +489,7 @@ void int8_conv(const Int8ConvInput& x, const SpatialGeometry& g, const Int8ConvW
   const Geo2 g2 = as_2d(g);
   if (x.N == 0 || g2.pixels() == 0 || w.M == 0) return;
   if (!w.direct()) return gemm_conv(x, g2, w, w_zero_points, sink, pool, isa);
+  ONYX_CHECK(g2.flat(), "int8_conv: a 3-D convolution with one output channel per group has no fast path");
   if (!x.channels_last) return direct_conv(x, g2, w, w_zero_points, sink, pool);
   if (w.Cg == 1) return int8_depthwise_channels_last(x, g2, w, w_zero_points, sink, pool, isa);
   // Several input channels per output channel, channel-last (rare): the planes loop on a channels-first copy.

@@ -1,5 +1,6 @@
 // Exact 8-bit convolution (QLinearConv, ConvInteger): int32 sums of
-// (x - x_zp) * (w - w_zp) over 1-D and 2-D kernels, equal to the plain loop.
+// (x - x_zp) * (w - w_zp) over 1-D and 2-D kernels (3-D ones as the GEMM),
+// equal to the plain loop.
 // Convolutions with several output channels per group run as the int8 GEMM
 // on channel-last rows of the input (im2col only when the kernel is not a
 // plain 1x1); one output channel per group (depthwise) is a direct loop, over
@@ -57,8 +58,11 @@ struct Int8ConvSink {
   std::function<void(int64_t n, int64_t p0, int64_t count, const uint8_t* rows)> bytes;
 };
 
-// Geometries the fast path takes (1-D and 2-D kernels).
-inline bool int8_conv_supported(const SpatialGeometry& g) { return g.nd == 1 || g.nd == 2; }
+// Geometries the fast path takes: 1-D and 2-D kernels, and 3-D ones with several output channels
+// per group (the GEMM on im2col rows; M output channels in `group` groups).
+inline bool int8_conv_supported(const SpatialGeometry& g, int64_t M, int64_t group) {
+  return g.nd == 1 || g.nd == 2 || (g.nd == 3 && group > 0 && M != group);
+}
 
 // The weights of an 8-bit convolution (rank 3 or 4, uint8 / int8) prepared
 // for int8_conv, or null when `w` is not such a tensor. w_zero_point (may be

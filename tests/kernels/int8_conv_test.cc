@@ -277,6 +277,69 @@ TEST(Int8Conv, ConvIntegerMatchesPlainLoop) {
     }
 }
 
+// 3-D convolutions (quantized video nets and volume U-Nets): several output channels per group
+// run as the GEMM on 3-D im2col rows, one per group (depthwise) keeps the generic loop. The
+// sums and requantized bytes must equal a plain 3-D loop.
+TEST(Int8Conv, ThreeDimensionalConvolutionsMatchPlainLoop) {
+  struct Case3 {
+    int64_t C, M, group, D, H, W, KD, KH, KW;
+    std::vector<int64_t> strides, dilations, pads;
+  };
+  const std::vector<Case3> cases3 = {
+      {4, 6, 2, 5, 6, 7, 3, 3, 3, {2, 1, 1}, {1, 2, 1}, {1, 0, 2, 0, 1, 1}},  // groups, strides, dilations, pads
+      {5, 9, 1, 4, 3, 5, 1, 1, 1, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}},  // pointwise: the input is the GEMM's A
+      {3, 3, 3, 4, 5, 4, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},  // depthwise: the generic loop
+  };
+  std::mt19937 rng(29);
+  ThreadPool pool(2);
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool})
+    for (const Case3& c : cases3) {
+      const int64_t Cg = c.C / c.group, Mg = c.M / c.group;
+      Tensor x = random_8bit(false, {1, c.C, c.D, c.H, c.W}, rng);
+      Tensor w = random_8bit(true, {c.M, Cg, c.KD, c.KH, c.KW}, rng);
+      const int32_t xz = 119, wz = 0;
+      const int64_t in[3] = {c.D, c.H, c.W}, k[3] = {c.KD, c.KH, c.KW};
+      int64_t out[3];
+      for (int d = 0; d < 3; ++d)
+        out[d] = (in[d] + c.pads[d] + c.pads[d + 3] - (k[d] - 1) * c.dilations[d] - 1) / c.strides[d] + 1;
+      std::vector<int32_t> ref(static_cast<size_t>(c.M * out[0] * out[1] * out[2]), 0);
+      for (int64_t m = 0; m < c.M; ++m)
+        for (int64_t o = 0; o < out[0] * out[1] * out[2]; ++o) {
+          const int64_t od = o / (out[1] * out[2]), oh = o / out[2] % out[1], ow = o % out[2];
+          int32_t sum = 0;
+          for (int64_t ci = 0; ci < Cg; ++ci)
+            for (int64_t t = 0; t < c.KD * c.KH * c.KW; ++t) {
+              const int64_t kd = t / (c.KH * c.KW), kh = t / c.KW % c.KH, kw = t % c.KW;
+              const int64_t id = od * c.strides[0] - c.pads[0] + kd * c.dilations[0];
+              const int64_t ih = oh * c.strides[1] - c.pads[1] + kh * c.dilations[1];
+              const int64_t iw = ow * c.strides[2] - c.pads[2] + kw * c.dilations[2];
+              if (id < 0 || id >= c.D || ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+              const int64_t ch = m / Mg * Cg + ci;
+              sum += (value_at(x, ((ch * c.D + id) * c.H + ih) * c.W + iw) - xz) *
+                     (value_at(w, (m * Cg + ci) * c.KD * c.KH * c.KW + t) - wz);
+            }
+          ref[m * out[0] * out[1] * out[2] + o] = sum;
+        }
+      const std::map<std::string, Attribute> attrs = {{"group", attr_int(c.group)},
+                                                      {"strides", attr_ints(c.strides)},
+                                                      {"dilations", attr_ints(c.dilations)},
+                                                      {"pads", attr_ints(c.pads)}};
+      auto sums = run_op(make_node("ConvInteger", {"x", "w", "xz", "wz"}, {"y"}, attrs),
+                         {x, w, Tensor::scalar<uint8_t>(xz), Tensor::scalar<int8_t>(wz)}, 10, p);
+      ASSERT_EQ(sums[0].shape(), (Shape{1, c.M, out[0], out[1], out[2]}));
+      EXPECT_EQ(to_vector<int32_t>(sums[0]), ref) << "C=" << c.C << " M=" << c.M << " group=" << c.group;
+      const float mult = 0.02f * 0.003f / 0.05f;
+      auto y = run_op(make_node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"y"}, attrs),
+                      {x, Tensor::scalar<float>(0.02f), Tensor::scalar<uint8_t>(xz), w, Tensor::scalar<float>(0.003f),
+                       Tensor::scalar<int8_t>(wz), Tensor::scalar<float>(0.05f), Tensor::scalar<uint8_t>(100)},
+                      10, p);
+      for (size_t i = 0; i < ref.size(); ++i) {
+        const float q = std::min(std::max(std::nearbyint(static_cast<float>(ref[i]) * mult) + 100.f, 0.f), 255.f);
+        ASSERT_EQ(y[0].int_at(static_cast<int64_t>(i)), static_cast<int64_t>(q)) << "C=" << c.C << " at " << i;
+      }
+    }
+}
+
 TEST(Int8Conv, RequantizeAndTransposeHelpers) {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int32_t> d(-300000, 300000);

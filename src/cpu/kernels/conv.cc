@@ -496,7 +496,7 @@ std::unique_ptr<Kernel> make_conv_integer(const KernelInitContext& ic) {
     }
     Tensor& Y = ctx.allocate_output(0, DataType::Int32, s.out_shape);
     if (Y.numel() == 0) return;
-    if (int8_conv_supported(s.g) && W.dim(1) > 0) {
+    if (int8_conv_supported(s.g, s.M, group) && W.dim(1) > 0) {
       std::shared_ptr<const Int8ConvWeights> wp = packed ? packed : prepare_int8_conv_weights(&W, group);
       Int8ConvInput in{X.raw(), X.dtype() == DataType::Int8, xzp, s.N, s.C};
       int32_t* out = Y.data<int32_t>();

@@ -386,7 +386,7 @@ KernelFactory qlinear_conv_factory() {
       if (!channels_last) yshape.push_back(M);
       for (auto o : g.out) yshape.push_back(o);
       if (channels_last) yshape.push_back(M);
-      const bool fast = is_8bit(x.dtype()) && is_8bit(w.dtype()) && is_8bit(yz.dtype()) && int8_conv_supported(g) && Cg > 0;
+      const bool fast = is_8bit(x.dtype()) && is_8bit(w.dtype()) && is_8bit(yz.dtype()) && int8_conv_supported(g, M, group) && Cg > 0;
       if (channels_last && !fast)
         kernel_fail("QLinearConv with channels_last runs 8-bit 1-D and 2-D convolutions only, got input " +
                     shape_to_string(x.shape()) + " and weight " + shape_to_string(w.shape()));

@@ -105,6 +105,8 @@ TEST(DataMovement, TransposeFastPathsMatchNaive) {
       {{1, 3, 97, 103}, {0, 2, 3, 1}},   // RGB planes interleaved, several row strips
       {{2, 2, 5000}, {0, 2, 1}},
       {{4, 4099}, {1, 0}},
+      {{1, 70, 64, 67}, {0, 2, 3, 1}},   // bytes: whole 16 x 64 vector blocks and edges
+      {{1, 64, 67, 70}, {0, 3, 1, 2}},
   };
   ThreadPool pool(3);
   for (DataType dt : {DataType::Float, DataType::Int64, DataType::UInt8, DataType::Float16, DataType::Bool}) {

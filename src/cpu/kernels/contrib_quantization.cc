@@ -22,6 +22,7 @@
 #include "cpu/gemm_vmath.h"
 #include "cpu/matmul_plan.h"
 #include "cpu/quantize_8bit.h"
+#include "cpu/requantize_8bit.h"
 #include "cpu/kernels/contrib_quantization.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
@@ -154,7 +155,6 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at, const PackedInt8B* pack
     kernel_fail("QGemm b_zero_point must have 1 or N=" + std::to_string(N) + " values, got " + shape_to_string(bz->shape()));
   const Tensor* C = ctx.has_input(6) ? &ctx.input(6) : nullptr;
   if (C && C->dtype() != DataType::Int32) kernel_fail("QGemm C must be int32, got " + dtype_name(C->dtype()));
-  std::vector<int64_t> c_off;
   if (C) {
     if (C->rank() > 2) kernel_fail("QGemm C must have rank <= 2, got " + shape_to_string(C->shape()));
     Shape cs = C->shape();
@@ -164,7 +164,6 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at, const PackedInt8B* pack
         kernel_fail("QGemm C shape " + shape_to_string(cs) + " does not broadcast to " + std::to_string(M) + "x" +
                     std::to_string(N));
     }
-    c_off = broadcast_offsets(cs, {M, N});
   }
   bool quant_out = ctx.has_input(7);
   DataType out_type = DataType::Float;
@@ -183,8 +182,14 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at, const PackedInt8B* pack
     int8_gemm(M, Int8A{A.raw(), A.dtype() == DataType::Int8, A.dim(1), at.trans_a}, {pa.zero},
               packed_b ? *packed_b : local, zb, acc.data(), N, ctx.thread_pool());
   }
-  if (C)
+  // C as a bias row (the usual MatMul + Add fusion) joins the requantization; any other
+  // broadcast is added first.
+  const bool bias_row = C && C->numel() == N && (C->rank() == 1 || C->dim(0) == 1) && N > 1;
+  if (C && !bias_row) {
+    const std::vector<int64_t> c_off = broadcast_offsets(C->shape(), {M, N});
     for (int64_t i = 0; i < M * N; ++i) acc[i] += C->data<int32_t>()[c_off[i]];
+  }
+  const int32_t* bias = bias_row ? C->data<int32_t>() : nullptr;
   Tensor& Y = ctx.allocate_output(0, out_type, {M, N});
   // ORT's per-column multiplier: alpha * a_scale * b_scale[n] (/ y_scale).
   std::vector<float> mult(static_cast<size_t>(N));
@@ -194,15 +199,13 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at, const PackedInt8B* pack
   }
   if (!quant_out) {
     float* y = Y.data<float>();
-    for (int64_t i = 0; i < M * N; ++i) y[i] = static_cast<float>(acc[i]) * mult[i % N];
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t n = 0; n < N; ++n)
+        y[r * N + n] = static_cast<float>(acc[r * N + n] + (bias ? bias[n] : 0)) * mult[n];
     return;
   }
-  dispatch_q8(out_type, "QGemm output", [&](auto tag) {
-    using Q = typename decltype(tag)::type;
-    Q* y = Y.data<Q>();
-    for (int64_t i = 0; i < M * N; ++i)
-      y[i] = saturate<Q>(round_half_even(static_cast<float>(acc[i]) * mult[i % N]) + static_cast<float>(py.zero));
-  });
+  requantize_rows_8bit(acc.data(), M, N, N, bias, mult.data(), static_cast<float>(py.zero),
+                       out_type == DataType::Int8, static_cast<uint8_t*>(Y.raw()), N);
 }
 
 // ---- table ops: QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearWhere ----
@@ -468,8 +471,9 @@ void run_dynamic_quantize_matmul(KernelContext& ctx, const PackedInt8B* packed_b
 // results above 127; Onyx saturates (differs only where p * floor(1/y_scale)
 // + y_zp > 127).
 // One softmax row of D values `stride` apart: e[255 + x - max] / sum, times floor(1 / y_scale).
-template <class Q>
-void softmax_row(const Q* x, Q* y, int64_t D, int64_t stride, const float* e, float y_mult, float zero) {
+template <class Q, bool kContiguous>
+void softmax_row(const Q* x, Q* y, int64_t D, int64_t any_stride, const float* e, float y_mult, float zero) {
+  const int64_t stride = kContiguous ? 1 : any_stride;  // a constant 1 lets the loops vectorize
   int32_t xmax = std::numeric_limits<Q>::lowest();
   for (int64_t i = 0; i < D; ++i) xmax = std::max<int32_t>(xmax, x[i * stride]);
   const float* er = e + 255 - xmax;  // er[v] = e[255 + v - max]
@@ -481,10 +485,16 @@ void softmax_row(const Q* x, Q* y, int64_t D, int64_t stride, const float* e, fl
       y[i * stride] = saturate<Q>(round_half_even(er[x[i * stride]] * y_mult / sum) + zero);
     return;
   }
-  // p * y_mult lies in [0, 2^22): adding 2^23 rounds it half to even, without branches.
-  for (int64_t i = 0; i < D; ++i) {
-    const float v = ((er[x[i * stride]] * y_mult / sum + kTwo23) - kTwo23) + zero;
-    y[i * stride] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(v, lo), hi)));
+  // p * y_mult lies in [0, 2^22): adding 2^23 rounds it half to even, without branches. The
+  // table reads go first, so that the divisions run as vectors.
+  constexpr int64_t kBlock = 256;
+  float v[kBlock];
+  for (int64_t i0 = 0; i0 < D; i0 += kBlock) {
+    const int64_t n = std::min(kBlock, D - i0);
+    for (int64_t i = 0; i < n; ++i) v[i] = er[x[(i0 + i) * stride]];
+    for (int64_t i = 0; i < n; ++i) v[i] = ((v[i] * y_mult / sum + kTwo23) - kTwo23) + zero;
+    for (int64_t i = 0; i < n; ++i)
+      y[(i0 + i) * stride] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(v[i], lo), hi)));
   }
 }
 
@@ -515,7 +525,9 @@ class QLinearSoftmaxKernel final : public Kernel {
                    [&](int64_t r0, int64_t r1) {
                      for (int64_t r = r0; r < r1; ++r) {
                        const int64_t offset = r / after * D * after + r % after;
-                       softmax_row(x + offset, y + offset, D, after, e.data(), y_mult, static_cast<float>(py.zero));
+                       const float zero = static_cast<float>(py.zero);
+                       if (after == 1) softmax_row<Q, true>(x + offset, y + offset, D, 1, e.data(), y_mult, zero);
+                       else softmax_row<Q, false>(x + offset, y + offset, D, after, e.data(), y_mult, zero);
                      }
                    });
     });

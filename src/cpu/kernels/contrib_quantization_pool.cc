@@ -276,6 +276,24 @@ __attribute__((target("avx2"))) void max_into_avx2(Q* best, const Q* x, int64_t 
   }
   max_into_scalar(best + c, x + c, C - c);
 }
+
+// out[c] = max over the window's taps of tap[t][c], 64 channels at a time in a register, the
+// last partial vector masked: ShuffleNet's stem pools 24 channels, which the 32-byte loop
+// left to its scalar tail, and a call per tap cost more than the maxima.
+template <class Q>
+__attribute__((target("avx512f,avx512bw"))) void max_of_taps_avx512(const Q* const* taps, int64_t n, Q* out,
+                                                                   int64_t C) {
+  const __m512i lowest = _mm512_set1_epi8(static_cast<char>(std::numeric_limits<Q>::lowest()));
+  for (int64_t c = 0; c < C; c += 64) {
+    const __mmask64 m = C - c >= 64 ? ~__mmask64{0} : (__mmask64{1} << (C - c)) - 1;
+    __m512i best = lowest;
+    for (int64_t t = 0; t < n; ++t) {
+      const __m512i v = _mm512_mask_loadu_epi8(lowest, m, taps[t] + c);
+      best = std::is_signed_v<Q> ? _mm512_max_epi8(best, v) : _mm512_max_epu8(best, v);
+    }
+    _mm512_mask_storeu_epi8(out + c, m, best);
+  }
+}
 #endif
 
 // Max pooling of an NHWC uint8/int8 tensor (dilations allowed; padding never
@@ -292,10 +310,15 @@ void run_nhwc_max_pool(KernelContext& ctx, const SpatialAttrs& attrs) {
     auto max_into = max_into_scalar<Q>;
 #if defined(__x86_64__) && defined(__GNUC__)
     if (cpu_features().avx2) max_into = max_into_avx2<Q>;
+    bool wide = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+    wide = cpu_features().avx512f && cpu_features().avx512bw;
+#endif
 #endif
     const int64_t rows = L.N * L.out[0] * L.out[1];
     parallel_for(Y.numel() * L.k[0] * L.k[1] * L.k[2] >= (1 << 16) ? ctx.thread_pool() : nullptr, rows,
                  [&](int64_t r0, int64_t r1) {
+      std::vector<const Q*> taps;  // the window's inputs inside the image
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / (L.out[0] * L.out[1]), p0 = r / L.out[1] % L.out[0], p1 = r % L.out[1];
         const Q* xn = x + n * in_size * L.C;
@@ -305,6 +328,7 @@ void run_nhwc_max_pool(KernelContext& ctx, const SpatialAttrs& attrs) {
           const int64_t p[3] = {p0, p1, p2};
           int64_t start[3];
           for (int i = 0; i < 3; ++i) start[i] = p[i] * L.s[i] - L.pb[i];
+          taps.clear();
           for (int64_t k0 = 0; k0 < L.k[0]; ++k0) {
             const int64_t i0 = start[0] + k0 * L.d[0];
             if (i0 < 0 || i0 >= L.in[0]) continue;
@@ -313,10 +337,17 @@ void run_nhwc_max_pool(KernelContext& ctx, const SpatialAttrs& attrs) {
               if (i1 < 0 || i1 >= L.in[1]) continue;
               for (int64_t k2 = 0; k2 < L.k[2]; ++k2) {
                 const int64_t i2 = start[2] + k2 * L.d[2];
-                if (i2 >= 0 && i2 < L.in[2]) max_into(best, xn + ((i0 * L.in[1] + i1) * L.in[2] + i2) * L.C, L.C);
+                if (i2 >= 0 && i2 < L.in[2]) taps.push_back(xn + ((i0 * L.in[1] + i1) * L.in[2] + i2) * L.C);
               }
             }
           }
+#if defined(__x86_64__) && defined(__GNUC__)
+          if (wide) {
+            max_of_taps_avx512(taps.data(), static_cast<int64_t>(taps.size()), best, L.C);
+            continue;
+          }
+#endif
+          for (const Q* tap : taps) max_into(best, tap, L.C);
         }
       }
     });

@@ -56,6 +56,16 @@ constexpr int64_t kParallelElements = 1 << 15;
 // Elements per task of a flat loop over the pool.
 constexpr int64_t kParallelChunk = 4096;
 
+// fn(begin, count) over [0, n) in pieces of kParallelChunk split over `pool` (null: the calling
+// thread walks them all).
+template <class F>
+void for_each_chunk(ThreadPool* pool, int64_t n, F&& fn) {
+  parallel_for(pool, (n + kParallelChunk - 1) / kParallelChunk, [&](int64_t c0, int64_t c1) {
+    const int64_t b0 = c0 * kParallelChunk;
+    fn(b0, std::min(n, c1 * kParallelChunk) - b0);
+  });
+}
+
 // out = op(in) elementwise; large tensors in chunks over `pool` (with two threads a serial
 // loop also reads half of its input from the other core's cache, where the op before wrote it).
 template <class T, class R, class Op>
@@ -64,10 +74,7 @@ void map_unary(const Tensor& in, Tensor& out, Op op, ThreadPool* pool = nullptr)
   R* y = out.data<R>();
   const int64_t n = in.numel();
   if (!pool || n < kParallelElements) return map_unary_raw<T, R>(x, y, n, op);
-  parallel_for(pool, (n + kParallelChunk - 1) / kParallelChunk, [&](int64_t c0, int64_t c1) {
-    const int64_t b0 = c0 * kParallelChunk;
-    map_unary_raw<T, R>(x + b0, y + b0, std::min(n, c1 * kParallelChunk) - b0, op);
-  });
+  for_each_chunk(pool, n, [&](int64_t b0, int64_t len) { map_unary_raw<T, R>(x + b0, y + b0, len, op); });
 }
 
 // Inner broadcast loop: SA / SB are the strides (0 or 1) of the two inputs.
@@ -176,10 +183,7 @@ void for_each_broadcast_piece(const Shape& a, const Shape& b, const Shape& out, 
   const int k = static_cast<int>(p.out.size());
   const int64_t inner = p.out[k - 1], ia = p.sa[k - 1], ib = p.sb[k - 1];
   if (k == 1) {
-    parallel_for(pool, (n + kParallelChunk - 1) / kParallelChunk, [&](int64_t c0, int64_t c1) {
-      const int64_t b0 = c0 * kParallelChunk;
-      run(b0 * ia, ia, b0 * ib, ib, b0, std::min(n, c1 * kParallelChunk) - b0);
-    });
+    for_each_chunk(pool, n, [&](int64_t b0, int64_t len) { run(b0 * ia, ia, b0 * ib, ib, b0, len); });
     return;
   }
   const int64_t sa2 = p.sa[k - 2], sb2 = p.sb[k - 2];
@@ -254,8 +258,7 @@ void map_binary_raw(const T* pa, const Shape& as, const U* pb, const Shape& bs, 
   if (!pool || n < kParallelElements) {
     rows(0, nrows);
   } else if (k == 1) {
-    parallel_for(pool, (n + kParallelChunk - 1) / kParallelChunk, [&](int64_t c0, int64_t c1) {
-      const int64_t b0 = c0 * kParallelChunk, len = std::min(n, c1 * kParallelChunk) - b0;
+    for_each_chunk(pool, n, [&](int64_t b0, int64_t len) {
       if (ia && ib) binary_inner<1, 1>(pa + b0, pb + b0, po + b0, len, op);
       else if (ia) binary_inner<1, 0>(pa + b0, pb, po + b0, len, op);
       else if (ib) binary_inner<0, 1>(pa, pb + b0, po + b0, len, op);

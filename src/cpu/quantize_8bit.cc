@@ -167,9 +167,7 @@ ONYX_TARGET_VBMI int64_t lookup_vbmi(const uint8_t* table, const uint8_t* x, int
   }
   return i;
 }
-#endif
 
-#ifdef ONYX_Q8_X86
 // 16 channels at a time: dword gathers at the aligned word holding each entry (so never past the
 // tables' end), shifted down to its byte and narrowed.
 ONYX_TARGET_AVX512BW void lookup_channels_avx512(const uint8_t* tables, int64_t channels, const uint8_t* x,
@@ -182,7 +180,8 @@ ONYX_TARGET_AVX512BW void lookup_channels_avx512(const uint8_t* tables, int64_t 
     for (int64_t c0 = 0; c0 < channels; c0 += 16) {
       const __mmask16 m = channels - c0 >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (channels - c0)) - 1);
       const __m512i code = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, xr + c0));
-      const __m512i idx = _mm512_add_epi32(_mm512_slli_epi32(_mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(c0)), lane), 8), code);
+      const __m512i channel = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(c0)), lane);
+      const __m512i idx = _mm512_add_epi32(_mm512_slli_epi32(channel, 8), code);
       const __m512i word = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, _mm512_andnot_si512(three, idx),
                                                        tables, 1);
       const __m512i value = _mm512_srlv_epi32(word, _mm512_slli_epi32(_mm512_and_si512(idx, three), 3));

@@ -308,12 +308,10 @@ void run_nhwc_max_pool(KernelContext& ctx, const SpatialAttrs& attrs) {
     const Q* x = X.data<Q>();
     Q* y = Y.data<Q>();
     auto max_into = max_into_scalar<Q>;
+    bool wide = false;  // max_of_taps_avx512
 #if defined(__x86_64__) && defined(__GNUC__)
     if (cpu_features().avx2) max_into = max_into_avx2<Q>;
-    bool wide = false;
-#if defined(__x86_64__) && defined(__GNUC__)
     wide = cpu_features().avx512f && cpu_features().avx512bw;
-#endif
 #endif
     const int64_t rows = L.N * L.out[0] * L.out[1];
     parallel_for(Y.numel() * L.k[0] * L.k[1] * L.k[2] >= (1 << 16) ? ctx.thread_pool() : nullptr, rows,
@@ -324,7 +322,6 @@ void run_nhwc_max_pool(KernelContext& ctx, const SpatialAttrs& attrs) {
         const Q* xn = x + n * in_size * L.C;
         for (int64_t p2 = 0; p2 < L.out[2]; ++p2) {
           Q* best = y + (n * out_size + (p0 * L.out[1] + p1) * L.out[2] + p2) * L.C;
-          std::fill(best, best + L.C, std::numeric_limits<Q>::lowest());
           const int64_t p[3] = {p0, p1, p2};
           int64_t start[3];
           for (int i = 0; i < 3; ++i) start[i] = p[i] * L.s[i] - L.pb[i];
@@ -347,6 +344,7 @@ void run_nhwc_max_pool(KernelContext& ctx, const SpatialAttrs& attrs) {
             continue;
           }
 #endif
+          std::fill(best, best + L.C, std::numeric_limits<Q>::lowest());
           for (const Q* tap : taps) max_into(best, tap, L.C);
         }
       }

@@ -441,7 +441,7 @@ def _add_tie():
 
 
 def _softmax_rows(rows, d, seed, x_scale, y_scale):
-    """QLinearSoftmax over many rows of d (split over threads, the exp table kept between runs)."""
+    """QLinearSoftmax over many rows of d (split over threads)."""
     def build():
         x = rand((rows, d), seed, np.uint8, 0, 255)
         consts = {"xs": _scalar(x_scale, np.float32), "xz": _scalar(128, np.uint8),

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -238,10 +237,9 @@ Table build_table_for(DataType t, QParam x, QParam y, const std::function<void(c
 void apply_table(const uint8_t* table, const Tensor& X, Tensor& Y, ThreadPool* pool = nullptr) {
   const uint8_t* x = static_cast<const uint8_t*>(X.raw());
   uint8_t* y = static_cast<uint8_t*>(Y.raw());
-  const int64_t n = X.numel(), chunk = ew::kParallelChunk;
-  parallel_for(n >= ew::kParallelElements ? pool : nullptr, (n + chunk - 1) / chunk, [&](int64_t c0, int64_t c1) {
-    lookup_8bit(table, x + c0 * chunk, std::min(n, c1 * chunk) - c0 * chunk, y + c0 * chunk);
-  });
+  const int64_t n = X.numel();
+  ew::for_each_chunk(n >= ew::kParallelElements ? pool : nullptr, n,
+                     [&](int64_t b0, int64_t len) { lookup_8bit(table, x + b0, len, y + b0); });
 }
 
 void apply_table(const Table& t, const Tensor& X, Tensor& Y, ThreadPool* pool = nullptr) {
@@ -471,9 +469,8 @@ void run_dynamic_quantize_matmul(KernelContext& ctx, const PackedInt8B* packed_b
 // results above 127; Onyx saturates (differs only where p * floor(1/y_scale)
 // + y_zp > 127).
 // One softmax row of D values `stride` apart: e[255 + x - max] / sum, times floor(1 / y_scale).
-template <class Q, bool kContiguous>
-void softmax_row(const Q* x, Q* y, int64_t D, int64_t any_stride, const float* e, float y_mult, float zero) {
-  const int64_t stride = kContiguous ? 1 : any_stride;  // a constant 1 lets the loops vectorize
+template <class Q>
+void softmax_row(const Q* x, Q* y, int64_t D, int64_t stride, const float* e, float y_mult, float zero) {
   int32_t xmax = std::numeric_limits<Q>::lowest();
   for (int64_t i = 0; i < D; ++i) xmax = std::max<int32_t>(xmax, x[i * stride]);
   const float* er = e + 255 - xmax;  // er[v] = e[255 + v - max]
@@ -485,79 +482,47 @@ void softmax_row(const Q* x, Q* y, int64_t D, int64_t any_stride, const float* e
       y[i * stride] = saturate<Q>(round_half_even(er[x[i * stride]] * y_mult / sum) + zero);
     return;
   }
-  // p * y_mult lies in [0, 2^22): adding 2^23 rounds it half to even, without branches. The
-  // table reads go first, so that the divisions run as vectors.
-  constexpr int64_t kBlock = 256;
-  float v[kBlock];
-  for (int64_t i0 = 0; i0 < D; i0 += kBlock) {
-    const int64_t n = std::min(kBlock, D - i0);
-    for (int64_t i = 0; i < n; ++i) v[i] = er[x[(i0 + i) * stride]];
-    for (int64_t i = 0; i < n; ++i) v[i] = ((v[i] * y_mult / sum + kTwo23) - kTwo23) + zero;
-    for (int64_t i = 0; i < n; ++i)
-      y[(i0 + i) * stride] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(v[i], lo), hi)));
+  // p * y_mult lies in [0, 2^22): adding 2^23 rounds it half to even, without branches.
+  for (int64_t i = 0; i < D; ++i) {
+    const float v = ((er[x[i * stride]] * y_mult / sum + kTwo23) - kTwo23) + zero;
+    y[i * stride] = static_cast<Q>(static_cast<int32_t>(std::min(std::max(v, lo), hi)));
   }
 }
 
-class QLinearSoftmaxKernel final : public Kernel {
- public:
-  QLinearSoftmaxKernel(int64_t axis, int64_t opset) : axis_(axis), opset_(opset) {}
-
-  void run(KernelContext& ctx) const override {
-    const Tensor& X = ctx.input(0);
-    dispatch_q8(X.dtype(), "QLinearSoftmax input X", [&](auto tag) {
-      using Q = typename decltype(tag)::type;
-      QParam px = read_qparam(ctx, 1, 2, X.dtype(), "X");
-      QParam py = read_qparam(ctx, 3, 4, X.dtype(), "Y");
-      Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
-      if (X.numel() == 0) return;
-      const int64_t axis = normalize_axis(axis_, std::max<int64_t>(X.rank(), 1));
-      int64_t before = 1, D = 1, after = 1;
-      for (int64_t d = 0; d < X.rank(); ++d) (d < axis ? before : d == axis ? D : after) *= X.dim(d);
-      if (opset_ < 13) {  // the old softmax flattens everything from axis on
-        D *= after;
-        after = 1;
-      }
-      const std::array<float, 256> e = exp_table(px.scale, D);
-      const float y_mult = std::floor(1.0f / py.scale);
-      const Q* x = X.data<Q>();
-      Q* y = Y.data<Q>();
-      parallel_for(X.numel() >= ew::kParallelElements ? ctx.thread_pool() : nullptr, before * after,
-                   [&](int64_t r0, int64_t r1) {
-                     for (int64_t r = r0; r < r1; ++r) {
-                       const int64_t offset = r / after * D * after + r % after;
-                       const float zero = static_cast<float>(py.zero);
-                       if (after == 1) softmax_row<Q, true>(x + offset, y + offset, D, 1, e.data(), y_mult, zero);
-                       else softmax_row<Q, false>(x + offset, y + offset, D, after, e.data(), y_mult, zero);
-                     }
-                   });
-    });
-  }
-
- private:
-  // exp(x - max) for the 256 differences, scaled up by a power that keeps a row of D sums
-  // finite; 256 double exps per run were a fifth of a small model's softmax, so the last
-  // table is kept (x_scale and D rarely change between runs).
-  std::array<float, 256> exp_table(float x_scale, int64_t D) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (x_scale != cached_scale_ || D != cached_d_) {
-      // logf, as ORT's log() of a float resolves to: the double log put one output of BERT-base
-      // one step off.
-      double shift = static_cast<double>(std::log(std::numeric_limits<float>::max() / static_cast<float>(D)));
-      shift = std::max(0.0, shift - 5.0) / static_cast<double>(x_scale);
-      for (int i = 0; i < 256; ++i)
-        cached_[i] = static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(x_scale)));
-      cached_scale_ = x_scale;
-      cached_d_ = D;
+void run_qlinear_softmax(KernelContext& ctx, int64_t axis_attr, int64_t opset) {
+  const Tensor& X = ctx.input(0);
+  dispatch_q8(X.dtype(), "QLinearSoftmax input X", [&](auto tag) {
+    using Q = typename decltype(tag)::type;
+    QParam px = read_qparam(ctx, 1, 2, X.dtype(), "X");
+    QParam py = read_qparam(ctx, 3, 4, X.dtype(), "Y");
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+    if (X.numel() == 0) return;
+    const int64_t axis = normalize_axis(axis_attr, std::max<int64_t>(X.rank(), 1));
+    int64_t before = 1, D = 1, after = 1;
+    for (int64_t d = 0; d < X.rank(); ++d) (d < axis ? before : d == axis ? D : after) *= X.dim(d);
+    if (opset < 13) {  // the old softmax flattens everything from axis on
+      D *= after;
+      after = 1;
     }
-    return cached_;
-  }
-
-  int64_t axis_, opset_;
-  mutable std::mutex mu_;
-  mutable float cached_scale_ = std::numeric_limits<float>::quiet_NaN();
-  mutable int64_t cached_d_ = 0;
-  mutable std::array<float, 256> cached_{};
-};
+    // logf, as ORT's log() of a float resolves to: the double log put one output of BERT-base
+    // one step off.
+    double shift = static_cast<double>(std::log(std::numeric_limits<float>::max() / static_cast<float>(D)));
+    shift = std::max(0.0, shift - 5.0) / static_cast<double>(px.scale);
+    std::array<float, 256> e{};  // e[255 + x - max]
+    for (int i = 0; i < 256; ++i)
+      e[i] = static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(px.scale)));
+    const float y_mult = std::floor(1.0f / py.scale), zero = static_cast<float>(py.zero);
+    const Q* x = X.data<Q>();
+    Q* y = Y.data<Q>();
+    parallel_for(X.numel() >= ew::kParallelElements ? ctx.thread_pool() : nullptr, before * after,
+                 [&](int64_t r0, int64_t r1) {
+                   for (int64_t r = r0; r < r1; ++r) {
+                     const int64_t offset = r / after * D * after + r % after;
+                     softmax_row(x + offset, y + offset, D, after, e.data(), y_mult, zero);
+                   }
+                 });
+  });
+}
 
 }  // namespace
 
@@ -613,12 +578,11 @@ void register_contrib_quantization(KernelRegistry& r) {
         kMicrosoft);
   r.add("DynamicQuantizeMatMul", 1, kMaxOpset, make_int8_to_float<run_dynamic_quantize_matmul>,
         kMicrosoft);
-  r.add("QLinearSoftmax", 1, kMaxOpset,
-        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+  r.add("QLinearSoftmax", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
           int64_t opset = ic.get_int("opset");
           int64_t axis = ic.get_int("axis", opset < 13 ? 1 : -1);
-          return std::make_unique<QLinearSoftmaxKernel>(axis, opset);
-        },
+          return [=](KernelContext& ctx) { run_qlinear_softmax(ctx, axis, opset); };
+        }),
         kMicrosoft);
   r.add("LookupTable", 1, kMaxOpset, lambda_factory([](const KernelInitContext& ic) {
           const int64_t axis = ic.get_int("axis", 1);

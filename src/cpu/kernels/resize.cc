@@ -8,11 +8,6 @@
 #include <limits>
 #include <type_traits>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#include <immintrin.h>
-#endif
-
-#include "base/cpu_features.h"
 #include "cpu/cpu_provider.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
@@ -203,8 +198,12 @@ bool any_extrapolated(const AxisTaps& t) {
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define ONYX_RESIZE_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+// Each product and sum rounded on its own, as in the generic walk.
+#define ONYX_RESIZE_EXACT \
+  __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3", "fp-contract=off")))
 #else
 #define ONYX_RESIZE_CLONES
+#define ONYX_RESIZE_EXACT
 #endif
 
 // e[o] = w0[o] s[i0[o]] + w1[o] s[i1[o]]: vector gathers where the CPU has them.
@@ -370,33 +369,10 @@ void resize_widen_first(const T* in, T* out, int64_t H, int64_t W, int64_t OH, i
 }
 
 // acc[o] += (wy w0[o]) s[i0[o]], then += (wy w1[o]) s[i1[o]]: one input row's share of an
-// output row, in the order and rounding of the generic walk (so no fused multiply-add, and
-// vector gathers written out: GCC's generic tuning assembles them from single loads).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("avx512f"), optimize("fp-contract=off"))) int64_t add_row_pairs_avx512(
-    float* acc, const float* s, int64_t n, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
-    float wy) {
-  const __m512 vwy = _mm512_set1_ps(wy);
-  int64_t o = 0;
-  for (; o + 16 <= n; o += 16) {
-    const __m512 x0 = _mm512_i32gather_ps(_mm512_loadu_si512(i0 + o), s, 4);
-    const __m512 x1 = _mm512_i32gather_ps(_mm512_loadu_si512(i1 + o), s, 4);
-    __m512 a = _mm512_add_ps(_mm512_loadu_ps(acc + o), _mm512_mul_ps(_mm512_mul_ps(vwy, _mm512_loadu_ps(w0 + o)), x0));
-    a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_mul_ps(vwy, _mm512_loadu_ps(w1 + o)), x1));
-    _mm512_storeu_ps(acc + o, a);
-  }
-  return o;
-}
-#endif
-
-__attribute__((optimize("fp-contract=off"))) void add_row_pairs(float* acc, const float* s, int64_t n,
-                                                                const int32_t* i0, const int32_t* i1,
-                                                                const float* w0, const float* w1, float wy) {
-  int64_t o = 0;
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  if (cpu_features().avx512f) o = add_row_pairs_avx512(acc, s, n, i0, i1, w0, w1, wy);
-#endif
-  for (; o < n; ++o) {
+// output row, in the order and rounding of the generic walk (no fused multiply-add).
+ONYX_RESIZE_EXACT void add_row_pairs(float* __restrict acc, const float* __restrict s, int64_t n, const int32_t* i0,
+                                     const int32_t* i1, const float* w0, const float* w1, float wy) {
+  for (int64_t o = 0; o < n; ++o) {
     acc[o] += (wy * w0[o]) * s[i0[o]];
     acc[o] += (wy * w1[o]) * s[i1[o]];
   }

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Checks Onyx against ONNX Runtime on scikit-learn models exported with skl2onnx.
+"""Checks Onyx against ONNX Runtime on scikit-learn models exported with skl2onnx
+(and gradient-boosting models from LightGBM and XGBoost through onnxmltools,
+CatBoost through its own exporter).
 
 Each case trains a small scikit-learn estimator on seeded synthetic data
 (make_classification / make_regression with a fixed random_state), converts
@@ -31,10 +33,16 @@ To add an estimator (tree ensembles, pipelines, ...), append a Case to CASES:
 a name, a function returning the unfitted estimator, and a dataset (one of
 the dataset functions below, or a new one returning X_train, y_train, X_test).
 A NodeCase takes a name, an op, its attributes and an input array.
+A case for another library names it as its converter ('lightgbm' and 'xgboost'
+go through onnxmltools, 'catboost' through its own exporter); when that library is not installed the case is reported
+as not run and not counted.
 
-Needs numpy, onnx, onnxruntime, scikit-learn, skl2onnx.
+Needs numpy, onnx, onnxruntime, scikit-learn, skl2onnx; lightgbm, xgboost,
+catboost and onnxmltools for those cases. The text vectorizers' StringNormalizer
+needs the en_US.UTF-8 locale in onnxruntime (Debian: locales, locale-gen).
 """
 import argparse
+import importlib.util
 import os
 import sys
 import tempfile
@@ -46,14 +54,28 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from sklearn.datasets import make_classification, make_regression
-from sklearn.linear_model import (LinearRegression, LogisticRegression, Ridge, RidgeClassifier, SGDClassifier,
-                                  SGDRegressor)
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.cluster import KMeans
+from sklearn.cross_decomposition import PLSRegression
+from sklearn.decomposition import PCA, TruncatedSVD
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.ensemble import (AdaBoostClassifier, BaggingClassifier, ExtraTreesClassifier, ExtraTreesRegressor,
-                              GradientBoostingClassifier, GradientBoostingRegressor, RandomForestClassifier,
-                              RandomForestRegressor)
+                              GradientBoostingClassifier, GradientBoostingRegressor, IsolationForest,
+                              RandomForestClassifier, RandomForestRegressor, StackingClassifier)
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+from sklearn.feature_selection import SelectKBest, VarianceThreshold
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import (BayesianRidge, HuberRegressor, Lasso, LinearRegression, LogisticRegression,
+                                  Perceptron, PoissonRegressor, Ridge, RidgeClassifier, SGDClassifier, SGDRegressor,
+                                  TweedieRegressor)
 from sklearn.multiclass import OneVsRestClassifier
+from sklearn.naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import (Binarizer, KBinsDiscretizer, MaxAbsScaler, MinMaxScaler, Normalizer,
+                                   OneHotEncoder, PolynomialFeatures, PowerTransformer, QuantileTransformer,
+                                   RobustScaler, StandardScaler)
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.svm import SVC, SVR, LinearSVC, LinearSVR, NuSVC, NuSVR, OneClassSVM
 from skl2onnx import to_onnx
@@ -101,6 +123,48 @@ def unlabeled():
     return make
 
 
+def nonnegative(dataset):
+    """The dataset with |X| and |y| (MultinomialNB counts, Poisson targets)."""
+    def make(n_test):
+        X_train, y_train, X_test = dataset(n_test)
+        if y_train is not None and y_train.dtype.kind == "f":
+            y_train = np.abs(y_train)
+        return np.abs(X_train), y_train, np.abs(X_test)
+    return make
+
+
+def with_missing(dataset):
+    """The dataset with NaN in every 7th training row / 5th test row of one column (imputers)."""
+    def make(n_test):
+        X_train, y_train, X_test = dataset(n_test)
+        X_train, X_test = X_train.copy(), X_test.copy()
+        X_train[::7, 2] = np.nan
+        X_test[::5, 1] = np.nan
+        return X_train, y_train, X_test
+    return make
+
+
+def categories():
+    """Three integer columns of categories 0..4 (OneHotEncoder)."""
+    def make(n_test):
+        X = np.random.default_rng(SEED).integers(0, 5, size=(200 + n_test, 3)).astype(np.int64)
+        return X[n_test:], None, X[:n_test]
+    return make
+
+
+SENTENCES = np.array(["the cat sat on the mat", "dogs and cats", "A quick brown fox", "the mat is red",
+                      "Cats, dogs; FOXES!", "über café naïve", "red fox, red mat", "no animals here"])
+
+
+def texts():
+    """Short sentences, fitted as a list, run as a [n, 1] string column; test rows include unseen words."""
+    def make(n_test):
+        rows = np.resize(SENTENCES, 40)
+        test = np.resize(np.append(SENTENCES, "an unseen zebra and the cat"), n_test).reshape(-1, 1)
+        return rows, None, test
+    return make
+
+
 # ---------------------------------------------------------------- cases
 
 @dataclass
@@ -110,7 +174,16 @@ class Case:
     make_model: Callable[[], object]
     dataset: Callable[[int], tuple]
     convert_options: dict = field(default_factory=dict)  # extra skl2onnx options for this estimator
+    target_opset: Optional[dict] = None  # skl2onnx target_opset when its default does not convert
+    converter: str = "skl2onnx"  # or 'lightgbm' / 'xgboost' (onnxmltools), 'catboost' (its own exporter)
     kind = "sklearn"
+
+    def missing_library(self):
+        """The Python module this case needs and does not find, else None."""
+        for module in CONVERTER_MODULES[self.converter]:
+            if importlib.util.find_spec(module) is None:
+                return module
+        return None
 
     def build(self, args):
         """Returns (ModelProto, {input name: array})."""
@@ -119,8 +192,18 @@ class Case:
             X_train, y_train, X_test = self.dataset(args.rows)
             model = self.make_model()
             model.fit(X_train) if y_train is None else model.fit(X_train, y_train)
-            onx = convert(model, X_test, self.convert_options, args.opset)
+            onx = CONVERTERS[self.converter](model, X_test, self.convert_options, self.target_opset or args.opset)
         return onx, {onx.graph.input[0].name: X_test}
+
+
+def _lazy(module, name):
+    """A library's estimator class, imported only when a case is built (the library is optional)."""
+    return lambda *a, **k: getattr(importlib.import_module(module), name)(*a, **k)
+
+
+LGBMClassifier, LGBMRegressor = _lazy("lightgbm", "LGBMClassifier"), _lazy("lightgbm", "LGBMRegressor")
+XGBClassifier, XGBRegressor = _lazy("xgboost", "XGBClassifier"), _lazy("xgboost", "XGBRegressor")
+CatBoostClassifier, CatBoostRegressor = _lazy("catboost", "CatBoostClassifier"), _lazy("catboost", "CatBoostRegressor")
 
 
 def _svc(kernel, probability, nu=False):
@@ -188,6 +271,67 @@ CASES = [
     # ZipMap after the linear and SVM classifiers
     Case("LogisticRegression_3_zipmap", lambda: LogisticRegression(max_iter=500), classification(3), {"zipmap": True}),
     Case("SVC_rbf_2_proba_zipmap", _svc("rbf", True), classification(2), {"zipmap": True}),
+    # more linear models, discriminant analysis, naive Bayes, neighbours, networks
+    Case("Lasso", lambda: Lasso(alpha=0.01), regression()),
+    Case("BayesianRidge", lambda: BayesianRidge(), regression()),
+    Case("HuberRegressor", lambda: HuberRegressor(), regression()),
+    Case("PoissonRegressor", lambda: PoissonRegressor(), nonnegative(regression())),
+    Case("TweedieRegressor", lambda: TweedieRegressor(power=1.5), nonnegative(regression())),
+    Case("PLSRegression", lambda: PLSRegression(2), regression()),
+    Case("Perceptron_3", lambda: Perceptron(random_state=SEED), classification(3)),
+    Case("LinearDiscriminantAnalysis_3", lambda: LinearDiscriminantAnalysis(), classification(3)),
+    Case("CalibratedClassifierCV_3", lambda: CalibratedClassifierCV(LogisticRegression(), cv=3), classification(3)),
+    Case("GaussianNB_3", lambda: GaussianNB(), classification(3)),
+    Case("BernoulliNB_3", lambda: BernoulliNB(), classification(3)),
+    Case("MultinomialNB_3", lambda: MultinomialNB(), nonnegative(classification(3))),
+    Case("KNeighborsClassifier_3", lambda: KNeighborsClassifier(5), classification(3)),
+    Case("KNeighborsRegressor", lambda: KNeighborsRegressor(5), regression()),
+    Case("MLPClassifier_3", lambda: MLPClassifier((16,), max_iter=300, random_state=SEED), classification(3)),
+    Case("MLPRegressor", lambda: MLPRegressor(hidden_layer_sizes=(16,), max_iter=300, random_state=SEED), regression()),
+    Case("Stacking_3", lambda: StackingClassifier([("lr", LogisticRegression()), ("nb", GaussianNB())]),
+         classification(3)),
+    Case("IsolationForest", lambda: IsolationForest(n_estimators=10, random_state=SEED), unlabeled(),
+         target_opset={"": 17, "ai.onnx.ml": 3}),
+    Case("KMeans_4", lambda: KMeans(4, n_init=3, random_state=SEED), unlabeled()),
+    # transformers and preprocessing (Scaler, Normalizer, Binarizer, Imputer, OneHotEncoder, ...)
+    Case("PCA_3", lambda: PCA(3), unlabeled()),
+    Case("PCA_3_whiten", lambda: PCA(3, whiten=True), unlabeled()),
+    Case("TruncatedSVD_3", lambda: TruncatedSVD(3, random_state=SEED), unlabeled()),
+    Case("Scalers_pipeline", lambda: make_pipeline(StandardScaler(), MinMaxScaler(), RobustScaler(), MaxAbsScaler()),
+         unlabeled()),
+    *[Case(f"Normalizer_{norm}", lambda norm=norm: Normalizer(norm), unlabeled()) for norm in ("l1", "l2", "max")],
+    Case("Binarizer", lambda: Binarizer(threshold=0.1), unlabeled()),
+    Case("PolynomialFeatures_2", lambda: PolynomialFeatures(2), unlabeled()),
+    Case("KBinsDiscretizer_ordinal", lambda: KBinsDiscretizer(4, encode="ordinal"), unlabeled()),
+    Case("KBinsDiscretizer_onehot", lambda: KBinsDiscretizer(4, encode="onehot-dense"), unlabeled()),
+    Case("QuantileTransformer", lambda: QuantileTransformer(n_quantiles=50), unlabeled()),
+    Case("PowerTransformer", lambda: PowerTransformer(), unlabeled()),
+    Case("SimpleImputer_mean", lambda: SimpleImputer(), with_missing(unlabeled())),
+    Case("SelectKBest_3", lambda: SelectKBest(k=3), classification(3)),
+    Case("VarianceThreshold", lambda: VarianceThreshold(0.5), unlabeled()),
+    Case("OneHotEncoder", lambda: OneHotEncoder(sparse_output=False), categories()),
+    # text: StringNormalizer, com.microsoft Tokenizer, TfIdfVectorizer
+    Case("CountVectorizer", lambda: CountVectorizer(), texts()),
+    Case("TfidfVectorizer", lambda: TfidfVectorizer(), texts()),
+    Case("TfidfVectorizer_bigrams", lambda: TfidfVectorizer(ngram_range=(1, 2)), texts()),
+    # gradient boosting from other libraries: LightGBM / XGBoost through onnxmltools, CatBoost's own exporter
+    Case("LightGBM_2", lambda: LGBMClassifier(n_estimators=20, verbose=-1), classification(2),
+         converter="lightgbm"),
+    Case("LightGBM_3", lambda: LGBMClassifier(n_estimators=20, verbose=-1), classification(3),
+         converter="lightgbm"),
+    Case("LightGBMRegressor", lambda: LGBMRegressor(n_estimators=20, verbose=-1), regression(),
+         converter="lightgbm"),
+    Case("LightGBMRegressor_poisson", lambda: LGBMRegressor(n_estimators=20, objective="poisson", verbose=-1),
+         nonnegative(regression()), converter="lightgbm"),
+    Case("XGBoost_2", lambda: XGBClassifier(n_estimators=20, max_depth=4), classification(2), converter="xgboost"),
+    Case("XGBoost_3", lambda: XGBClassifier(n_estimators=20, max_depth=4), classification(3), converter="xgboost"),
+    Case("XGBoostRegressor", lambda: XGBRegressor(n_estimators=20, max_depth=4), regression(), converter="xgboost"),
+    Case("CatBoost_2", lambda: CatBoostClassifier(iterations=20, depth=4, random_seed=SEED, verbose=False),
+         classification(2), converter="catboost"),
+    Case("CatBoost_3", lambda: CatBoostClassifier(iterations=20, depth=4, random_seed=SEED, verbose=False,
+                                                  loss_function="MultiClass"), classification(3), converter="catboost"),
+    Case("CatBoostRegressor", lambda: CatBoostRegressor(iterations=20, depth=4, random_seed=SEED, verbose=False),
+         regression(), converter="catboost"),
 ]
 
 
@@ -327,6 +471,32 @@ def convert(model, X, extra_options, opset):
         return to_onnx(model, X[:1], options=extra_options or None, **kwargs)
 
 
+def convert_onnxmltools(model, X, extra_options, opset):
+    """LightGBM and XGBoost through onnxmltools, without ZipMap. Its converters
+    go up to opset 15 (the default when --opset is not given)."""
+    from onnxmltools.convert import convert_lightgbm, convert_xgboost
+    from onnxmltools.convert.common.data_types import FloatTensorType
+    initial_types = [("X", FloatTensorType([None, X.shape[1]]))]
+    target_opset = opset or 15
+    if type(model).__module__.startswith("lightgbm"):
+        return convert_lightgbm(model, initial_types=initial_types, zipmap=False, target_opset=target_opset)
+    return convert_xgboost(model, initial_types=initial_types, target_opset=target_opset)
+
+
+def convert_catboost(model, X, extra_options, opset):
+    """CatBoost's own ONNX export (TreeEnsemble, classifiers with ZipMap)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.onnx")
+        model.save_model(path, format="onnx")
+        return onnx.load(path)
+
+
+CONVERTERS = {"skl2onnx": convert, "lightgbm": convert_onnxmltools, "xgboost": convert_onnxmltools,
+              "catboost": convert_catboost}
+CONVERTER_MODULES = {"skl2onnx": (), "lightgbm": ("onnxmltools", "lightgbm"), "xgboost": ("onnxmltools", "xgboost"),
+                     "catboost": ("catboost",)}
+
+
 def ml_ops(model):
     """The ai.onnx.ml op types of a model, for the report line."""
     return sorted({n.op_type for n in model.graph.node if n.domain == "ai.onnx.ml"})
@@ -392,8 +562,13 @@ def main():
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
     ort.set_default_logger_severity(3)
-    failed = 0
+    failed = not_run = 0
     for case in cases:
+        missing = case.kind == "sklearn" and case.missing_library()
+        if missing:
+            not_run += 1
+            print(f"{case.name:44s} not run: pip install {missing}", flush=True)
+            continue
         try:
             worst, problems, ops = check_case(case, args)
         except Exception as e:  # a conversion or run that fails is a failed case, not a stopped script
@@ -402,7 +577,8 @@ def main():
         status = "OK  " if not problems else "FAIL"
         line = f"{case.name:44s} max|diff| {worst:9.2e}  {status}  {','.join(ops)}"
         print(line + ("  " + "; ".join(problems) if problems else ""), flush=True)
-    print(f"{len(cases) - failed} of {len(cases)} models match ONNX Runtime")
+    ran = len(cases) - not_run
+    print(f"{ran - failed} of {ran} models match ONNX Runtime" + (f" ({not_run} not run)" if not_run else ""))
     return 1 if failed else 0
 
 

@@ -1,8 +1,11 @@
 #include "onnx/npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "base/utf8.h"
 
 namespace onyx {
 
@@ -24,6 +27,54 @@ std::string header_field(const std::string& header, const std::string& key, cons
   if (k == std::string::npos) fail(ErrorCode::InvalidArgument, "'" + path + "': .npy header has no '" + key + "'");
   size_t colon = header.find(':', k);
   return header.substr(colon + 1);
+}
+
+// Fixed-width numpy strings: '<U<n>' holds n UTF-32 code units per element,
+// '|S<n>' n bytes; both pad with zeros, which numpy strips on reading.
+struct NpyStringType {
+  bool unicode = false;
+  int64_t width = 0;
+};
+
+bool parse_string_descr(const std::string& descr, NpyStringType* type) {
+  if (descr.size() < 3 || (descr.compare(0, 2, "<U") != 0 && descr.compare(0, 2, "|S") != 0)) return false;
+  if (descr.find_first_not_of("0123456789", 2) != std::string::npos) return false;
+  type->unicode = descr[1] == 'U';
+  type->width = std::stoll(descr.substr(2));
+  return true;
+}
+
+void read_strings(std::ifstream& in, const NpyStringType& type, Tensor& t, const std::string& path) {
+  size_t unit = type.unicode ? 4 : 1;
+  std::vector<char> buffer(static_cast<size_t>(type.width) * unit);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (!in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())))
+      fail(ErrorCode::InvalidArgument, "'" + path + "' is truncated");
+    std::string& out = t.data<std::string>()[i];
+    if (!type.unicode) {
+      out.assign(buffer.data(), strnlen(buffer.data(), buffer.size()));
+      continue;
+    }
+    std::u32string code_points(static_cast<size_t>(type.width), U'\0');
+    std::memcpy(code_points.data(), buffer.data(), buffer.size());
+    code_points.resize(code_points.find_last_not_of(U'\0') + 1);
+    out = utf8_encode(code_points);
+  }
+}
+
+void write_strings(std::ofstream& out, const Tensor& t, int64_t width) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    std::u32string code_points = utf8_decode(t.data<std::string>()[i]);
+    code_points.resize(static_cast<size_t>(width), U'\0');
+    out.write(reinterpret_cast<const char*>(code_points.data()), static_cast<std::streamsize>(width * 4));
+  }
+}
+
+std::string string_descr(const Tensor& t, int64_t* width) {
+  *width = 1;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    *width = std::max<int64_t>(*width, static_cast<int64_t>(utf8_decode(t.data<std::string>()[i]).size()));
+  return "<U" + std::to_string(*width);
 }
 
 }  // namespace
@@ -52,6 +103,11 @@ Tensor read_npy(const std::string& path) {
   DataType dt = DataType::Undefined;
   for (const auto& t : kTypes)
     if (descr == t.descr) dt = t.dtype;
+  NpyStringType string_type;
+  if (parse_string_descr(descr, &string_type)) dt = DataType::String;
+  if (descr == "|O")
+    fail(ErrorCode::InvalidArgument, "'" + path + "' holds a numpy object array (pickled): save strings as a "
+         "fixed-width array (numpy.save(path, array.astype(str)))");
   if (dt == DataType::Undefined) fail(ErrorCode::InvalidArgument, "'" + path + "': unsupported .npy dtype '" + descr + "'");
   std::string fortran = header_field(header, "fortran_order", path);
   if (fortran.find("True") < fortran.find(','))
@@ -65,20 +121,26 @@ Tensor read_npy(const std::string& path) {
   while (std::getline(ss, tok, ','))
     if (tok.find_first_not_of(" ") != std::string::npos) shape.push_back(std::stoll(tok));
   Tensor t(dt, shape);
+  if (dt == DataType::String) {
+    read_strings(in, string_type, t, path);
+    return t;
+  }
   if (!in.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(t.nbytes())))
     fail(ErrorCode::InvalidArgument, "'" + path + "' is truncated");
   return t;
 }
 
 void write_npy(const std::string& path, const Tensor& t) {
-  const char* descr = nullptr;
+  std::string descr;
+  int64_t string_width = 0;
   for (const auto& nt : kTypes)
     if (nt.dtype == t.dtype()) descr = nt.descr;
-  if (!descr) fail(ErrorCode::InvalidArgument, "cannot write " + dtype_name(t.dtype()) + " as .npy");
+  if (t.dtype() == DataType::String) descr = string_descr(t, &string_width);
+  if (descr.empty()) fail(ErrorCode::InvalidArgument, "cannot write " + dtype_name(t.dtype()) + " as .npy");
   std::string shape = "(";
   for (int64_t d : t.shape()) shape += std::to_string(d) + ",";
   shape += ")";
-  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + header.size() + 1) % 64) header += ' ';
   header += '\n';
   std::ofstream out(path, std::ios::binary);
@@ -87,7 +149,10 @@ void write_npy(const std::string& path, const Tensor& t) {
   uint16_t len = static_cast<uint16_t>(header.size());
   out.write(reinterpret_cast<const char*>(&len), 2);
   out << header;
-  out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
+  if (t.dtype() == DataType::String)
+    write_strings(out, t, string_width);
+  else
+    out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
 }
 
 }  // namespace onyx

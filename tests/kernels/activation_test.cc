@@ -89,6 +89,24 @@ TEST(Activation, ParametrizedOps) {
   expect_near(out[0], {std::log(2.0f), 100});
 }
 
+// The experimental activations of opsets 1-9.
+TEST(Activation, ExperimentalOps) {
+  auto x = F({-2, 0, 0.5f, 3}, {4});
+  auto out = run_op(make_node("Affine", {"x"}, {"y"}, {{"alpha", attr_float(2)}, {"beta", attr_float(1)}}), {x}, 7);
+  expect_near(out[0], {-3, 1, 2, 7});
+  out = run_op(make_node("Scale", {"x"}, {"y"}, {{"scale", attr_float(-0.5f)}}), {x}, 7);
+  expect_near(out[0], {1, 0, -0.25f, -1.5f});
+  out = run_op(make_node("ScaledTanh", {"x"}, {"y"}, {{"alpha", attr_float(2)}, {"beta", attr_float(0.5f)}}), {x}, 7);
+  expect_near(out[0], {2 * std::tanh(-1.0f), 0, 2 * std::tanh(0.25f), 2 * std::tanh(1.5f)});
+  out = run_op(make_node("ParametricSoftplus", {"x"}, {"y"}, {{"alpha", attr_float(2)}, {"beta", attr_float(0.5f)}}),
+               {x}, 7);
+  expect_near(out[0], {2 * std::log1p(std::exp(-1.0f)), 2 * std::log(2.0f), 2 * std::log1p(std::exp(0.25f)),
+                       2 * std::log1p(std::exp(1.5f))});
+  out = run_op(make_node("ThresholdedRelu", {"x"}, {"y"}, {{"alpha", attr_float(0.5f)}}), {x}, 7);
+  expect_near(out[0], {0, 0, 0, 3});
+  EXPECT_THROW(run_op(make_node("ScaledTanh", {"x"}, {"y"}, {{"alpha", attr_float(2)}}), {x}, 7), Error);
+}
+
 TEST(Activation, ClipAttributesAndInputs) {
   Node legacy = make_node("Clip", {"x"}, {"y"}, {{"min", attr_float(-1)}, {"max", attr_float(1)}});
   auto out = run_op(legacy, {F({-3, 0.5f, 3}, {3})}, 6);

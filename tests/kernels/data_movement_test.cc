@@ -320,5 +320,28 @@ TEST(DataMovement, ReverseSequence) {
   EXPECT_THROW(run_op(make_node("ReverseSequence", {"x", "l"}, {"y"}), {x, i64({5, 1})}), Error);
 }
 
+// Crop (experimental): border = (left, top, right, bottom), or a (height, width) window at (top, left).
+TEST(DataMovement, CropBordersAndWindow) {
+  Tensor x = iota_f({1, 1, 4, 5});  // x[h][w] = 5h + w
+  auto y = run_op(make_node("Crop", {"x"}, {"y"}, {{"border", attr_ints({1, 1, 2, 0})}}), {x}, 7)[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 3, 2}));
+  expect_near(y, {6, 7, 11, 12, 16, 17});
+  y = run_op(make_node("Crop", {"x"}, {"y"}, {{"border", attr_ints({2, 1, 0, 0})}, {"scale", attr_ints({2, 3})}}), {x}, 7)[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 3}));
+  expect_near(y, {7, 8, 9, 12, 13, 14});
+  EXPECT_THROW(run_op(make_node("Crop", {"x"}, {"y"}, {{"border", attr_ints({3, 0, 3, 0})}}), {x}, 7), Error);
+  EXPECT_THROW(run_op(make_node("Crop", {"x"}, {"y"}, {{"border", attr_ints({0, 3, 0, 0})}, {"scale", attr_ints({2, 2})}}),
+                      {x}, 7),
+               Error);
+}
+
+// DynamicSlice (experimental): Slice-10 without steps.
+TEST(DataMovement, DynamicSlice) {
+  auto y = run_op(make_node("DynamicSlice", {"x", "s", "e", "a"}, {"y"}), {iota_f({3, 4}), i64({1, -1}), i64({100, 3}),
+                                                                           i64({1, 0})}, 9)[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 3}));
+  expect_near(y, {9, 10, 11});
+}
+
 }  // namespace
 }  // namespace onyx::test

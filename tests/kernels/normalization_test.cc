@@ -85,6 +85,30 @@ TEST(MeanVarianceNormalization, DefaultAxes) {
   expect_near(y, {1, 1, -1, -1}, 1e-4f);
 }
 
+// MVN-1: across_channels picks axes {0, 2, 3} or {0, 1, 2, 3}; normalize_variance 0 only centres.
+TEST(MeanVarianceNormalization, ExperimentalAttributes) {
+  Tensor x = Tensor::from_vector<float>({1, 3, 0, 0}, {2, 2, 1, 1});  // channel 0: {1, 0}, channel 1: {3, 0}
+  auto centred = run_op(make_node("MeanVarianceNormalization", {"x"}, {"y"}, {{"normalize_variance", attr_int(0)}}),
+                        {x}, 7)[0];
+  expect_near(centred, {0.5f, 1.5f, -0.5f, -1.5f});
+  auto across = run_op(make_node("MeanVarianceNormalization", {"x"}, {"y"},
+                                 {{"across_channels", attr_int(1)}, {"normalize_variance", attr_int(0)}}),
+                       {x}, 7)[0];
+  expect_near(across, {0, 2, -1, -1});  // one mean, 1, over all four values
+  auto scaled = run_op(make_node("MeanVarianceNormalization", {"x"}, {"y"}, {{"across_channels", attr_int(1)}}), {x}, 7)[0];
+  float sd = std::sqrt((0 + 4 + 1 + 1) / 4.0f);
+  expect_near(scaled, {0, 2 / sd, -1 / sd, -1 / sd}, 1e-5f);
+}
+
+// ImageScaler (experimental): scale * x + bias per channel.
+TEST(ImageScaler, ScaleAndChannelBias) {
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2});
+  auto y = run_op(make_node("ImageScaler", {"x"}, {"y"}, {{"scale", attr_float(2)}, {"bias", attr_floats({1, -1})}}),
+                  {x}, 8)[0];
+  expect_near(y, {3, 5, 7, 9, 9, 11, 13, 15});
+  EXPECT_THROW(run_op(make_node("ImageScaler", {"x"}, {"y"}, {{"bias", attr_floats({1, 2, 3})}}), {x}, 8), Error);
+}
+
 TEST(BatchNormalization, WrongParamSizeThrows) {
   Tensor x = Tensor::zeros(DataType::Float, {1, 3, 2});
   Tensor p = Tensor::zeros(DataType::Float, {2});

@@ -74,6 +74,20 @@ TEST(Resize, UpsampleOpset7And9) {
   expect_near(z, {1, 2, 3, 3});
 }
 
+// Upsample-1 (experimental): height_scale / width_scale of an NCHW image.
+TEST(Resize, UpsampleOpset1) {
+  Node node = make_node("Upsample", {"x"}, {"y"}, {{"height_scale", attr_float(2)}, {"width_scale", attr_float(3)}});
+  auto y = run_op(node, {f({1, 2}, {1, 1, 1, 2})}, 1)[0];
+  EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 6}));
+  expect_near(y, {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2});
+  auto z = run_op(make_node("Upsample", {"x"}, {"y"},
+                            {{"height_scale", attr_float(1)}, {"width_scale", attr_float(2)}, {"mode", attr_string("bilinear")}}),
+                  {f({1, 3}, {1, 1, 1, 2})}, 1)[0];
+  expect_near(z, {1, 2, 3, 3});
+  EXPECT_THROW(run_op(make_node("Upsample", {"x"}, {"y"}, {{"height_scale", attr_float(2)}}), {f({1, 2}, {1, 1, 1, 2})}, 1),
+               Error);
+}
+
 TEST(Resize, IntegerNearest) {
   auto x = Tensor::from_vector<uint8_t>({5, 9}, {1, 2});
   auto y = run_op(make_node("Resize", {"x", "", "s"}, {"y"}), {x, Tensor(), f({1, 1.5f}, {2})}, 13)[0];

@@ -192,6 +192,33 @@ KernelFactory gelu_factory() {
   });
 }
 
+// An attribute the experimental ops define without a default.
+float required_float(const KernelInitContext& ic, const std::string& name) {
+  if (!ic.has(name)) kernel_fail("attribute '" + name + "' is required");
+  return ic.get_float(name, 0.0f);
+}
+
+// The experimental activations of ONNX before opset 10 (removed there), still in
+// models exported then, e.g. by CNTK.
+void register_experimental_activations(KernelRegistry& r) {
+  r.add("Affine", 1, 9, float_act([](const KernelInitContext& ic) {
+          float alpha = ic.get_float("alpha", 1.0f), beta = ic.get_float("beta", 0.0f);
+          return [alpha, beta](auto v) { return decltype(v)(alpha) * v + decltype(v)(beta); };
+        }));
+  r.add("Scale", 1, 9, float_act([](const KernelInitContext& ic) {
+          float scale = ic.get_float("scale", 1.0f);
+          return [scale](auto v) { return decltype(v)(scale) * v; };
+        }));
+  r.add("ScaledTanh", 1, 9, float_act([](const KernelInitContext& ic) {
+          float alpha = required_float(ic, "alpha"), beta = required_float(ic, "beta");
+          return [alpha, beta](auto v) { return decltype(v)(alpha) * tanh_(decltype(v)(beta) * v); };
+        }));
+  r.add("ParametricSoftplus", 1, 9, float_act([](const KernelInitContext& ic) {
+          float alpha = required_float(ic, "alpha"), beta = required_float(ic, "beta");
+          return [alpha, beta](auto v) { return decltype(v)(alpha) * softplus(decltype(v)(beta) * v); };
+        }));
+}
+
 }  // namespace
 
 void register_activation(KernelRegistry& r) {
@@ -279,7 +306,8 @@ void register_activation(KernelRegistry& r) {
           return [](auto v) { return v / (decltype(v)(1) + std::fabs(v)); };
         }));
   r.add("Clip", 1, kMaxOpset, clip_factory());
-  r.add("ThresholdedRelu", 10, kMaxOpset, float_act([](const KernelInitContext& ic) {
+  // Experimental before opset 10 and the same function since.
+  r.add("ThresholdedRelu", 1, kMaxOpset, float_act([](const KernelInitContext& ic) {
           float alpha = ic.get_float("alpha", 1.0f);
           return [alpha](auto v) { return v > decltype(v)(alpha) ? v : decltype(v)(0); };
         }));
@@ -293,6 +321,7 @@ void register_activation(KernelRegistry& r) {
             return F(0);
           };
         }));
+  register_experimental_activations(r);
   // Mish (opset 18) and Gelu (opset 20) are registered from 1 so that they are available.
   r.add("Mish", 1, kMaxOpset, float_act([](const KernelInitContext&) {
           return [](auto v) { return v * tanh_(softplus(v)); };

@@ -300,6 +300,47 @@ KernelFactory slice_factory() {
   });
 }
 
+// DynamicSlice (experimental, opsets 1-9): Slice-10 without steps.
+KernelFactory dynamic_slice_factory() {
+  return lambda_factory([](const KernelInitContext&) {
+    return [](KernelContext& ctx) {
+      std::vector<int64_t> starts = int_list(ctx.input(1), "DynamicSlice: starts");
+      std::vector<int64_t> ends = int_list(ctx.input(2), "DynamicSlice: ends");
+      std::vector<int64_t> axes;
+      if (ctx.has_input(3)) axes = int_list(ctx.input(3), "DynamicSlice: axes");
+      slice_apply(ctx, ctx.input(0), starts, ends, ctx.has_input(3) ? &axes : nullptr, nullptr);
+    };
+  });
+}
+
+// Crop (experimental, opsets 1-9) of an NCHW image: border = (left, top,
+// right, bottom); with scale = (height, width) the window has that size and
+// starts at (top, left). A window past the image is an error, not a clamp.
+KernelFactory crop_factory() {
+  return lambda_factory([](const KernelInitContext& ic) {
+    std::vector<int64_t> border = ic.get_ints("border", {});
+    std::vector<int64_t> scale = ic.get_ints("scale", {});
+    if (border.size() != 4) kernel_fail("Crop: border needs 4 values (left, top, right, bottom), got " +
+                                        ints_to_string(border));
+    if (!scale.empty() && scale.size() != 2)
+      kernel_fail("Crop: scale needs 2 values (height, width), got " + ints_to_string(scale));
+    for (int64_t v : border)
+      if (v < 0) kernel_fail("Crop: negative border in " + ints_to_string(border));
+    return [border, scale](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      if (x.rank() != 4) kernel_fail("Crop: input must be NCHW (rank 4), got " + shape_to_string(x.shape()));
+      int64_t left = border[0], top = border[1];
+      int64_t bottom = scale.empty() ? x.dim(2) - border[3] : top + scale[0];
+      int64_t right = scale.empty() ? x.dim(3) - border[2] : left + scale[1];
+      if (bottom <= top || right <= left || bottom > x.dim(2) || right > x.dim(3))
+        kernel_fail("Crop: border " + ints_to_string(border) + (scale.empty() ? "" : " and scale " + ints_to_string(scale)) +
+                    " leave no window inside the input " + shape_to_string(x.shape()));
+      const std::vector<int64_t> spatial_axes = {2, 3};
+      slice_apply(ctx, x, {top, left}, {bottom, right}, &spatial_axes, nullptr);
+    };
+  });
+}
+
 // ---- Tile ----
 
 void tile_apply(KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& repeats) {
@@ -599,6 +640,8 @@ void register_data_movement(KernelRegistry& r) {
   r.add("Concat", 1, kMaxOpset, concat_factory());
   r.add("Split", 1, kMaxOpset, split_factory());
   r.add("Slice", 1, kMaxOpset, slice_factory());
+  r.add("DynamicSlice", 1, 9, dynamic_slice_factory());
+  r.add("Crop", 1, 9, crop_factory());
   r.add("Tile", 1, kMaxOpset, tile_factory());
   r.add("Pad", 1, kMaxOpset, pad_factory());
   r.add("DepthToSpace", 1, 28, depth_to_space_factory());

@@ -1,5 +1,5 @@
 // BatchNormalization, InstanceNormalization, LayerNormalization, LRN,
-// GroupNormalization, MeanVarianceNormalization.
+// GroupNormalization, MeanVarianceNormalization, ImageScaler.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -518,8 +518,16 @@ std::unique_ptr<Kernel> make_groupnorm(const KernelInitContext& ic) {
 
 // ---- MeanVarianceNormalization ----
 
+// MVN-1 (experimental, before opset 9) names its reduction with
+// `across_channels` (axes {0, 2, 3}, or {0, 1, 2, 3} when set, as ONNX Runtime
+// reads it) and may skip the division (`normalize_variance` 0).
 std::unique_ptr<Kernel> make_mvn(const KernelInitContext& ic) {
   std::vector<int64_t> axes_attr = ic.get_ints("axes", {0, 2, 3});
+  bool normalize_variance = true;
+  if (ic.opset() < 9) {
+    axes_attr = ic.get_int("across_channels", 0) ? std::vector<int64_t>{0, 1, 2, 3} : std::vector<int64_t>{0, 2, 3};
+    normalize_variance = ic.get_int("normalize_variance", 1) != 0;
+  }
   return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
     const Tensor& X = ctx.input(0);
     int64_t rank = X.rank();
@@ -546,10 +554,36 @@ std::unique_ptr<Kernel> make_mvn(const KernelInitContext& ic) {
         double d = static_cast<double>(x[i]) - s[grp[i]];
         s2[grp[i]] += d * d;
       }
-      for (int64_t g = 0; g < ngroups; ++g) s2[g] = std::sqrt(cnt[g] ? s2[g] / cnt[g] : 0) + 1e-9;
+      for (int64_t g = 0; g < ngroups; ++g) s2[g] = normalize_variance ? std::sqrt(cnt[g] ? s2[g] / cnt[g] : 0) + 1e-9 : 1;
       for (int64_t i = 0; i < n; ++i) y[i] = T(static_cast<float>((static_cast<double>(x[i]) - s[grp[i]]) / s2[grp[i]]));
       if constexpr (std::is_same_v<T, double>)
         for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - s[grp[i]]) / s2[grp[i]];
+    });
+  });
+}
+
+// ---- ImageScaler (experimental, opsets 1-9): scale * x + bias[channel] ----
+
+std::unique_ptr<Kernel> make_image_scaler(const KernelInitContext& ic) {
+  float scale = ic.get_float("scale", 1.0f);
+  std::vector<float> bias = ic.get_floats("bias", {});
+  return std::make_unique<LambdaKernel>([=](KernelContext& ctx) {
+    const Tensor& X = ctx.input(0);
+    if (X.rank() != 4) kernel_fail("ImageScaler: input must be NCHW (rank 4), got " + shape_to_string(X.shape()));
+    int64_t channels = X.dim(1), plane = X.dim(2) * X.dim(3);
+    if (!bias.empty() && static_cast<int64_t>(bias.size()) != channels)
+      kernel_fail("ImageScaler: bias has " + std::to_string(bias.size()) + " values for " + std::to_string(channels) +
+                  " channels");
+    Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
+    dispatch_float(X.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using F = AccOf<T>;
+      const T* x = X.data<T>();
+      T* y = Y.data<T>();
+      for (int64_t nc = 0; nc < X.dim(0) * channels; ++nc) {
+        F b = bias.empty() ? F(0) : static_cast<F>(bias[nc % channels]);
+        for (int64_t i = nc * plane; i < (nc + 1) * plane; ++i) y[i] = T(F(scale) * static_cast<F>(x[i]) + b);
+      }
     });
   });
 }
@@ -568,6 +602,7 @@ void register_normalization(KernelRegistry& r) {
   r.add("LRN", 1, kMaxOpset, make_lrn);
   r.add("GroupNormalization", 1, kMaxOpset, make_groupnorm);
   r.add("MeanVarianceNormalization", 1, kMaxOpset, make_mvn);
+  r.add("ImageScaler", 1, 9, make_image_scaler);
 }
 
 }  // namespace onyx

@@ -1,4 +1,4 @@
-// Resize (opset 10, 11, 13, 18, 19 semantics) and Upsample (opset 7, 9).
+// Resize (opset 10, 11, 13, 18, 19 semantics) and Upsample (opset 1, 7, 9).
 //
 // Every output coordinate on each axis maps to a short list of (input index,
 // weight) taps; the N-D result is the sum over the product of the per-axis
@@ -579,7 +579,7 @@ struct ResizeConfig {
   ResizeParams p;
   int64_t opset = 11;
   bool upsample = false;
-  std::vector<float> attr_scales;  // Upsample-7
+  std::vector<float> attr_scales;  // Upsample-1 and -7
   std::vector<int64_t> axes;       // opset 18
   std::string aspect = "stretch";
 };
@@ -695,7 +695,14 @@ KernelFactory resize_factory(bool upsample) {
       ONYX_KERNEL_CHECK(cfg.p.mode != Mode::Cubic, "Upsample/Resize-10: cubic mode is not supported");
       cfg.p.coord = Coord::Asymmetric;
       cfg.p.nearest = NearestMode::Simple;
-      if (upsample && cfg.opset < 9) cfg.attr_scales = init.get_floats("scales");
+      if (upsample && cfg.opset < 7) {
+        // Upsample-1 (experimental) scales the H and W of an NCHW image.
+        ONYX_KERNEL_CHECK(init.has("height_scale") && init.has("width_scale"),
+                          "Upsample-1: attributes 'height_scale' and 'width_scale' are required");
+        cfg.attr_scales = {1.0f, 1.0f, init.get_float("height_scale", 1.0f), init.get_float("width_scale", 1.0f)};
+      } else if (upsample && cfg.opset < 9) {
+        cfg.attr_scales = init.get_floats("scales");
+      }
     } else {
       std::string c = init.get_string("coordinate_transformation_mode", "half_pixel");
       if (c == "half_pixel") cfg.p.coord = Coord::HalfPixel;
@@ -727,7 +734,7 @@ KernelFactory resize_factory(bool upsample) {
 
 void register_resize(KernelRegistry& r) {
   r.add("Resize", 10, kMaxOpset, resize_factory(false));
-  r.add("Upsample", 7, kMaxOpset, resize_factory(true));
+  r.add("Upsample", 1, kMaxOpset, resize_factory(true));
 }
 
 }  // namespace onyx

@@ -117,6 +117,43 @@ TEST(Session, InitializersListedAsInputsBeforeIr4AreConstants) {
   std::remove(o.optimized_model_filepath.c_str());
 }
 
+// As onnxruntime's add_free_dimension_override_by_name / _by_denotation.
+TEST(Session, FreeDimensionOverrides) {
+  SessionOptions o;
+  o.free_dimension_overrides_by_name = {{"N", 2}, {"unused", 7}};
+  auto s = load(test::add_relu_model(), o);
+  EXPECT_EQ(s->inputs()[0].type.shape[0].value, 2);
+  EXPECT_TRUE(s->inputs()[0].type.shape[0].symbol.empty());
+  EXPECT_EQ(s->outputs()[0].type.shape[0].value, 2);
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, -4, 0, -1}, {2, 3});
+  EXPECT_EQ(floats(s->run({{"x", Value(x)}})[0]), (std::vector<float>{2, 1, 3.5f, 0, 0, 0}));
+  Error e = error_of([&] { s->run({{"x", Value(Tensor::from_vector<float>({1, 2, 3}, {1, 3}))}}); });
+  EXPECT_NE(std::string(e.what()).find("dimension 0 must be 2"), std::string::npos) << e.what();
+
+  auto m = test::add_relu_model();
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_denotation(
+      "DATA_BATCH");
+  SessionOptions by_denotation;
+  by_denotation.free_dimension_overrides_by_denotation = {{"DATA_BATCH", 4}};
+  EXPECT_EQ(load(m, by_denotation)->inputs()[0].type.shape[0].value, 4);
+  by_denotation.free_dimension_overrides_by_denotation = {{"DATA_BATCH", -1}};
+  EXPECT_NE(std::string(error_of([&] { load(m, by_denotation); }).what()).find("negative size"), std::string::npos);
+}
+
+// As onnxruntime's add_initializer: the application's value replaces the model's.
+TEST(Session, InitializerOverrides) {
+  SessionOptions o;
+  o.initializer_overrides = {{"b", Tensor::from_vector<float>({10, 20, 30}, {3})},
+                             {"not_in_model", Tensor::from_vector<float>({1}, {1})}};
+  o.log_severity_level = LogLevel::Error;  // the unknown name only warns
+  auto s = load(test::add_relu_model(), o);
+  Tensor x = Tensor::from_vector<float>({1, 1, 1}, {1, 3});
+  EXPECT_EQ(floats(s->run({{"x", Value(x)}})[0]), (std::vector<float>{11, 21, 31}));
+  o.initializer_overrides = {{"b", Tensor::from_vector<double>({1, 2, 3}, {3})}};
+  Error e = error_of([&] { load(test::add_relu_model(), o); });
+  EXPECT_NE(std::string(e.what()).find("initializer override 'b' is double"), std::string::npos) << e.what();
+}
+
 TEST(Session, WrongInputNameIsNamed) {
   auto s = load(test::add_relu_model());
   Error e = error_of([&] { s->run({{"nope", Value(Tensor::from_vector<float>({1, 2, 3}, {1, 3}))}}); });

@@ -46,6 +46,18 @@ struct SessionOptions {
   // (IR version 4 and later; before it, where every initializer is an input,
   // they are constants); set this to treat them as constants.
   bool initializers_as_constants = false;
+  // Symbolic dimensions fixed at load, as onnxruntime's
+  // add_free_dimension_override_by_name / _by_denotation: every dimension of
+  // the graph's inputs, outputs and value infos whose dim_param (or
+  // denotation, e.g. "DATA_BATCH") is a key takes that size; inputs must then
+  // be fed with it. Keys the model does not use are ignored.
+  std::map<std::string, int64_t> free_dimension_overrides_by_name;
+  std::map<std::string, int64_t> free_dimension_overrides_by_denotation;
+  // Values replacing the model's initializers of the same names (as
+  // onnxruntime's add_initializer; e.g. weights shared by several sessions).
+  // A name that is no initializer of the model is ignored with a warning; an
+  // element type other than the model's is an error.
+  std::map<std::string, Tensor> initializer_overrides;
   // When set, the optimized model is saved there (weights as external data
   // beside it when large).
   std::string optimized_model_filepath;

@@ -12,8 +12,9 @@ namespace onyx {
 
 // Static type of a value, as declared in a model (ValueInfoProto / TypeProto).
 struct Dim {
-  int64_t value = -1;  // -1: unknown or symbolic
-  std::string symbol;  // the dim_param, when symbolic
+  int64_t value = -1;      // -1: unknown or symbolic
+  std::string symbol;      // the dim_param, when symbolic
+  std::string denotation;  // e.g. "DATA_BATCH", when the model gives one
 };
 
 struct TypeInfo {

@@ -483,7 +483,8 @@ class PySession {
   PySession(py::object model, int opt_level, int intra, int inter, int exec_mode, int log_level,
             std::vector<std::string> providers, std::map<std::string, std::string> config,
             bool initializers_as_constants, bool enable_profiling, std::string profile_file_prefix,
-            std::string optimized_model_filepath) {
+            std::string optimized_model_filepath, std::map<std::string, int64_t> free_dims_by_name,
+            std::map<std::string, int64_t> free_dims_by_denotation, py::dict initializers) {
     onyx::SessionOptions o;
     o.optimization_level = static_cast<onyx::OptimizationLevel>(opt_level);
     o.intra_op_num_threads = intra;
@@ -520,6 +521,13 @@ class PySession {
     o.enable_profiling = enable_profiling;
     o.profile_file_prefix = std::move(profile_file_prefix);
     o.optimized_model_filepath = std::move(optimized_model_filepath);
+    o.free_dimension_overrides_by_name = std::move(free_dims_by_name);
+    o.free_dimension_overrides_by_denotation = std::move(free_dims_by_denotation);
+    for (auto [name, value] : initializers) {
+      // OrtValues keep their tensor (shared, as onnxruntime shares the buffer); arrays are copied.
+      o.initializer_overrides[py::str(name)] =
+          py::isinstance<PyValue>(value) ? value.cast<const PyValue&>().tensor() : tensor_from_py(value, true);
+    }
     if (PyBytes_Check(model.ptr())) {
       char* data = nullptr;
       Py_ssize_t size = 0;
@@ -757,11 +765,15 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<PySession>(m, "Session")
       .def(py::init<py::object, int, int, int, int, int, std::vector<std::string>, std::map<std::string, std::string>,
-                    bool, bool, std::string, std::string>(),
+                    bool, bool, std::string, std::string, std::map<std::string, int64_t>, std::map<std::string, int64_t>,
+                    py::dict>(),
            py::arg("model"), py::arg("opt_level"), py::arg("intra_op_num_threads"), py::arg("inter_op_num_threads"),
            py::arg("execution_mode"), py::arg("log_severity_level"), py::arg("providers"), py::arg("config"),
            py::arg("initializers_as_constants") = false, py::arg("enable_profiling") = false,
-           py::arg("profile_file_prefix") = "onnxruntime_profile_", py::arg("optimized_model_filepath") = "")
+           py::arg("profile_file_prefix") = "onnxruntime_profile_", py::arg("optimized_model_filepath") = "",
+           py::arg("free_dimension_overrides_by_name") = std::map<std::string, int64_t>(),
+           py::arg("free_dimension_overrides_by_denotation") = std::map<std::string, int64_t>(),
+           py::arg("initializers") = py::dict())
       .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"),
            py::arg("run_config") = std::map<std::string, std::string>())
       .def("run_ort", &PySession::run_ort, py::arg("output_names"), py::arg("feeds"),

@@ -61,6 +61,10 @@ class Session:
         initializers_as_constants: bool = False,
         enable_profiling: bool = False,
         profile_file_prefix: str = "onnxruntime_profile_",
+        optimized_model_filepath: str = "",
+        free_dimension_overrides_by_name: dict[str, int] = ...,
+        free_dimension_overrides_by_denotation: dict[str, int] = ...,
+        initializers: dict[str, OrtValue] = ...,
     ) -> None: ...
     def run(self, output_names: Sequence[str] | None, feeds: dict[str, Any]) -> list[Any]: ...
     def run_ort(self, output_names: Sequence[str] | None, feeds: dict[str, Any]) -> list[OrtValue]: ...

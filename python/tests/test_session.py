@@ -412,3 +412,42 @@ def test_run_releases_gil(mlp_path):
         stop.set()
         t.join()
     assert ticks[0] > 0
+
+
+def test_free_dimension_override_matches_onnxruntime(mlp_path):
+    """add_free_dimension_override_by_name fixes 'batch': metadata shows it, other sizes are refused."""
+    sessions = []
+    for module in (ort, onnxruntime):
+        so = module.SessionOptions()
+        so.add_free_dimension_override_by_name("batch", 3)
+        so.add_free_dimension_override_by_name("not_in_model", 9)
+        sessions.append(module.InferenceSession(mlp_path, so, providers=["CPUExecutionProvider"]))
+    ours, ref = sessions
+    assert ours.get_inputs()[0].shape == ref.get_inputs()[0].shape == [3, 8]
+    assert ours.get_outputs()[1].shape == ref.get_outputs()[1].shape == [3, 16]
+    x = np.random.default_rng(2).standard_normal((3, 8)).astype(np.float32)
+    np.testing.assert_allclose(ours.run(["y"], {"x": x})[0], ref.run(["y"], {"x": x})[0], rtol=1e-5, atol=1e-5)
+    with pytest.raises(InvalidArgument, match="dimension 0 must be 3"):
+        ours.run(None, {"x": x[:2]})
+
+
+def test_add_initializer_matches_onnxruntime(mlp_path):
+    """add_initializer replaces the model's b2 (the OrtValue must outlive the session in onnxruntime)."""
+    b2 = np.arange(4, dtype=np.float32)
+    values = [ort.OrtValue.ortvalue_from_numpy(b2), onnxruntime.OrtValue.ortvalue_from_numpy(b2)]
+    sessions = []
+    for module, value in zip((ort, onnxruntime), values):
+        so = module.SessionOptions()
+        so.add_initializer("b2", value)
+        sessions.append(module.InferenceSession(mlp_path, so, providers=["CPUExecutionProvider"]))
+    x = np.random.default_rng(3).standard_normal((2, 8)).astype(np.float32)
+    (got,), (want,) = sessions[0].run(["y"], {"x": x}), sessions[1].run(["y"], {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    plain = onnxruntime.InferenceSession(mlp_path, providers=["CPUExecutionProvider"]).run(["y"], {"x": x})[0]
+    assert np.abs(got - plain).max() > 0.5  # the override changed the result
+    so = ort.SessionOptions()
+    with pytest.raises(TypeError, match="OrtValue"):
+        so.add_initializer("b2", b2)
+    so.add_external_initializers(["b2"], [ort.OrtValue.ortvalue_from_numpy(b2.astype(np.float64))])
+    with pytest.raises(InvalidArgument, match="initializer override 'b2' is double"):
+        ort.InferenceSession(mlp_path, so, providers=["CPUExecutionProvider"])

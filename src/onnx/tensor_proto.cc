@@ -253,6 +253,7 @@ TypeInfo type_from_proto(const onnx::TypeProto& tp) {
       Dim dim;
       if (d.has_dim_value()) dim.value = d.dim_value();
       else if (d.has_dim_param()) dim.symbol = d.dim_param();
+      dim.denotation = d.denotation();
       t.shape.push_back(dim);
     }
   };
@@ -284,6 +285,7 @@ void type_to_proto(const TypeInfo& t, onnx::TypeProto* tp) {
       auto* dp = sp->add_dim();
       if (d.value >= 0) dp->set_dim_value(d.value);
       else if (!d.symbol.empty()) dp->set_dim_param(d.symbol);
+      if (!d.denotation.empty()) dp->set_denotation(d.denotation);
     }
   };
   switch (t.kind) {

@@ -17,6 +17,7 @@
 #include "opt/pass.h"
 #include "profile/profiler.h"
 #include "runtime/executor.h"
+#include "runtime/model_overrides.h"
 #include "runtime/parallel_executor.h"
 #include "runtime/session_threads.h"
 #include "runtime/node_evaluator.h"
@@ -100,6 +101,8 @@ void Session::Impl::initialize() {
     for (auto& w : resolved.warnings) log_message(options.log_severity_level, LogLevel::Warning, w);
     devices = std::move(resolved.devices);
   }
+  apply_free_dimension_overrides(model, options);
+  apply_initializer_overrides(model, options);
   // Before IR version 4 every initializer had to be listed as a graph input too: there it
   // says nothing about overriding, and initializers are constants (as in onnxruntime). Kept
   // overridable, an opset-7 ResNet-18 ran 8x slower: no weight packing, no fusions.

@@ -238,6 +238,9 @@ class InferenceSession(Session):
             enable_profiling=bool(so.enable_profiling),
             profile_file_prefix=str(so.profile_file_prefix),
             optimized_model_filepath=os.fspath(so.optimized_model_filepath or ""),
+            free_dimension_overrides_by_name=dict(so._free_dims_by_name),
+            free_dimension_overrides_by_denotation=dict(so._free_dims_by_denotation),
+            initializers=dict(so._initializers),
         )
         # The providers in use: a CUDA provider without a device falls back to
         # the CPU with a warning (as onnxruntime), and is not listed then.

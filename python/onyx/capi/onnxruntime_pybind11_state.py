@@ -152,7 +152,9 @@ class SessionOptions:
         "use_deterministic_compute",
         "use_per_session_threads",
         "_config",
-        "_free_dim_overrides",
+        "_free_dims_by_name",
+        "_free_dims_by_denotation",
+        "_initializers",
     )
 
     def __init__(self):
@@ -173,7 +175,9 @@ class SessionOptions:
         self.use_deterministic_compute = False
         self.use_per_session_threads = True
         self._config = {}
-        self._free_dim_overrides = {}
+        self._free_dims_by_name = {}
+        self._free_dims_by_denotation = {}
+        self._initializers = {}
 
     def add_session_config_entry(self, config_key: str, config_value: str) -> None:
         if not isinstance(config_key, str) or not isinstance(config_value, str):
@@ -187,17 +191,29 @@ class SessionOptions:
             raise RuntimeError(f"SessionOptions does not have configuration with key: {config_key}") from None
 
     def add_free_dimension_override_by_name(self, dim_name: str, dim_value: int) -> None:
-        # Kept for reference; the C++ session has no free-dimension overrides yet.
-        self._free_dim_overrides[dim_name] = int(dim_value)
+        """Fixes the symbolic dimension `dim_name` of the model's inputs and outputs to `dim_value`."""
+        self._free_dims_by_name[str(dim_name)] = int(dim_value)
 
     def add_free_dimension_override_by_denotation(self, dim_denotation: str, dim_value: int) -> None:
-        self._free_dim_overrides[dim_denotation] = int(dim_value)
+        """Fixes the dimensions with this denotation (e.g. 'DATA_BATCH') to `dim_value`."""
+        self._free_dims_by_denotation[str(dim_denotation)] = int(dim_value)
 
     def add_initializer(self, name: str, val) -> None:
-        raise NotImplemented("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : SessionOptions.add_initializer is not supported by Onyx yet")
+        """Replaces the model's initializer `name` by the OrtValue `val` (its buffer is shared, as
+        in onnxruntime); names the model does not have are ignored with a warning."""
+        if not isinstance(name, str):
+            raise TypeError("add_initializer(): name must be str")
+        if not isinstance(val, OrtValue):
+            raise TypeError(f"add_initializer(): val must be an OrtValue, got {type(val).__name__}")
+        self._initializers[name] = val
 
     def add_external_initializers(self, names, values) -> None:
-        raise NotImplemented("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : SessionOptions.add_external_initializers is not supported by Onyx yet")
+        """add_initializer for each (name, OrtValue) pair."""
+        names, values = list(names), list(values)
+        if len(names) != len(values):
+            raise ValueError(f"add_external_initializers(): {len(names)} names for {len(values)} values")
+        for name, val in zip(names, values):
+            self.add_initializer(name, val)
 
     def register_custom_ops_library(self, library_path: str) -> None:
         raise NotImplemented("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : custom operator libraries are not supported by Onyx")

@@ -676,6 +676,23 @@ PYBIND11_MODULE(_core, m) {
           py::arg("numpy_obj"), py::arg("device_type") = "cpu", py::arg("device_id") = 0, py::arg("vendor_id") = -1,
           "Wraps a numpy array (in place when it is C-contiguous; the OrtValue keeps it alive).")
       .def_static(
+          "ortvalue_from_numpy_with_onnx_type",
+          [](py::object arr, py::object onnx_element_type) {
+            // For ONNX types numpy lacks (bfloat16, float8, ...): the array's bytes read as that type.
+            Tensor t = tensor_from_py(arr);
+            DataType target = dtype_from_py(onnx_element_type);
+            if (t.dtype() == DataType::String || target == DataType::String)
+              raise_onyx(ErrorCode::InvalidArgument, "ortvalue_from_numpy_with_onnx_type: strings cannot be reinterpreted");
+            if (onyx::dtype_size(target) != onyx::dtype_size(t.dtype()))
+              raise_onyx(ErrorCode::InvalidArgument,
+                         "ortvalue_from_numpy_with_onnx_type: element type " + onyx::dtype_name(target) + " takes " +
+                             std::to_string(onyx::dtype_size(target)) + " bytes, the array's " +
+                             onyx::dtype_name(t.dtype()) + " " + std::to_string(onyx::dtype_size(t.dtype())));
+            return PyValue{Value(Tensor::wrap(target, t.shape(), t.raw(), t.holder()))};
+          },
+          py::arg("data"), py::arg("onnx_element_type"),
+          "Wraps a numpy array as a tensor of another ONNX element type of the same size (no copy).")
+      .def_static(
           "ortvalue_from_shape_and_type",
           [](std::vector<int64_t> shape, py::object element_type, const std::string& device_type, int device_id,
              int vendor_id) {

@@ -158,3 +158,24 @@ def test_sequence_output_and_input():
     items = [np.zeros(2, np.float32), np.ones(3, np.float32), np.ones(1, np.float32)]
     (n,) = ort.InferenceSession(seq_in).run(None, {"s": items})
     assert int(n) == 3 == int(onnxruntime.InferenceSession(seq_in).run(None, {"s": items})[0])
+
+
+def test_ortvalue_from_numpy_with_onnx_type_feeds_bfloat16():
+    """uint16 bits read as bfloat16 (numpy has no bfloat16), cast to float: as onnxruntime."""
+    model = make_model(
+        [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT)],
+        [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    ).SerializeToString()
+    values = np.array([1.0, -2.5, 3.140625, 1e20], np.float32)
+    bits = (values.view(np.uint32) >> 16).astype(np.uint16)  # exact in bfloat16 but for 1e20 (truncated)
+    results = []
+    for module in (ort, onnxruntime):
+        v = module.OrtValue.ortvalue_from_numpy_with_onnx_type(bits, TensorProto.BFLOAT16)
+        assert v.data_type() == "tensor(bfloat16)"
+        sess = module.InferenceSession(model, providers=["CPUExecutionProvider"])
+        results.append(sess.run_with_ort_values(["y"], {"x": v})[0].numpy())
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0][:3], values[:3])
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument, match="takes 2 bytes"):
+        ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.zeros(3, np.float32), TensorProto.BFLOAT16)

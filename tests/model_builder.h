@@ -40,6 +40,13 @@ inline void add_ints_attr(onnx::NodeProto* n, const std::string& name, const std
   for (int64_t v : values) a->add_ints(v);
 }
 
+inline void add_float_attr(onnx::NodeProto* n, const std::string& name, float value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+}
+
 inline void add_int_attr(onnx::NodeProto* n, const std::string& name, int64_t value) {
   auto* a = n->add_attribute();
   a->set_name(name);

@@ -150,6 +150,34 @@ TEST(Optimizer, ConvSigmoidMulFusesToSwish) {
   EXPECT_EQ(r.fusions["Conv+Swish"], 1);
 }
 
+// HardSwish as Paddle and TensorFlow export it, x * HardSigmoid(x) with alpha 0.1666667,
+// becomes the conv's HardSwish activation with that alpha and beta; also with a beta
+// oneDNN's hardswish cannot express (the generic epilogue then). Values as unfused.
+TEST(Optimizer, ConvHardSigmoidMulFusesToHardSwish) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 3, 7, 7});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 16, 7, 7});
+  *g->add_initializer() = float_tensor("w1", {16, 3, 3, 3}, random_values(432, 14));
+  *g->add_initializer() = float_tensor("w2", {16, 16, 1, 1}, random_values(256, 15));
+  add_ints_attr(add_node(g, "Conv", {"x", "w1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  auto* h1 = add_node(g, "HardSigmoid", {"c1"}, {"h1"});
+  test::add_float_attr(h1, "alpha", 0.1666667f);
+  test::add_float_attr(h1, "beta", 0.5f);
+  add_node(g, "Mul", {"c1", "h1"}, {"m1"});
+  add_node(g, "Conv", {"m1", "w2"}, {"c2"});
+  auto* h2 = add_node(g, "HardSigmoid", {"c2"}, {"h2"});
+  test::add_float_attr(h2, "alpha", 0.25f);
+  test::add_float_attr(h2, "beta", 0.3f);
+  add_node(g, "Mul", {"h2", "c2"}, {"y"});
+  std::vector<float> x = random_values(147, 16);
+  for (float& v : x) v *= 3.0f;  // both clamps of the gate
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(x, {1, 3, 7, 7}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["Conv+HardSwish"], 2);
+  check_same(m, feeds, OptimizationLevel::All, 1e-5f);
+}
+
 // DenseNet's pattern: a zero Pad before a pool (dropped, so the pool stays
 // blocked), a Concat of blocked values, then BatchNormalization + Relu that no
 // conv absorbs (a depthwise 1x1 NchwcConv with the Relu fused).

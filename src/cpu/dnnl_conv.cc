@@ -205,7 +205,14 @@ bool activation_post_ops(const std::string& act, const std::vector<float>& p, dn
   else if (act == "HardSigmoid") {
     add(algorithm::eltwise_linear, param(0, 0.2f), param(1, 0.5f));
     add(algorithm::eltwise_clip, 0.0f, 1.0f);
-  } else if (act == "HardSwish") add(algorithm::eltwise_hardswish, 0.0f, 0.0f);
+  } else if (act == "HardSwish") {
+    // oneDNN 2.6's hardswish is x * clip(x / 6 + 1/2): x * clip(a x + 1/2) is that of 6 a x, scaled back.
+    float a = param(0, 1.0f / 6), b = param(1, 0.5f);
+    if (b != 0.5f || !(a > 0)) return false;
+    if (a != 1.0f / 6) add(algorithm::eltwise_linear, 6 * a, 0.0f);
+    add(algorithm::eltwise_hardswish, 0.0f, 0.0f);
+    if (a != 1.0f / 6) add(algorithm::eltwise_linear, 1 / (6 * a), 0.0f);
+  }
   else if (act == "Gelu") add(algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
   else if (act == "GeluTanh") add(algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
   else return false;

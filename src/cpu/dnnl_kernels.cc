@@ -281,6 +281,32 @@ class ReorderInputKernel final : public Kernel {
   bool channels_last_;
 };
 
+// Whether oneDNN, every blocked conv's fallback, takes a node's activations
+// (not a HardSwish with a beta other than 1/2).
+bool blocked_activations_supported(const Node& n) {
+  auto supported = [&](const char* act, const char* params) {
+    DnnlConvConfig cfg;
+    const Attribute* a = n.attr(act);
+    const Attribute* p = n.attr(params);
+    cfg.activation = a ? a->s : "";
+    if (p) cfg.activation_params = p->floats;
+    return DnnlConv::supports(cfg, 4);
+  };
+  return supported("activation", "activation_params") &&
+         supported("pointwise_activation", "pointwise_activation_params");
+}
+
+void add_blocked_conv(KernelRegistry& r, const std::string& op, KernelFactory factory) {
+  KernelDef d;
+  d.domain = kDomain;
+  d.op_type = op;
+  d.since_version = 1;
+  d.until_version = kMaxOpset;
+  d.factory = std::move(factory);
+  d.supports = blocked_activations_supported;
+  r.add(std::move(d));
+}
+
 }  // namespace
 
 void register_nchwc(KernelRegistry& r) {
@@ -291,12 +317,10 @@ void register_nchwc(KernelRegistry& r) {
         [](const KernelInitContext& c) -> std::unique_ptr<Kernel> { return std::make_unique<ReorderOutputKernel>(c); },
         kDomain);
   if (!dnnl_available()) return;
-  r.add("NchwcConv", 1, kMaxOpset, make_nchwc_conv, kDomain);
-  r.add("NchwcPointwiseDepthwise", 1, kMaxOpset,
-        [](const KernelInitContext& c) -> std::unique_ptr<Kernel> {
-          return std::make_unique<NchwcPointwiseDepthwiseKernel>(c);
-        },
-        kDomain);
+  add_blocked_conv(r, "NchwcConv", make_nchwc_conv);
+  add_blocked_conv(r, "NchwcPointwiseDepthwise", [](const KernelInitContext& c) -> std::unique_ptr<Kernel> {
+    return std::make_unique<NchwcPointwiseDepthwiseKernel>(c);
+  });
   r.add("NchwcMaxPool", 1, kMaxOpset,
         [](const KernelInitContext& c) -> std::unique_ptr<Kernel> {
           return std::make_unique<NchwcPoolKernel>(c, DnnlPoolConfig::Max);

@@ -28,7 +28,7 @@ __attribute__((always_inline)) static inline __m512 activate(__m512 v, int act, 
       return _mm512_min_ps(_mm512_max_ps(t, _mm512_setzero_ps()), _mm512_set1_ps(1.0f));
     }
     case kActHardSwish: {
-      __m512 t = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6), _mm512_set1_ps(0.5f));
+      __m512 t = _mm512_fmadd_ps(v, _mm512_set1_ps(p0), _mm512_set1_ps(p1));
       t = _mm512_min_ps(_mm512_max_ps(t, _mm512_setzero_ps()), _mm512_set1_ps(1.0f));
       return _mm512_mul_ps(v, t);
     }

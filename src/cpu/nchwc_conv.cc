@@ -57,7 +57,7 @@ bool nchwc_activation(const std::string& act, const std::vector<float>& p, int* 
   else if (act == "LeakyRelu") *kind = nchwc::kActLeakyRelu, *p0 = param(0, 0.01f);
   else if (act == "Clip") *kind = nchwc::kActClip, *p0 = param(0, -3.4e38f), *p1 = param(1, 3.4e38f);
   else if (act == "HardSigmoid") *kind = nchwc::kActHardSigmoid, *p0 = param(0, 0.2f), *p1 = param(1, 0.5f);
-  else if (act == "HardSwish") *kind = nchwc::kActHardSwish;
+  else if (act == "HardSwish") *kind = nchwc::kActHardSwish, *p0 = param(0, 1.0f / 6), *p1 = param(1, 0.5f);
   else if (act == "Sigmoid") *kind = nchwc::kActSigmoid;
   else if (act == "Tanh") *kind = nchwc::kActTanh;
   else if (act == "Swish") *kind = nchwc::kActSwish, *p0 = param(0, 1.0f);

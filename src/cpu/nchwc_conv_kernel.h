@@ -15,7 +15,7 @@ enum ActKind : int {
   kActLeakyRelu,   // p0 = alpha
   kActClip,        // p0 = min, p1 = max
   kActHardSigmoid, // clip(p0 * x + p1, 0, 1)
-  kActHardSwish,   // x * clip(x / 6 + 1/2, 0, 1)
+  kActHardSwish,   // x * clip(p0 x + p1, 0, 1): p0 = 1/6, p1 = 1/2 for ONNX's HardSwish
   kActSigmoid,
   kActTanh,
   kActSwish,       // x * sigmoid(p0 * x)

@@ -203,12 +203,17 @@ int sole_consumer_of_type(const Graph& g, const GraphView& view, const std::stri
 }
 
 std::optional<std::pair<int, int>> swish_of(const Graph& g, const GraphView& view, const std::string& x) {
+  return self_gated(g, view, x, "Sigmoid");
+}
+
+std::optional<std::pair<int, int>> self_gated(const Graph& g, const GraphView& view, const std::string& x,
+                                              const std::string& gate_op) {
   const std::vector<int>& readers = view.consumers(x);
   if (readers.size() != 2 || view.is_graph_output(x)) return std::nullopt;
   for (int k = 0; k < 2; ++k) {
     const Node& sig = g.nodes[readers[k]];
     const Node& mul = g.nodes[readers[1 - k]];
-    if (sig.op_type != "Sigmoid" || !sig.domain.empty() || mul.op_type != "Mul" || !mul.domain.empty()) continue;
+    if (sig.op_type != gate_op || !sig.domain.empty() || mul.op_type != "Mul" || !mul.domain.empty()) continue;
     if (view.single_consumer(sig.outputs[0]) != readers[1 - k] || mul.inputs.size() != 2) continue;
     if (other_input(mul, x) != sig.outputs[0]) continue;
     return std::make_pair(readers[k], readers[1 - k]);

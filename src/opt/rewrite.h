@@ -106,6 +106,10 @@ int sole_consumer_of_type(const Graph& g, const GraphView& view, const std::stri
 // Swish written out, x * Sigmoid(x) (SiLU in PyTorch exports): the nodes {Sigmoid, Mul} when
 // they are x's only readers, else nothing.
 std::optional<std::pair<int, int>> swish_of(const Graph& g, const GraphView& view, const std::string& x);
+// x * Gate(x) as the only two readers of x: (the gate node of type `gate_op`,
+// the Mul); e.g. HardSigmoid for the x * HardSigmoid(x) that spells HardSwish.
+std::optional<std::pair<int, int>> self_gated(const Graph& g, const GraphView& view, const std::string& x,
+                                              const std::string& gate_op);
 // A Pad node's amounts [begin..., end...] when known at load time: its
 // constant `pads` input, or before opset 11 its `pads` (`paddings` in opset 1)
 // attribute; nullopt otherwise.

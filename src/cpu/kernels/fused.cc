@@ -36,7 +36,8 @@ void apply_activation(float* y, int64_t n, const std::string& act, const std::ve
   } else if (act == "HardSigmoid") {
     for (int64_t i = 0; i < n; ++i) y[i] = std::min(1.0f, std::max(0.0f, p[0] * y[i] + p[1]));
   } else if (act == "HardSwish") {
-    for (int64_t i = 0; i < n; ++i) y[i] = y[i] * std::min(1.0f, std::max(0.0f, y[i] / 6.0f + 0.5f));
+    const float alpha = p.size() > 0 ? p[0] : 1.0f / 6, beta = p.size() > 1 ? p[1] : 0.5f;
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] * std::min(1.0f, std::max(0.0f, std::fma(alpha, y[i], beta)));
   } else if (act == "Gelu") {
     vm::gelu_erf(y, y, n);
   } else if (act == "GeluTanh") {

@@ -35,7 +35,7 @@ __device__ __forceinline__ float act_apply(const ActParams& p, float x) {
     case Act::Elu: return x >= 0.f ? x : p.a * (expf(x) - 1.f);
     case Act::LeakyRelu: return x >= 0.f ? x : p.a * x;
     case Act::HardSigmoid: return fmaxf(0.f, fminf(1.f, p.a * x + p.b));
-    case Act::HardSwish: return x * fmaxf(0.f, fminf(1.f, x / 6.f + 0.5f));
+    case Act::HardSwish: return x * fmaxf(0.f, fminf(1.f, p.a * x + p.b));
     case Act::Selu: return x > 0.f ? p.b * x : p.b * (p.a * expf(x) - p.a);
     case Act::Gelu: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
     case Act::GeluTanh: return 0.5f * x * (1.f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
@@ -79,7 +79,7 @@ inline ActParams fused_activation(const AttributeReader& attrs) {
   else if (a == "LeakyRelu") p = {Act::LeakyRelu, param(0, 0.01f), 0};
   else if (a == "Clip") p = {Act::Clip, param(0, -INFINITY), param(1, INFINITY)};
   else if (a == "HardSigmoid") p = {Act::HardSigmoid, param(0, 0.2f), param(1, 0.5f)};
-  else if (a == "HardSwish") p.act = Act::HardSwish;
+  else if (a == "HardSwish") p = {Act::HardSwish, param(0, 1.f / 6.f), param(1, 0.5f)};
   else if (a == "Gelu") p.act = attrs.get_string("approximate", "none") == "tanh" ? Act::GeluTanh : Act::Gelu;
   else kernel_fail("CUDA: unsupported fused activation '" + a + "'");
   return p;

@@ -25,6 +25,10 @@ class Unary final : public CudaKernel {
       p_params_.a = ctx.get_float("alpha", 0.2f);
       p_params_.b = ctx.get_float("beta", 0.5f);
     }
+    if (act == Act::HardSwish) {  // ONNX's HardSwish: x * clip(x / 6 + 1/2, 0, 1)
+      p_params_.a = 1.f / 6.f;
+      p_params_.b = 0.5f;
+    }
     if (act == Act::Selu) {
       p_params_.a = ctx.get_float("alpha", 1.67326319217681884765625f);
       p_params_.b = ctx.get_float("gamma", 1.05070102214813232421875f);

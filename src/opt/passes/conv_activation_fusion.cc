@@ -1,4 +1,4 @@
-// Conv [+ Add(residual)] [+ activation, or x * Sigmoid(x)] -> com.onyx FusedConv(X, W, B, Z):
+// Conv [+ Add(residual)] [+ activation, or x * Sigmoid(x), or x * HardSigmoid(x)] -> com.onyx FusedConv(X, W, B, Z):
 // the residual sum and the activation are applied by the convolution kernel
 // to its output while it is still in cache.
 #include "opt/passes/passes.h"
@@ -69,6 +69,13 @@ class ConvActivationRule final : public RewriteRule {
       removed.push_back(swish->first);
       ai = swish->second;
       act = {{"Swish", {1.0f}}};
+    } else if (auto hard = ai < 0 ? self_gated(g, view, out, "HardSigmoid") : std::nullopt) {
+      // Paddle's and TensorFlow's HardSwish, x * HardSigmoid(x) with their own alpha (0.1666667, not 1/6).
+      const Node& gate = g.nodes[hard->first];
+      removed.push_back(hard->first);
+      ai = hard->second;
+      act = {{"HardSwish", {gate.attr("alpha") ? gate.attr("alpha")->f : 0.2f,
+                            gate.attr("beta") ? gate.attr("beta")->f : 0.5f}}};
     }
     if (act) {
       fused.attributes["activation"] = string_attr(act->first);

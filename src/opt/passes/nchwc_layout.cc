@@ -182,6 +182,12 @@ class NchwcLayout final : public GraphPass {
         // most output lanes would be padding.
         if (ok && !is_blocked(n.inputs[0]) && !feeds_blocked(n.outputs[0]) && pointwise_head(n, *w, group))
           ok = false;
+        if (ok && ctx.can_run) {  // the blocked kernels take the activation (see register_nchwc)
+          Node probe = n;
+          probe.op_type = "NchwcConv";
+          probe.domain = kOnyxDomain;
+          ok = ctx.can_run(probe);
+        }
         if (ok) {
           int64_t M = w->dim(0);
           if (group != 1 && w->dim(1) != 1) ++ctx.fusion_counts["grouped Conv as NchwcConv"];

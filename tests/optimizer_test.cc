@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <tuple>
 
 #include "model_builder.h"
 #include "cpu/dnnl_conv.h"
@@ -176,6 +177,54 @@ TEST(Optimizer, ConvHardSigmoidMulFusesToHardSwish) {
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
   EXPECT_EQ(r.fusions["Conv+HardSwish"], 2);
   check_same(m, feeds, OptimizationLevel::All, 1e-5f);
+}
+
+// GELU (decomposed with Erf, as exported) after a conv becomes its activation, also in the
+// blocked layout; values as unfused.
+TEST(Optimizer, ConvGeluFuses) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 16, 6, 6});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 16, 6, 6});
+  *g->add_initializer() = float_tensor("w1", {32, 16, 1, 1}, random_values(512, 17));
+  *g->add_initializer() = float_tensor("w2", {16, 32, 1, 1}, random_values(512, 18));
+  *g->add_initializer() = float_tensor("sqrt2", {}, {1.41421356f});
+  *g->add_initializer() = float_tensor("one", {}, {1.0f});
+  *g->add_initializer() = float_tensor("half", {}, {0.5f});
+  add_node(g, "Conv", {"x", "w1"}, {"c"});
+  add_node(g, "Div", {"c", "sqrt2"}, {"d"});
+  add_node(g, "Erf", {"d"}, {"e"});
+  add_node(g, "Add", {"e", "one"}, {"a"});
+  add_node(g, "Mul", {"c", "a"}, {"m"});
+  add_node(g, "Mul", {"m", "half"}, {"gelu"});
+  add_node(g, "Conv", {"gelu", "w2"}, {"y"});
+  std::vector<float> x = random_values(576, 19);
+  for (float& v : x) v *= 3.0f;
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(x, {1, 16, 6, 6}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["Conv+Gelu"], 1);
+  check_same(m, feeds, OptimizationLevel::All, 1e-5f);
+}
+
+// A depthwise conv with channel multiplier 2 (FastViT's downsampling), twice on one input:
+// both read one repeated-channel Gather and run as plain depthwise convs; values as before.
+TEST(Optimizer, DepthwiseMultiplierAsRepeatedChannels) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 16, 9, 9});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 32, 5, 5});
+  *g->add_initializer() = float_tensor("w7", {32, 1, 7, 7}, random_values(32 * 49, 20));
+  *g->add_initializer() = float_tensor("w3", {32, 1, 3, 3}, random_values(32 * 9, 21));
+  for (auto [w, out, k] : {std::tuple{"w7", "a", 7}, std::tuple{"w3", "b", 3}}) {
+    auto* conv = add_node(g, "Conv", {"x", w}, {out});
+    add_int_attr(conv, "group", 16);
+    add_ints_attr(conv, "strides", {2, 2});
+    add_ints_attr(conv, "pads", {k / 2, k / 2, k / 2, k / 2});
+  }
+  add_node(g, "Add", {"a", "b"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(16 * 81, 22), {1, 16, 9, 9}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-5f);
+  if (dnnl_available()) EXPECT_EQ(r.fusions["depthwise multiplier as repeated channels"], 2);
 }
 
 // DenseNet's pattern: a zero Pad before a pool (dropped, so the pool stays

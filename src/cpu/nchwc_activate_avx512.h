@@ -34,6 +34,10 @@ __attribute__((always_inline)) static inline __m512 activate(__m512 v, int act, 
     }
     case kActSigmoid:
       return sigmoid16_avx512(v);
+    case kActGelu:
+      return gelu16_avx512(v);
+    case kActGeluTanh:
+      return gelu_tanh16_avx512(v);
     case kActSwish:
       return _mm512_mul_ps(v, sigmoid16_avx512(_mm512_mul_ps(v, _mm512_set1_ps(p0))));
     case kActTanh: {

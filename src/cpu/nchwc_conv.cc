@@ -61,6 +61,8 @@ bool nchwc_activation(const std::string& act, const std::vector<float>& p, int* 
   else if (act == "Sigmoid") *kind = nchwc::kActSigmoid;
   else if (act == "Tanh") *kind = nchwc::kActTanh;
   else if (act == "Swish") *kind = nchwc::kActSwish, *p0 = param(0, 1.0f);
+  else if (act == "Gelu") *kind = nchwc::kActGelu;
+  else if (act == "GeluTanh") *kind = nchwc::kActGeluTanh;
   else return false;
   return true;
 }

@@ -19,6 +19,8 @@ enum ActKind : int {
   kActSigmoid,
   kActTanh,
   kActSwish,       // x * sigmoid(p0 * x)
+  kActGelu,        // x * Phi(x) (erf form)
+  kActGeluTanh,    // its tanh approximation
 };
 
 // One tile: NB output blocks (16 channels each) x P output pixels of one

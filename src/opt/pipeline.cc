@@ -40,6 +40,8 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   // Level all: channel-last 8-bit and blocked float activation layouts through conv / pool chains.
   if (level == OptimizationLevel::All) {
     p.push_back(make_int8_channels_last());
+    p.push_back(make_depthwise_multiplier());
+    p.push_back(make_common_subexpression_elimination());  // one repeat for convs that share an input
     p.push_back(make_nchwc_layout());
     p.push_back(make_pointwise_depthwise_fusion());
   }

@@ -16,6 +16,10 @@ std::optional<std::pair<std::string, std::vector<float>>> activation_of(const No
     return a ? a->f : def;
   };
   const std::string& op = act.op_type;
+  if (op == "Gelu" && (act.domain.empty() || act.domain == kOnyxDomain)) {  // PoolFormer's and ConvNeXt-style MLPs
+    const Attribute* approximate = act.attr("approximate");
+    return {{approximate && approximate->s == "tanh" ? "GeluTanh" : "Gelu", {}}};
+  }
   if (!act.domain.empty()) return std::nullopt;
   if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") return {{op, {}}};
   if (op == "LeakyRelu") return {{op, {f("alpha", 0.01f)}}};

@@ -33,6 +33,7 @@ std::unique_ptr<GraphPass> make_attention_fusion();
 std::unique_ptr<GraphPass> make_sdpa_fusion();
 std::unique_ptr<GraphPass> make_spatial_mean_to_pool();
 // all
+std::unique_ptr<GraphPass> make_depthwise_multiplier();
 std::unique_ptr<GraphPass> make_nchwc_layout();
 std::unique_ptr<GraphPass> make_int8_channels_last();
 std::unique_ptr<GraphPass> make_pointwise_depthwise_fusion();

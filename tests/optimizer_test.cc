@@ -227,6 +227,48 @@ TEST(Optimizer, DepthwiseMultiplierAsRepeatedChannels) {
   if (dnnl_available()) EXPECT_EQ(r.fusions["depthwise multiplier as repeated channels"], 2);
 }
 
+// GroupNorm as PyTorch exports it (Reshape [0, G, -1], InstanceNormalization, Reshape back
+// through Shape(x) or a constant) between convs stays in the blocked layout when each group
+// is whole blocks (1 group of 32 channels, then 2 groups); 4 groups of 8 only with 8-lane blocks.
+TEST(Optimizer, GroupNormBetweenConvsStaysBlocked) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build: no blocked layout";
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 8, 6, 6});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 32, 6, 6});
+  *g->add_initializer() = float_tensor("w1", {32, 8, 3, 3}, random_values(32 * 72, 23));
+  *g->add_initializer() = float_tensor("w2", {32, 32, 1, 1}, random_values(1024, 24));
+  *g->add_initializer() = float_tensor("w3", {32, 32, 1, 1}, random_values(1024, 25));
+  *g->add_initializer() = float_tensor("w4", {32, 32, 1, 1}, random_values(1024, 26));
+  *g->add_initializer() = float_tensor("gamma", {32, 1, 1}, random_values(32, 27));
+  *g->add_initializer() = float_tensor("beta", {32, 1, 1}, random_values(32, 28));
+  *g->add_initializer() = test::int64_tensor("full_shape", {4}, {2, 32, 6, 6});
+  add_ints_attr(add_node(g, "Conv", {"x", "w1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  // norm(input, groups, reshape back from Shape or the constant) -> Mul gamma -> Add beta
+  auto group_norm = [&](const std::string& in, int64_t groups, bool from_shape, const std::string& out) {
+    *g->add_initializer() = test::int64_tensor(out + "_groups", {3}, {0, groups, -1});
+    *g->add_initializer() = float_tensor(out + "_ones", {groups}, std::vector<float>(groups, 1.0f));
+    *g->add_initializer() = float_tensor(out + "_zeros", {groups}, std::vector<float>(groups, 0.0f));
+    add_node(g, "Reshape", {in, out + "_groups"}, {out + "_r"});
+    add_node(g, "InstanceNormalization", {out + "_r", out + "_ones", out + "_zeros"}, {out + "_n"});
+    std::string shape = "full_shape";
+    if (from_shape) add_node(g, "Shape", {in}, {shape = out + "_shape"});
+    add_node(g, "Reshape", {out + "_n", shape}, {out + "_b"});
+    add_node(g, "Mul", {out + "_b", "gamma"}, {out + "_m"});
+    add_node(g, "Add", {out + "_m", "beta"}, {out});
+  };
+  group_norm("c1", 1, true, "n1");
+  add_node(g, "Conv", {"n1", "w2"}, {"c2"});
+  group_norm("c2", 2, false, "n2");
+  add_node(g, "Conv", {"n2", "w3"}, {"c3"});
+  group_norm("c3", 4, true, "n3");  // 8 channels per group: whole blocks only where blocks are 8 wide
+  add_node(g, "Conv", {"n3", "w4"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(2 * 8 * 36, 29), {2, 8, 6, 6}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
+  EXPECT_EQ(r.fusions["GroupNorm (Reshape, InstanceNormalization) on blocked values"],
+            dnnl_preferred_block() == 8 ? 3 : 2);
+}
+
 // DenseNet's pattern: a zero Pad before a pool (dropped, so the pool stays
 // blocked), a Concat of blocked values, then BatchNormalization + Relu that no
 // conv absorbs (a depthwise 1x1 NchwcConv with the Relu fused).

@@ -9,6 +9,7 @@
 // 0,3,1,2) channels-last reorders. So chains of convolutions and pools pay for
 // layout conversion only at their edges.
 // Blocked values get new names; the NCHW value keeps its original name.
+#include <map>
 #include <set>
 
 #include "opt/passes/channel_affine.h"
@@ -78,6 +79,45 @@ Tensor merged_group_weights(const Tensor& w, int64_t group, int64_t k) {
     std::copy(src + o * cg * taps, src + (o + 1) * cg * taps, dst + (o * k * cg + slot * cg) * taps);
   }
   return out;
+}
+
+// GroupNorm as PyTorch exports it: Reshape(x, [0 or N, G, -1]) ->
+// InstanceNormalization -> Reshape(back to x's shape, from Shape(x) or a
+// constant). With whole blocks per group the blocked tensor, reshaped the same
+// way, holds each group's values contiguously (and no padding lanes), so the
+// three nodes run on it unchanged: only the final Reshape needs the blocked shape.
+struct GroupNormNodes {
+  int instance_norm = -1, reshape_back = -1;
+  int shape_of_input = -1;  // the Shape(x) node the reshape back reads, or -1 (constant shape)
+};
+
+std::optional<GroupNormNodes> group_norm_on(const Graph& g, const GraphView& view, int i, int64_t channels, int block) {
+  const Node& reshape = g.nodes[i];
+  const Tensor* shape = reshape.inputs.size() == 2 ? view.constant(reshape.inputs[1]) : nullptr;
+  if (!shape || shape->numel() != 3 || read_int(reshape, "allowzero", 0) != 0) return std::nullopt;
+  const int64_t groups = shape->int_at(1);
+  if (shape->int_at(2) != -1 || groups <= 0 || channels % groups != 0 || (channels / groups) % block != 0)
+    return std::nullopt;
+  GroupNormNodes nodes;
+  nodes.instance_norm = view.single_consumer(reshape.outputs[0]);
+  const Node* in = node_of_type(g, nodes.instance_norm, "InstanceNormalization");
+  if (!in || in->inputs[0] != reshape.outputs[0] || view.is_graph_output(reshape.outputs[0])) return std::nullopt;
+  nodes.reshape_back = view.single_consumer(in->outputs[0]);
+  const Node* back = node_of_type(g, nodes.reshape_back, "Reshape");
+  if (!back || back->inputs[0] != in->outputs[0] || view.is_graph_output(in->outputs[0])) return std::nullopt;
+  const std::string& x = reshape.inputs[0];
+  const Tensor* back_shape = view.constant(back->inputs[1]);
+  const TypeInfo* xt = view.type_of(x);
+  if (back_shape) {  // the constant must be x's own (static) shape
+    if (!xt || !xt->has_shape || static_cast<int64_t>(xt->shape.size()) != back_shape->numel()) return std::nullopt;
+    for (int64_t d = 0; d < back_shape->numel(); ++d)
+      if (xt->shape[d].value != back_shape->int_at(d)) return std::nullopt;
+    return nodes;
+  }
+  nodes.shape_of_input = view.producer(back->inputs[1]);
+  const Node* shape_of = node_of_type(g, nodes.shape_of_input, "Shape");
+  if (!shape_of || shape_of->inputs[0] != x || shape_of->attr("start") || shape_of->attr("end")) return std::nullopt;
+  return nodes;
 }
 
 class NchwcLayout final : public GraphPass {
@@ -152,8 +192,13 @@ class NchwcLayout final : public GraphPass {
       return std::nullopt;
     };
     std::set<int> skip;  // nodes folded into an earlier one
+    std::map<int, Node> rewritten;  // later nodes an earlier conversion already rewrote
     for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
       if (skip.count(i)) continue;
+      if (auto it = rewritten.find(i); it != rewritten.end()) {
+        blocked.emit(view, i, std::move(it->second), true);
+        continue;
+      }
       Node n = g.nodes[i];
       bool onnx = n.domain.empty() || n.domain == "ai.onnx";
       bool converted = false;
@@ -275,6 +320,30 @@ class NchwcLayout final : public GraphPass {
         }
         ++ctx.fusion_counts[g.nodes[i].op_type + (relu ? "+Relu" : "") + " as depthwise NchwcConv"];
         make_blocked(n, C);
+        converted = true;
+      } else if (auto gn = onnx && n.op_type == "Reshape" && is_blocked(n.inputs[0])
+                               ? group_norm_on(g, view, i, blocked[n.inputs[0]].channels, block)
+                               : std::nullopt) {
+        const int64_t C = blocked[n.inputs[0]].channels;
+        const std::string x_blocked = blocked[n.inputs[0]].name;
+        n.inputs[0] = x_blocked;
+        n.outputs[0] = names.make(n.outputs[0] + "_nchwc_groups");
+        Node norm = g.nodes[gn->instance_norm];
+        norm.inputs[0] = n.outputs[0];
+        norm.outputs[0] = names.make(norm.outputs[0] + "_nchwc_groups");
+        Node back = g.nodes[gn->reshape_back];
+        back.inputs[0] = norm.outputs[0];
+        Node shape = make_node("Shape", names.make(back.name + "_blocked_shape"), {x_blocked},
+                               {names.make(back.inputs[1] + "_nchwc")});
+        back.inputs[1] = shape.outputs[0];
+        if (gn->shape_of_input >= 0 && view.consumers(g.nodes[gn->shape_of_input].outputs[0]).size() == 1 &&
+            !view.is_graph_output(g.nodes[gn->shape_of_input].outputs[0]))
+          skip.insert(gn->shape_of_input);
+        blocked.append(std::move(shape));
+        make_blocked(back, C);
+        rewritten[gn->instance_norm] = std::move(norm);
+        rewritten[gn->reshape_back] = std::move(back);
+        ++ctx.fusion_counts["GroupNorm (Reshape, InstanceNormalization) on blocked values"];
         converted = true;
       } else if (onnx && n.op_type == "Transpose" && is_blocked(n.inputs[0]) && perm_is(n, {0, 2, 3, 1})) {
         // Blocked to NHWC is a copy of block-wide runs: no NCHW in between.

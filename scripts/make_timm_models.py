@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Architectures from timm (PyTorch Image Models) beyond torchvision's, with
+seeded random weights, exported by torch.onnx.export (TorchScript exporter,
+opset 17, dynamic batch) as NAME.onnx + NAME.input_0.npy (timm_ + the timm
+model name), to check Onyx on designs the other model sets lack: GhostNet,
+MobileViT, LeViT, PoolFormer (GroupNorm, pooling mixer), EdgeNeXt, RepVGG,
+HRNet, Res2Net, DLA, CSPDarknet, Xception, Inception-v4, NF-ResNet, CoaT,
+CrossViT, BEiT, TNT, XCiT, MLP-Mixer, ResMLP, gMLP, EfficientFormer, LCNet,
+TinyNet, FBNetV3, ReXNet, HardCoReNAS, MobileNetV4, FastViT (depthwise convs
+with a channel multiplier).
+
+Needs torch and timm: Debian's python3-torch and python3-torchvision, then
+`/usr/bin/python3 -m pip install --break-system-packages timm huggingface_hub safetensors`
+(timm's own dependencies; weights are not downloaded).
+
+Usage: /usr/bin/python3 scripts/make_timm_models.py OUT [NAME ...]
+Then: python3 scripts/check_models.py --onyx build/onyx --models OUT
+      python3 ../shared/bench/compare_ort.py --onyx build/onyx --models OUT"""
+import os
+import sys
+import warnings
+
+import numpy as np
+import timm
+import torch
+
+MODELS = [
+    "ghostnet_100", "mobilevit_s", "levit_128s", "poolformer_s12", "edgenext_small", "repvgg_a2",
+    "hrnet_w18_small", "res2net50_26w_4s", "dla34", "cspdarknet53", "xception41", "inception_v4",
+    "nf_resnet26", "coat_lite_tiny", "crossvit_9_240", "beit_base_patch16_224", "tnt_s_patch16_224",
+    "xcit_tiny_12_p16_224", "mixer_b16_224", "resmlp_12_224", "gmlp_s16_224", "efficientformer_l1",
+    "lcnet_050", "tinynet_a", "fbnetv3_b", "rexnet_100", "hardcorenas_a", "mobilenetv4_conv_small",
+    "fastvit_t8",
+]
+
+
+def export(name, out):
+    torch.manual_seed(0)
+    model = timm.create_model(name, pretrained=False).eval()
+    size = model.default_cfg.get("input_size", (3, 224, 224))
+    x = torch.randn(1, *size)
+    path = os.path.join(out, f"timm_{name}.onnx")
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, x, path, opset_version=17, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch"}})
+    np.save(os.path.join(out, f"timm_{name}.input_0.npy"), x.numpy())
+    print(f"{path} {os.path.getsize(path) / 1e6:.1f} MB", flush=True)
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    failed = 0
+    for name in sys.argv[2:] or MODELS:
+        try:
+            export(name, out)
+        except Exception as e:  # one model's exporter problem does not stop the others
+            failed += 1
+            print(f"{name}: not exported: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

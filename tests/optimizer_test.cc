@@ -269,6 +269,39 @@ TEST(Optimizer, GroupNormBetweenConvsStaysBlocked) {
             dnnl_preferred_block() == 8 ? 3 : 2);
 }
 
+// Linear + BatchNorm1d as LeViT exports it (MatMul, Flatten to [rows, C], BatchNormalization,
+// Reshape back through Shape of the MatMul's output), and on a 2-D MatMul directly: the scale
+// goes into the weights, the BatchNormalization becomes an Add; values as unfused.
+TEST(Optimizer, MatMulBatchNormFolds) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 5, 8});
+  *g->add_input() = tensor_info("x2", onnx::TensorProto::FLOAT, {4, 8});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 5, 6});
+  *g->add_output() = tensor_info("y2", onnx::TensorProto::FLOAT, {4, 6});
+  *g->add_initializer() = float_tensor("w", {8, 6}, random_values(48, 30));
+  *g->add_initializer() = float_tensor("w2", {8, 6}, random_values(48, 31));
+  std::vector<float> var = random_values(6, 32);
+  for (float& v : var) v = std::abs(v) + 0.2f;
+  for (const char* k : {"1", "2"}) {
+    *g->add_initializer() = float_tensor(std::string("scale") + k, {6}, random_values(6, 33));
+    *g->add_initializer() = float_tensor(std::string("bias") + k, {6}, random_values(6, 34));
+    *g->add_initializer() = float_tensor(std::string("mean") + k, {6}, random_values(6, 35));
+    *g->add_initializer() = float_tensor(std::string("var") + k, {6}, var);
+  }
+  add_node(g, "MatMul", {"x", "w"}, {"mm"});
+  add_int_attr(add_node(g, "Flatten", {"mm"}, {"flat"}), "axis", 2);
+  add_node(g, "BatchNormalization", {"flat", "scale1", "bias1", "mean1", "var1"}, {"bn"});
+  add_node(g, "Shape", {"mm"}, {"mm_shape"});
+  add_node(g, "Reshape", {"bn", "mm_shape"}, {"y"});
+  add_node(g, "MatMul", {"x2", "w2"}, {"mm2"});
+  add_node(g, "BatchNormalization", {"mm2", "scale2", "bias2", "mean2", "var2"}, {"y2"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(80, 36), {2, 5, 8}))},
+                 {"x2", Value(Tensor::from_vector<float>(random_values(32, 37), {4, 8}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["MatMul+BatchNormalization"], 2);
+}
+
 // DenseNet's pattern: a zero Pad before a pool (dropped, so the pool stays
 // blocked), a Concat of blocked values, then BatchNormalization + Relu that no
 // conv absorbs (a depthwise 1x1 NchwcConv with the Relu fused).

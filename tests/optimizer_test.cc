@@ -694,6 +694,33 @@ TEST(Optimizer, OrtContribOpsBecomeOnyxFusedOps) {
   EXPECT_EQ(r.fusions["MatMul+Add+Gelu"], 2);
 }
 
+// Local attention over windows (Twins, NesT): rank-5 Q [B, W, H, S, D], K^T, V and a mask
+// [W, 1, S, T] broadcast over batch and heads. The fused op takes the dims before the last
+// four as more batch dims; values as the unfused graph.
+TEST(Optimizer, ScaledDotProductAttentionRank5) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  const int64_t B = 2, W = 3, H = 2, S = 4, D = 8;
+  *g->add_input() = tensor_info("q", onnx::TensorProto::FLOAT, {B, W, H, S, D});
+  *g->add_input() = tensor_info("kt", onnx::TensorProto::FLOAT, {B, W, H, D, S});
+  *g->add_input() = tensor_info("v", onnx::TensorProto::FLOAT, {B, W, H, S, D});
+  *g->add_input() = tensor_info("mask", onnx::TensorProto::FLOAT, {W, 1, S, S});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {B, W, H, S, D});
+  *g->add_initializer() = float_tensor("scale", {}, {0.35355339f});
+  add_node(g, "MatMul", {"q", "kt"}, {"s"});
+  add_node(g, "Mul", {"s", "scale"}, {"ss"});
+  add_node(g, "Add", {"ss", "mask"}, {"sm"});
+  add_int_attr(add_node(g, "Softmax", {"sm"}, {"p"}), "axis", -1);
+  add_node(g, "MatMul", {"p", "v"}, {"y"});
+  const int64_t n = B * W * H * S * D;
+  Feeds feeds = {{"q", Value(Tensor::from_vector<float>(random_values(n, 50), {B, W, H, S, D}))},
+                 {"kt", Value(Tensor::from_vector<float>(random_values(n, 51), {B, W, H, D, S}))},
+                 {"v", Value(Tensor::from_vector<float>(random_values(n, 52), {B, W, H, S, D}))},
+                 {"mask", Value(Tensor::from_vector<float>(random_values(W * S * S, 53), {W, 1, S, S}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["ScaledDotProductAttention"], 1);
+}
+
 // scaled_dot_product_attention as the PyTorch exporters write it: 1/sqrt(D) split over Q and
 // K^T, an additive mask, Softmax, the NaN guard Where(IsNaN(p), 0, p), then P V; and the
 // unmasked form with one scale on the scores over 3-D [B*H, S, D] operands (older bmm

@@ -4,6 +4,7 @@
 // the [B, H, Sq, T] scores tensor, its mask Add and its Softmax pass are never materialized.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "cpu/cpu_provider.h"
 #include "cpu/kernels/attention_core.h"
@@ -65,6 +66,89 @@ class ScaledDotProductAttentionKernel final : public Kernel {
   void run(KernelContext& ctx) const override {
     const Tensor &qt = ctx.input(0), &ktt = ctx.input(1), &vt = ctx.input(2);
     const Tensor* mask = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    const int64_t rank = std::max({qt.rank(), ktt.rank(), vt.rank()});
+    if (rank <= 4) {
+      attend(qt, ktt, vt, mask, rank, nullptr, ctx);
+      return;
+    }
+    run_outer_slices(qt, ktt, vt, mask, rank, ctx);
+  }
+
+ private:
+  // Rank 5 and more (Twins' and NesT's local attention: [B, windows, heads, N, D]): the
+  // dims before the last four are batch dims too, broadcast as in MatMul; each slice is a
+  // 4-D attention over views of the operands.
+  void run_outer_slices(const Tensor& qt, const Tensor& ktt, const Tensor& vt, const Tensor* mask, int64_t rank,
+                        KernelContext& ctx) const {
+    const int64_t outer_rank = rank - 4;
+    std::vector<const Tensor*> operands = {&qt, &ktt, &vt};
+    if (mask) operands.push_back(mask);
+    for (const Tensor* t : operands)
+      ONYX_KERNEL_CHECK(t->rank() >= 2, "ScaledDotProductAttention: operands must have rank >= 2, got " +
+                                            shape_to_string(t->shape()));
+    // Each operand's outer dims (1 where it has fewer), the broadcast outer shape and the
+    // element strides of each operand over it (0 where it broadcasts).
+    auto outer_dim = [&](const Tensor& t, int64_t d) { return d - (rank - t.rank()) >= 0 ? t.dim(d - (rank - t.rank())) : 1; };
+    Shape outer(outer_rank, 1);
+    for (int64_t d = 0; d < outer_rank; ++d)
+      for (const Tensor* t : operands) {
+        const int64_t size = outer_dim(*t, d);
+        ONYX_KERNEL_CHECK(size == 1 || outer[d] == 1 || size == outer[d],
+                          "ScaledDotProductAttention: operand " + shape_to_string(t->shape()) + " does not broadcast");
+        outer[d] = std::max(outer[d], size);
+      }
+    auto inner_shape = [&](const Tensor& t) {
+      return Shape(t.shape().end() - std::min<int64_t>(t.rank(), 4), t.shape().end());
+    };
+    auto outer_strides = [&](const Tensor& t) {
+      std::vector<int64_t> strides(outer_rank, 0);
+      int64_t stride = shape_numel(inner_shape(t));
+      for (int64_t d = outer_rank - 1; d >= 0; --d) {
+        const int64_t size = outer_dim(t, d);
+        strides[d] = size == 1 ? 0 : stride;
+        stride *= size;
+      }
+      return strides;
+    };
+    std::vector<std::vector<int64_t>> strides;
+    for (const Tensor* t : operands) strides.push_back(outer_strides(*t));
+    // The output: the outer shape, then a slice's [B, H, Sq, Dv].
+    auto view = [](const Tensor& t, const Shape& shape, int64_t offset) {
+      return Tensor::wrap(t.dtype(), shape, const_cast<float*>(t.data<float>()) + offset, t.holder());
+    };
+    Tensor first_q = view(qt, inner_shape(qt), 0), first_k = view(ktt, inner_shape(ktt), 0),
+           first_v = view(vt, inner_shape(vt), 0);
+    Shape slice_shape = attention_output_shape(first_q, first_k, first_v);
+    Shape out_shape = outer;
+    out_shape.insert(out_shape.end(), slice_shape.begin(), slice_shape.end());
+    Tensor& y = ctx.allocate_output(0, DataType::Float, out_shape);
+    const int64_t slices = shape_numel(outer), slice_size = shape_numel(slice_shape);
+    for (int64_t s = 0; s < slices; ++s) {
+      std::vector<int64_t> offsets(operands.size(), 0);
+      for (int64_t d = outer_rank - 1, rest = s; d >= 0; --d) {
+        const int64_t idx = rest % outer[d];
+        rest /= outer[d];
+        for (size_t k = 0; k < operands.size(); ++k) offsets[k] += idx * strides[k][d];
+      }
+      Tensor q = view(qt, inner_shape(qt), offsets[0]), k = view(ktt, inner_shape(ktt), offsets[1]),
+             v = view(vt, inner_shape(vt), offsets[2]);
+      Tensor m = mask ? view(*mask, inner_shape(*mask), offsets[3]) : Tensor();
+      Tensor y_slice = Tensor::wrap(DataType::Float, slice_shape, y.data<float>() + s * slice_size, nullptr);
+      attend(q, k, v, mask ? &m : nullptr, 4, &y_slice, ctx);
+    }
+  }
+
+  // [B, H, Sq, Dv] of a 4-D attention (the broadcast batch and head dims).
+  static Shape attention_output_shape(const Tensor& qt, const Tensor& ktt, const Tensor& vt) {
+    const Operand4d q = as_4d(qt, "Q"), kt = as_4d(ktt, "K^T"), v = as_4d(vt, "V");
+    return {std::max({q.dims[0], kt.dims[0], v.dims[0]}), std::max({q.dims[1], kt.dims[1], v.dims[1]}), q.dims[2],
+            v.dims[3]};
+  }
+
+  // Q, K^T, V (and the mask) of rank <= 4; the output of rank `rank` is allocated, or written
+  // into `out` (a slice of a higher-rank output) when given.
+  void attend(const Tensor& qt, const Tensor& ktt, const Tensor& vt, const Tensor* mask, int64_t rank, Tensor* out,
+              KernelContext& ctx) const {
     const Operand4d q = as_4d(qt, "Q"), kt = as_4d(ktt, "K^T"), v = as_4d(vt, "V");
     const std::string shapes = "Q " + shape_to_string(qt.shape()) + ", K^T " + shape_to_string(ktt.shape()) +
                                " and V " + shape_to_string(vt.shape());
@@ -78,12 +162,11 @@ class ScaledDotProductAttentionKernel final : public Kernel {
                           "ScaledDotProductAttention: " + shapes + " do not broadcast");
     }
     const int64_t B = grid[0], H = grid[1];
-    const int64_t rank = std::max({qt.rank(), ktt.rank(), vt.rank()});
     ONYX_KERNEL_CHECK(!mask || mask->rank() <= rank, "ScaledDotProductAttention: mask " +
                                                          shape_to_string(mask ? mask->shape() : Shape{}) +
                                                          " has a higher rank than the scores");
     const Shape full = {B, H, Sq, Dv};
-    Tensor& y = ctx.allocate_output(0, DataType::Float, Shape(full.end() - rank, full.end()));
+    Tensor& y = out ? *out : ctx.allocate_output(0, DataType::Float, Shape(full.end() - rank, full.end()));
     if (y.numel() == 0) return;
     AttentionProblem p;
     p.B = B, p.N = H, p.Sq = Sq, p.T = T, p.Dqk = D, p.Dv = Dv;
@@ -99,7 +182,6 @@ class ScaledDotProductAttentionKernel final : public Kernel {
     run_attention(p, ctx.thread_pool());
   }
 
- private:
   float scale_;
   bool zero_masked_rows_;
 };

@@ -14,13 +14,13 @@ namespace onyx {
 
 namespace {
 
-// Whether `value` may be an operand of the fused op: a float tensor of rank 2 to 4, or of a
+// Whether `value` may be an operand of the fused op: a float tensor of rank 2 or more, or of a
 // rank not known (the exporters' Reshapes to computed shapes leave ranks unknown; the kernel
 // checks them at run time).
 bool may_be_operand(const GraphView& view, const std::string& value) {
   const TypeInfo* t = view.type_of(value);
   return t && t->kind == TypeInfo::Kind::Tensor && t->elem_type == DataType::Float &&
-         (!t->has_shape || (t->shape.size() >= 2 && t->shape.size() <= 4));
+         (!t->has_shape || t->shape.size() >= 2);
 }
 
 // `value` = x * constant scalar (either side) when it is that Mul's only reader: x, the

@@ -7,7 +7,12 @@ MobileViT, LeViT, PoolFormer (GroupNorm, pooling mixer), EdgeNeXt, RepVGG,
 HRNet, Res2Net, DLA, CSPDarknet, Xception, Inception-v4, NF-ResNet, CoaT,
 CrossViT, BEiT, TNT, XCiT, MLP-Mixer, ResMLP, gMLP, EfficientFormer, LCNet,
 TinyNet, FBNetV3, ReXNet, HardCoReNAS, MobileNetV4, FastViT (depthwise convs
-with a channel multiplier).
+with a channel multiplier); and 30 more (ConvNeXt-atto, EfficientViT, RegNetZ,
+VoVNet, SelecSLS, DPN, MobileOne, RepGhostNet, GhostNetV2, TResNet, ViT-S,
+DeiT distilled, MaxViT, CoAtNet, EfficientNetV2, NesT and Twins (windowed
+attention of rank 5), PiT, Visformer, Sequencer2D (LSTMs), GCViT, DaViT,
+PVTv2, FocalNet, InceptionNeXt, HGNetV2, StarNet, EVA-02 (rotary
+embeddings), CaiT, ConViT).
 
 Needs torch and timm: Debian's python3-torch and python3-torchvision, then
 `/usr/bin/python3 -m pip install --break-system-packages timm huggingface_hub safetensors`
@@ -31,6 +36,13 @@ MODELS = [
     "xcit_tiny_12_p16_224", "mixer_b16_224", "resmlp_12_224", "gmlp_s16_224", "efficientformer_l1",
     "lcnet_050", "tinynet_a", "fbnetv3_b", "rexnet_100", "hardcorenas_a", "mobilenetv4_conv_small",
     "fastvit_t8",
+    # a second batch: more hybrids, windowed and pyramid attention, reparameterizable nets
+    "convnext_atto", "efficientvit_b0", "regnetz_b16", "ese_vovnet19b_dw", "selecsls42b", "dpn68", "mobileone_s0",
+    "repghostnet_050", "ghostnetv2_100", "tresnet_m", "vit_small_patch16_224", "deit_tiny_distilled_patch16_224",
+    "maxvit_nano_rw_256", "coatnet_nano_rw_224", "efficientnetv2_rw_t", "nest_tiny", "pit_ti_224",
+    "twins_svt_small", "visformer_tiny", "sequencer2d_s", "gcvit_xxtiny", "davit_tiny", "pvt_v2_b0",
+    "focalnet_tiny_srf", "inception_next_tiny", "hgnetv2_b0", "starnet_s1", "eva02_tiny_patch14_224",
+    "cait_xxs24_224", "convit_tiny",
 ]
 
 

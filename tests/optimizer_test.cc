@@ -224,7 +224,9 @@ TEST(Optimizer, DepthwiseMultiplierAsRepeatedChannels) {
   add_node(g, "Add", {"a", "b"}, {"y"});
   Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(16 * 81, 22), {1, 16, 9, 9}))}};
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-5f);
-  if (dnnl_available()) EXPECT_EQ(r.fusions["depthwise multiplier as repeated channels"], 2);
+  if (dnnl_available()) {
+    EXPECT_EQ(r.fusions["depthwise multiplier as repeated channels"], 2);
+  }
 }
 
 // GroupNorm as PyTorch exports it (Reshape [0, G, -1], InstanceNormalization, Reshape back

@@ -62,19 +62,16 @@ void read_strings(std::ifstream& in, const NpyStringType& type, Tensor& t, const
   }
 }
 
-void write_strings(std::ofstream& out, const Tensor& t, int64_t width) {
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    std::u32string code_points = utf8_decode(t.data<std::string>()[i]);
-    code_points.resize(static_cast<size_t>(width), U'\0');
-    out.write(reinterpret_cast<const char*>(code_points.data()), static_cast<std::streamsize>(width * 4));
-  }
-}
-
-std::string string_descr(const Tensor& t, int64_t* width) {
+// A string tensor's elements as code points, each padded to the longest ('<U<width>').
+std::vector<std::u32string> padded_code_points(const Tensor& t, int64_t* width) {
+  std::vector<std::u32string> elements;
   *width = 1;
-  for (int64_t i = 0; i < t.numel(); ++i)
-    *width = std::max<int64_t>(*width, static_cast<int64_t>(utf8_decode(t.data<std::string>()[i]).size()));
-  return "<U" + std::to_string(*width);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    elements.push_back(utf8_decode(t.data<std::string>()[i]));
+    *width = std::max<int64_t>(*width, static_cast<int64_t>(elements.back().size()));
+  }
+  for (auto& e : elements) e.resize(static_cast<size_t>(*width), U'\0');
+  return elements;
 }
 
 }  // namespace
@@ -133,9 +130,13 @@ Tensor read_npy(const std::string& path) {
 void write_npy(const std::string& path, const Tensor& t) {
   std::string descr;
   int64_t string_width = 0;
+  std::vector<std::u32string> strings;
   for (const auto& nt : kTypes)
     if (nt.dtype == t.dtype()) descr = nt.descr;
-  if (t.dtype() == DataType::String) descr = string_descr(t, &string_width);
+  if (t.dtype() == DataType::String) {
+    strings = padded_code_points(t, &string_width);
+    descr = "<U" + std::to_string(string_width);
+  }
   if (descr.empty()) fail(ErrorCode::InvalidArgument, "cannot write " + dtype_name(t.dtype()) + " as .npy");
   std::string shape = "(";
   for (int64_t d : t.shape()) shape += std::to_string(d) + ",";
@@ -149,10 +150,12 @@ void write_npy(const std::string& path, const Tensor& t) {
   uint16_t len = static_cast<uint16_t>(header.size());
   out.write(reinterpret_cast<const char*>(&len), 2);
   out << header;
-  if (t.dtype() == DataType::String)
-    write_strings(out, t, string_width);
-  else
+  if (t.dtype() == DataType::String) {
+    for (const auto& s : strings)
+      out.write(reinterpret_cast<const char*>(s.data()), static_cast<std::streamsize>(string_width * 4));
+  } else {
     out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
+  }
 }
 
 }  // namespace onyx

@@ -202,6 +202,13 @@ int sole_consumer_of_type(const Graph& g, const GraphView& view, const std::stri
   return node_of_type(g, c, op) ? c : -1;
 }
 
+bool kernel_exists(const PassContext& ctx, const std::string& op, const std::string& domain) {
+  Node probe;
+  probe.op_type = op;
+  probe.domain = domain;
+  return !ctx.can_run || ctx.can_run(probe);
+}
+
 std::optional<std::pair<int, int>> swish_of(const Graph& g, const GraphView& view, const std::string& x) {
   return self_gated(g, view, x, "Sigmoid");
 }

@@ -82,6 +82,9 @@ std::optional<double> constant_scalar(const GraphView& view, const std::string& 
 // nullopt when not given or not constant.
 std::optional<std::vector<int64_t>> reduce_axes(const Node& n, const GraphView& view);
 bool keeps_dims(const Node& n);  // a Reduce* node's keepdims (default 1)
+// Whether the runtime has a kernel for op type `op` of `domain` (true when the
+// context cannot tell); a pass that introduces such ops asks first.
+bool kernel_exists(const PassContext& ctx, const std::string& op, const std::string& domain);
 // An int attribute, or `def` when absent.
 int64_t read_int(const Node& n, const char* name, int64_t def);
 // True when every value of an ints attribute is v (or it is absent).

@@ -272,6 +272,17 @@ void slice_apply(KernelContext& ctx, const Tensor& x, const std::vector<int64_t>
   strided_copy_tensor(x, base, strides, out);
 }
 
+// Slice-10 and later, and DynamicSlice: starts, ends, axes and steps as inputs.
+void slice_from_inputs(KernelContext& ctx, const std::string& op) {
+  std::vector<int64_t> starts = int_list(ctx.input(1), (op + ": starts").c_str());
+  std::vector<int64_t> ends = int_list(ctx.input(2), (op + ": ends").c_str());
+  std::vector<int64_t> axes, steps;
+  bool has_axes = ctx.has_input(3), has_steps = ctx.has_input(4);
+  if (has_axes) axes = int_list(ctx.input(3), (op + ": axes").c_str());
+  if (has_steps) steps = int_list(ctx.input(4), (op + ": steps").c_str());
+  slice_apply(ctx, ctx.input(0), starts, ends, has_axes ? &axes : nullptr, has_steps ? &steps : nullptr);
+}
+
 KernelFactory slice_factory() {
   return lambda_factory([](const KernelInitContext& init) {
     bool from_attr = init.opset() < 10;
@@ -289,13 +300,7 @@ KernelFactory slice_factory() {
         slice_apply(ctx, x, starts_a, ends_a, has_axes_a ? &axes_a : nullptr, nullptr);
         return;
       }
-      std::vector<int64_t> starts = int_list(ctx.input(1), "Slice: starts");
-      std::vector<int64_t> ends = int_list(ctx.input(2), "Slice: ends");
-      std::vector<int64_t> axes, steps;
-      bool has_axes = ctx.has_input(3), has_steps = ctx.has_input(4);
-      if (has_axes) axes = int_list(ctx.input(3), "Slice: axes");
-      if (has_steps) steps = int_list(ctx.input(4), "Slice: steps");
-      slice_apply(ctx, x, starts, ends, has_axes ? &axes : nullptr, has_steps ? &steps : nullptr);
+      slice_from_inputs(ctx, "Slice");
     };
   });
 }
@@ -303,13 +308,7 @@ KernelFactory slice_factory() {
 // DynamicSlice (experimental, opsets 1-9): Slice-10 without steps.
 KernelFactory dynamic_slice_factory() {
   return lambda_factory([](const KernelInitContext&) {
-    return [](KernelContext& ctx) {
-      std::vector<int64_t> starts = int_list(ctx.input(1), "DynamicSlice: starts");
-      std::vector<int64_t> ends = int_list(ctx.input(2), "DynamicSlice: ends");
-      std::vector<int64_t> axes;
-      if (ctx.has_input(3)) axes = int_list(ctx.input(3), "DynamicSlice: axes");
-      slice_apply(ctx, ctx.input(0), starts, ends, ctx.has_input(3) ? &axes : nullptr, nullptr);
-    };
+    return [](KernelContext& ctx) { slice_from_inputs(ctx, "DynamicSlice"); };
   });
 }
 

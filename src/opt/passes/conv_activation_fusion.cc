@@ -75,11 +75,9 @@ class ConvActivationRule final : public RewriteRule {
       act = {{"Swish", {1.0f}}};
     } else if (auto hard = ai < 0 ? self_gated(g, view, out, "HardSigmoid") : std::nullopt) {
       // Paddle's and TensorFlow's HardSwish, x * HardSigmoid(x) with their own alpha (0.1666667, not 1/6).
-      const Node& gate = g.nodes[hard->first];
       removed.push_back(hard->first);
       ai = hard->second;
-      act = {{"HardSwish", {gate.attr("alpha") ? gate.attr("alpha")->f : 0.2f,
-                            gate.attr("beta") ? gate.attr("beta")->f : 0.5f}}};
+      act = {{"HardSwish", activation_of(g.nodes[hard->first], view, ctx.opset())->second}};  // its alpha, beta
     }
     if (act) {
       fused.attributes["activation"] = string_attr(act->first);

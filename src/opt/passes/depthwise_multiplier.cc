@@ -26,10 +26,8 @@ class DepthwiseMultiplierRule final : public RewriteRule {
   std::string domain() const override { return domain_; }
   std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext& ctx) const override {
     const Node& conv = g.nodes[i];
-    Node blocked_probe;  // without the blocked layout (no oneDNN) the rewrite gains nothing
-    blocked_probe.op_type = "NchwcConv";
-    blocked_probe.domain = kOnyxDomain;
-    if (ctx.can_run && !ctx.can_run(blocked_probe)) return std::nullopt;
+    // Without the blocked layout (no oneDNN) the rewrite gains nothing.
+    if (!kernel_exists(ctx, "NchwcConv", kOnyxDomain)) return std::nullopt;
     if (conv.inputs.size() < 2 || conv.outputs.size() != 1) return std::nullopt;
     const Tensor* w = view.constant(conv.inputs[1]);
     const int64_t group = read_int(conv, "group", 1);

@@ -43,12 +43,7 @@ class Int8ChannelsLast final : public GraphPass {
   std::string name() const override { return "int8_channels_last"; }
 
   bool run(Graph& g, PassContext& ctx) override {
-    {
-      Node probe;
-      probe.op_type = "QLinearConv";
-      probe.domain = kMicrosoftDomain;
-      if (ctx.can_run && !ctx.can_run(probe)) return false;
-    }
+    if (!kernel_exists(ctx, "QLinearConv", kMicrosoftDomain)) return false;
     GraphView view(g);
     UniqueNames names(g);
     struct Last {

@@ -125,12 +125,7 @@ class NchwcLayout final : public GraphPass {
   std::string name() const override { return "nchwc_layout"; }
   bool run(Graph& g, PassContext& ctx) override {
     const int block = preferred_block();
-    {
-      Node probe;
-      probe.op_type = "NchwcConv";
-      probe.domain = kOnyxDomain;
-      if (ctx.can_run && !ctx.can_run(probe)) return false;
-    }
+    if (!kernel_exists(ctx, "NchwcConv", kOnyxDomain)) return false;
     GraphView view(g);
     UniqueNames names(g);
     struct Blocked {

@@ -32,10 +32,19 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+// This process's scratch folder, removed with whatever a failed test left in it.
+struct ScratchDir {
+  fs::path path = fs::temp_directory_path() / ("onyx_profile_test_" + std::to_string(::getpid()));
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
 std::string temp_prefix(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("onyx_profile_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
+  static const ScratchDir dir;
+  return (dir.path / name).string();
 }
 
 Feeds add_relu_feeds(int64_t n) {

@@ -774,6 +774,41 @@ TEST(Optimizer, ScaledDotProductAttentionFuses) {
     for (int64_t d = 0; d < D; ++d) EXPECT_EQ(y[0].tensor().float_at(((1 * H + h) * S + 2) * D + d), 0.0f);
 }
 
+// Long key sequences (Whisper's encoder: 1500 frames) run in blocks of query rows whose
+// scores stay in cache: 37 query rows over 3000 keys are three blocks, the last partial,
+// per head; the mask follows each block's rows (a fully masked row in the last one).
+TEST(Optimizer, ScaledDotProductAttentionLongKeysInRowBlocks) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  const int64_t H = 2, S = 37, T = 3000, D = 8;
+  *g->add_input() = tensor_info("q", onnx::TensorProto::FLOAT, {1, H, S, D});
+  *g->add_input() = tensor_info("kt", onnx::TensorProto::FLOAT, {1, H, D, T});
+  *g->add_input() = tensor_info("v", onnx::TensorProto::FLOAT, {1, H, T, D});
+  *g->add_input() = tensor_info("mask", onnx::TensorProto::FLOAT, {1, 1, S, T});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, H, S, D});
+  *g->add_initializer() = float_tensor("scale", {}, {0.35355339f});
+  *g->add_initializer() = float_tensor("zero", {}, {0.0f});
+  add_node(g, "MatMul", {"q", "kt"}, {"s"});
+  add_node(g, "Mul", {"s", "scale"}, {"ss"});
+  add_node(g, "Add", {"ss", "mask"}, {"sm"});
+  add_int_attr(add_node(g, "Softmax", {"sm"}, {"p"}), "axis", -1);
+  add_node(g, "IsNaN", {"p"}, {"nan"});
+  add_node(g, "Where", {"nan", "zero", "p"}, {"pg"});
+  add_node(g, "MatMul", {"pg", "v"}, {"y"});
+  std::vector<float> mask = random_values(S * T, 63);
+  const int64_t masked_row = 34;
+  for (int64_t t = 0; t < T; ++t) mask[masked_row * T + t] = -std::numeric_limits<float>::infinity();
+  Feeds feeds = {{"q", Value(Tensor::from_vector<float>(random_values(H * S * D, 60), {1, H, S, D}))},
+                 {"kt", Value(Tensor::from_vector<float>(random_values(H * D * T, 61), {1, H, D, T}))},
+                 {"v", Value(Tensor::from_vector<float>(random_values(H * T * D, 62), {1, H, T, D}))},
+                 {"mask", Value(Tensor::from_vector<float>(mask, {1, 1, S, T}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["ScaledDotProductAttention"], 1);
+  auto y = load(m, OptimizationLevel::Extended)->run(feeds);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t d = 0; d < D; ++d) EXPECT_EQ(y[0].tensor().float_at((h * S + masked_row) * D + d), 0.0f);
+}
+
 // SiLU written as x * Sigmoid(x) after a Linear, with bias (a Conformer's feed-forward) and
 // without (a Llama MLP's gate projection), runs in the FusedMatMul epilogue; a Sigmoid whose
 // output has another reader is left alone.

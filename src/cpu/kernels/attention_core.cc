@@ -21,9 +21,10 @@ void add_term(const ScoreTerm& t, int64_t b, int64_t n, int64_t i, float* row, i
   }
 }
 
-void add_terms(const AttentionProblem& p, int64_t b, int64_t n, float* scores) {
-  for (int64_t i = 0; i < p.Sq; ++i) {
-    float* row = scores + i * p.T;
+// Query rows [i0, i0 + rows) of head (b, n); scores holds their rows.
+void add_terms(const AttentionProblem& p, int64_t b, int64_t n, int64_t i0, int64_t rows, float* scores) {
+  for (int64_t i = i0; i < i0 + rows; ++i) {
+    float* row = scores + (i - i0) * p.T;
     add_term(p.mask, b, n, i, row, p.T);
     if (p.causal)
       for (int64_t j = p.past + i + 1; j < p.T; ++j) row[j] += p.filter;
@@ -31,8 +32,8 @@ void add_terms(const AttentionProblem& p, int64_t b, int64_t n, float* scores) {
   }
 }
 
-void softmax_rows(const AttentionProblem& p, float* scores, float* probs) {
-  for (int64_t i = 0; i < p.Sq; ++i) {
+void softmax_rows(const AttentionProblem& p, int64_t rows, float* scores, float* probs) {
+  for (int64_t i = 0; i < rows; ++i) {
     float* row = scores + i * p.T;
     float* prow = probs + i * p.T;
     if (p.zero_masked_rows && p.T > 0 && rr::max(row, p.T) == -std::numeric_limits<float>::infinity())
@@ -44,22 +45,40 @@ void softmax_rows(const AttentionProblem& p, float* scores, float* probs) {
 
 }  // namespace
 
+// Query rows per task: a block's scores and probabilities (2 x rows x T floats) stay in L2.
+// With one block per head, long sequences (Whisper's 1500 frames: 9 MB of scores per head)
+// streamed every score through memory three times.
+int64_t query_block_rows(const AttentionProblem& p) {
+  constexpr int64_t kScoreFloats = 32 * 1024;  // 128 KB of scores, as much again of probabilities
+  return std::clamp<int64_t>(kScoreFloats / std::max<int64_t>(p.T, 1), 16, std::max<int64_t>(p.Sq, 1));
+}
+
 void run_attention(const AttentionProblem& p, ThreadPool* pool) {
   const int64_t ld_out = p.heads_first_out ? p.Dv : p.N * p.Dv;
-  parallel_for(pool, p.B * p.N, [&](int64_t t0, int64_t t1) {
+  const int64_t block = query_block_rows(p), blocks = (p.Sq + block - 1) / block;
+  parallel_for(pool, p.B * p.N * blocks, [&](int64_t t0, int64_t t1) {
     // The probabilities get their own buffer: written over the scores, the softmax of 65-wide
     // rows ran 2x slower than out of place.
     thread_local std::vector<float> scores, probs;
-    if (scores.size() < static_cast<size_t>(p.Sq * p.T)) scores.resize(static_cast<size_t>(p.Sq * p.T));
-    if (probs.size() < static_cast<size_t>(p.Sq * p.T)) probs.resize(static_cast<size_t>(p.Sq * p.T));
+    if (scores.size() < static_cast<size_t>(block * p.T)) scores.resize(static_cast<size_t>(block * p.T));
+    if (probs.size() < static_cast<size_t>(block * p.T)) probs.resize(static_cast<size_t>(block * p.T));
+    // K^T and V packed once per head for all of its blocks this task runs.
+    PackedB kt, v;
+    int64_t packed_head = -1;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t b = t / p.N, n = t % p.N;
-      gemm_f32(false, !p.k_transposed, p.Sq, p.T, p.Dqk, p.scale, p.q.at(b, n), p.q.row, p.k.at(b, n), p.k.row, 0.f,
-               scores.data(), p.T);
-      add_terms(p, b, n, scores.data());
-      softmax_rows(p, scores.data(), probs.data());
-      float* out = p.heads_first_out ? p.out + (b * p.N + n) * p.Sq * p.Dv : p.out + b * p.Sq * ld_out + n * p.Dv;
-      gemm_f32(false, false, p.Sq, p.Dv, p.T, 1.f, probs.data(), p.T, p.v.at(b, n), p.v.row, 0.f, out, ld_out);
+      const int64_t head = t / blocks, b = head / p.N, n = head % p.N;
+      const int64_t i0 = t % blocks * block, rows = std::min(block, p.Sq - i0);
+      if (head != packed_head) {
+        kt = gemm_pack_b(!p.k_transposed, p.Dqk, p.T, p.k.at(b, n), p.k.row);
+        v = gemm_pack_b(false, p.T, p.Dv, p.v.at(b, n), p.v.row);
+        packed_head = head;
+      }
+      gemm_f32_packed(false, rows, p.scale, p.q.at(b, n) + i0 * p.q.row, p.q.row, kt, 0.f, scores.data(), p.T);
+      add_terms(p, b, n, i0, rows, scores.data());
+      softmax_rows(p, rows, scores.data(), probs.data());
+      float* out = p.heads_first_out ? p.out + ((b * p.N + n) * p.Sq + i0) * p.Dv
+                                     : p.out + (b * p.Sq + i0) * ld_out + n * p.Dv;
+      gemm_f32_packed(false, rows, 1.f, probs.data(), p.T, v, 0.f, out, ld_out);
     }
   });
 }

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Hugging Face models exported by Optimum (`optimum.exporters.onnx.main_export`, the
+`optimum-cli export onnx` path most transformer users take), with small configs and
+seeded random weights. Decoders are exported `-with-past`: a KV cache as past_key_values.*
+inputs and present.* outputs, position_ids and an attention mask over past + new tokens;
+encoder-decoders as separate encoder / decoder files. Each model lands in OUT/opt_NAME/
+(model.onnx or encoder_model.onnx + decoder_model*.onnx, config.json), ready for Optimum's
+ORTModelFor* classes; `scripts/check_optimum_generate.py` generates from each with
+onnxruntime and with Onyx and compares the tokens.
+Needs: python3 -m venv VENV && VENV/bin/pip install torch transformers optimum-onnx onnxruntime
+Usage: VENV/bin/python scripts/make_optimum_models.py OUT [NAME ...]   (whisper_tiny only when named)"""
+import os
+import sys
+import tempfile
+
+import torch
+import transformers as tf
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from export_each import export_each  # noqa: E402
+
+SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000)
+DECODER_TASK = 'text-generation-with-past'
+SEQ2SEQ_TASK = 'text2text-generation-with-past'
+
+# name -> (config, model class, Optimum task)
+MODELS = {
+    'gpt2': (lambda: tf.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=1000, n_positions=256),
+             tf.GPT2LMHeadModel, DECODER_TASK),
+    'llama': (lambda: tf.LlamaConfig(**SMALL, num_key_value_heads=2, max_position_embeddings=256),
+              tf.LlamaForCausalLM, DECODER_TASK),
+    'mistral': (lambda: tf.MistralConfig(**SMALL, num_key_value_heads=2, max_position_embeddings=256,
+                                         sliding_window=8),
+                tf.MistralForCausalLM, DECODER_TASK),
+    'qwen2': (lambda: tf.Qwen2Config(**SMALL, num_key_value_heads=2, max_position_embeddings=256),
+              tf.Qwen2ForCausalLM, DECODER_TASK),
+    'phi3': (lambda: tf.Phi3Config(**SMALL, num_key_value_heads=4, max_position_embeddings=256, pad_token_id=0),
+             tf.Phi3ForCausalLM, DECODER_TASK),
+    'gemma': (lambda: tf.GemmaConfig(**SMALL, num_key_value_heads=1, head_dim=16, max_position_embeddings=256),
+              tf.GemmaForCausalLM, DECODER_TASK),
+    'gpt_neox': (lambda: tf.GPTNeoXConfig(**SMALL, max_position_embeddings=256), tf.GPTNeoXForCausalLM,
+                 DECODER_TASK),
+    'opt': (lambda: tf.OPTConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, ffn_dim=128,
+                                 vocab_size=1000, word_embed_proj_dim=64, max_position_embeddings=256),
+            tf.OPTForCausalLM, DECODER_TASK),
+    'bloom': (lambda: tf.BloomConfig(hidden_size=64, n_layer=2, n_head=4, vocab_size=1000), tf.BloomForCausalLM,
+              DECODER_TASK),
+    'falcon': (lambda: tf.FalconConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                       vocab_size=1000, new_decoder_architecture=False, multi_query=True),
+               tf.FalconForCausalLM, DECODER_TASK),
+    't5': (lambda: tf.T5Config(d_model=64, d_ff=128, num_layers=2, num_decoder_layers=2, num_heads=4, d_kv=16,
+                               vocab_size=1000, decoder_start_token_id=0),
+           tf.T5ForConditionalGeneration, SEQ2SEQ_TASK),
+    'bart': (lambda: tf.BartConfig(d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                                   decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128,
+                                   vocab_size=1000, max_position_embeddings=256),
+             tf.BartForConditionalGeneration, SEQ2SEQ_TASK),
+    'whisper': (lambda: tf.WhisperConfig(d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                                         decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128,
+                                         vocab_size=1000, num_mel_bins=80, max_source_positions=1500,
+                                         max_target_positions=64, decoder_start_token_id=1, pad_token_id=0,
+                                         eos_token_id=2, bos_token_id=1, begin_suppress_tokens=None,
+                                         suppress_tokens=None),
+                tf.WhisperForConditionalGeneration, 'automatic-speech-recognition-with-past'),
+    # Whisper-tiny's sizes (384 wide, 6 heads of 64, 4 + 4 layers), for timing the encoder's
+    # 1500-frame attention; only when named.
+    'whisper_tiny': (lambda: tf.WhisperConfig(d_model=384, encoder_layers=4, decoder_layers=4,
+                                              encoder_attention_heads=6, decoder_attention_heads=6,
+                                              encoder_ffn_dim=1536, decoder_ffn_dim=1536, vocab_size=51865,
+                                              num_mel_bins=80, decoder_start_token_id=50258, pad_token_id=50257,
+                                              eos_token_id=50257, bos_token_id=50257, begin_suppress_tokens=None,
+                                              suppress_tokens=None),
+                     tf.WhisperForConditionalGeneration, 'automatic-speech-recognition-with-past'),
+}
+ON_REQUEST = {'whisper_tiny'}
+
+
+def export(name, out):
+    from optimum.exporters.onnx import main_export
+    config, model_class, task = MODELS[name]
+    torch.manual_seed(0)
+    model = model_class(config()).eval()
+    with tempfile.TemporaryDirectory() as src:
+        model.save_pretrained(src)
+        main_export(src, output=os.path.join(out, f'opt_{name}'), task=task)
+
+
+if __name__ == '__main__':
+    out, names = sys.argv[1], sys.argv[2:] or [n for n in MODELS if n not in ON_REQUEST]
+    export_each(out, names, export)

@@ -809,6 +809,61 @@ TEST(Optimizer, ScaledDotProductAttentionLongKeysInRowBlocks) {
     for (int64_t d = 0; d < D; ++d) EXPECT_EQ(y[0].tensor().float_at((h * S + masked_row) * D + d), 0.0f);
 }
 
+// If branches (and an If nested in one) get the passes too, with the enclosing graph's
+// constants they read as their own: Optimum's merged decoders run the whole model inside
+// an If. Linear layers on outer weights fuse in every branch; an initializer that is also
+// a graph input stays an input (a fed value wins), and the values match level disable.
+TEST(Optimizer, SubgraphsAreOptimizedWithOuterConstants) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("c", onnx::TensorProto::BOOL, {});
+  *g->add_input() = tensor_info("c2", onnx::TensorProto::BOOL, {});
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 4});
+  *g->add_input() = tensor_info("k", onnx::TensorProto::FLOAT, {1});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 3});
+  *g->add_initializer() = float_tensor("w", {4, 3}, random_values(12, 70));
+  *g->add_initializer() = float_tensor("b", {3}, {0.5f, -1.0f, 2.0f});
+  *g->add_initializer() = float_tensor("k", {1}, {3.0f});  // overridable
+  auto linear_branch = [](onnx::GraphProto* sg, const std::string& name) {
+    sg->set_name(name);
+    *sg->add_output() = tensor_info(name + "_r", onnx::TensorProto::FLOAT, {2, 3});
+    add_node(sg, "MatMul", {"x", "w"}, {name + "_mm"});
+    add_node(sg, "Add", {name + "_mm", "b"}, {name + "_lin"});
+    add_node(sg, "Mul", {name + "_lin", "k"}, {name + "_r"});
+  };
+  auto add_branches = [](onnx::NodeProto* n) {
+    std::vector<onnx::GraphProto*> branches;
+    for (const char* attr : {"then_branch", "else_branch"}) {
+      auto* a = n->add_attribute();
+      a->set_name(attr);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      branches.push_back(a->mutable_g());
+    }
+    return branches;
+  };
+  auto outer = add_branches(add_node(g, "If", {"c"}, {"y"}, "if"));
+  linear_branch(outer[0], "then");
+  outer[1]->set_name("else");
+  *outer[1]->add_output() = tensor_info("else_r", onnx::TensorProto::FLOAT, {2, 3});
+  auto nested = add_branches(add_node(outer[1], "If", {"c2"}, {"else_r"}, "nested_if"));
+  linear_branch(nested[0], "nested_then");
+  linear_branch(nested[1], "nested_else");
+  add_node(nested[1], "Neg", {"nested_else_r"}, {"nested_else_neg"});
+  *nested[1]->mutable_output(0) = tensor_info("nested_else_neg", onnx::TensorProto::FLOAT, {2, 3});
+  Tensor x = Tensor::from_vector<float>(random_values(8, 71), {2, 4});
+  for (bool c : {true, false})
+    for (bool c2 : {true, false}) {
+      Feeds feeds = {{"c", Value(Tensor::scalar<bool>(c))},
+                     {"c2", Value(Tensor::scalar<bool>(c2))},
+                     {"x", Value(x)},
+                     {"k", Value(Tensor::from_vector<float>({-2.0f}, {1}))}};
+      OptimizationReport r = check_same(m, feeds, OptimizationLevel::All);
+      EXPECT_EQ(r.fusions["MatMul+Add"], 3);
+      Feeds defaults(feeds.begin(), feeds.end() - 1);  // k at its initializer's value
+      check_same(m, defaults, OptimizationLevel::All);
+    }
+}
+
 // SiLU written as x * Sigmoid(x) after a Linear, with bias (a Conformer's feed-forward) and
 // without (a Llama MLP's gate projection), runs in the FusedMatMul epilogue; a Sigmoid whose
 // output has another reader is left alone.

@@ -109,6 +109,12 @@ int GraphView::single_consumer(const std::string& value) const {
   return uses == 1 ? c[0] : -1;
 }
 
+std::unordered_set<std::string> names_read(const Graph& g) {
+  std::unordered_set<std::string> reads;
+  collect_graph_reads(g, reads);
+  return reads;
+}
+
 using Renames = std::unordered_map<std::string, std::string>;
 
 static void rename_in_graph(Graph& g, const Renames& renames) {

@@ -45,6 +45,10 @@ class GraphView {
   std::vector<int> none_;
 };
 
+// Every name the graph's nodes and outputs read, its subgraphs' reads included (a superset
+// of the names it takes from an outer scope).
+std::unordered_set<std::string> names_read(const Graph& g);
+
 // Replaces every read of `from` by `to` in the graph's nodes (and subgraphs).
 void rename_uses(Graph& g, const std::string& from, const std::string& to);
 // The same for every (from, to) pair of `renames`, in one pass.

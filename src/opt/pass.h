@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/graph.h"
@@ -45,14 +46,23 @@ struct PassTiming {
 };
 
 // Runs the passes of `level` (minus `disabled`) to a fixed point.
+// `outer`: for a subgraph, the names it reads from enclosing scopes (defined for it).
 std::vector<PassTiming> optimize_graph(Graph& graph, OptimizationLevel level, PassContext& ctx,
-                                       const std::set<std::string>& disabled);
+                                       const std::set<std::string>& disabled,
+                                       const std::unordered_set<std::string>& outer = {});
+
+// The same passes on every subgraph (If branches, Loop and Scan bodies, nested ones too),
+// after the graph's own. The constants of enclosing scopes a subgraph reads are given to it
+// as its own initializers (sharing their data), so folding, fusions and the kernels' weight
+// packing treat them as constants; enclosing initializers no graph reads any more are dropped.
+std::vector<PassTiming> optimize_subgraphs(Graph& graph, OptimizationLevel level, PassContext& ctx,
+                                           const std::set<std::string>& disabled);
 
 // The pass names of each level, in order (the one place the order lives).
 std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level);
 
 // Checks the graph is well formed (every input defined, each value defined
 // once); throws InvalidGraph naming the pass that broke it.
-void verify_graph(const Graph& graph, const std::string& after_pass);
+void verify_graph(const Graph& graph, const std::string& after_pass, const std::unordered_set<std::string>& outer = {});
 
 }  // namespace onyx

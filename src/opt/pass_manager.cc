@@ -1,12 +1,14 @@
 #include <chrono>
+#include <unordered_map>
 #include <unordered_set>
 
+#include "opt/graph_view.h"
 #include "opt/pass.h"
 
 namespace onyx {
 
-void verify_graph(const Graph& g, const std::string& after_pass) {
-  std::unordered_set<std::string> defined;
+void verify_graph(const Graph& g, const std::string& after_pass, const std::unordered_set<std::string>& outer) {
+  std::unordered_set<std::string> defined = outer;
   auto bad = [&](const std::string& why) {
     fail(ErrorCode::InvalidGraph, "graph '" + g.name + "' is invalid after optimizer pass '" + after_pass + "': " + why);
   };
@@ -24,7 +26,8 @@ void verify_graph(const Graph& g, const std::string& after_pass) {
 }
 
 std::vector<PassTiming> optimize_graph(Graph& graph, OptimizationLevel level, PassContext& ctx,
-                                       const std::set<std::string>& disabled) {
+                                       const std::set<std::string>& disabled,
+                                       const std::unordered_set<std::string>& outer) {
   std::vector<std::unique_ptr<GraphPass>> passes = passes_for_level(level);
   std::vector<PassTiming> timings(passes.size());
   for (size_t i = 0; i < passes.size(); ++i) timings[i].name = passes[i]->name();
@@ -38,12 +41,96 @@ std::vector<PassTiming> optimize_graph(Graph& graph, OptimizationLevel level, Pa
       timings[i].ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (c) {
         ++timings[i].changed;
-        verify_graph(graph, passes[i]->name());
+        verify_graph(graph, passes[i]->name(), outer);
         changed = true;
       }
     }
     if (!changed) break;
   }
+  return timings;
+}
+
+namespace {
+
+using Constants = std::unordered_map<std::string, Tensor>;
+
+void add_timings(std::vector<PassTiming>& total, const std::vector<PassTiming>& more) {
+  if (total.empty()) {
+    total = more;
+    return;
+  }
+  for (size_t i = 0; i < more.size() && i < total.size(); ++i) {
+    total[i].ms += more[i].ms;
+    total[i].changed += more[i].changed;
+  }
+}
+
+// Drops initializers that neither the graph nor its subgraphs read any more (copied into
+// the subgraphs that did), so their data is not held twice.
+void drop_unread_initializers(Graph& g) {
+  std::unordered_set<std::string> keep = names_read(g);
+  for (auto& i : g.inputs) keep.insert(i.name);
+  std::vector<std::string> order;
+  for (auto& name : g.initializer_order) {
+    if (keep.count(name)) {
+      order.push_back(name);
+      continue;
+    }
+    g.initializers.erase(name);
+  }
+  g.initializer_order = order;
+}
+
+// `visible`: the constants of the enclosing scopes, by name.
+void optimize_nested(Graph& g, const Constants& visible, OptimizationLevel level, PassContext& ctx,
+                     const std::set<std::string>& disabled, std::vector<PassTiming>& timings) {
+  bool any = false;
+  for (auto& n : g.nodes) {
+    if (!n.has_subgraphs()) continue;
+    any = true;
+    for (auto& [key, a] : n.attributes) {
+      auto optimize_one = [&](std::shared_ptr<Graph>& sub) {
+        sub = std::make_shared<Graph>(*sub);  // subgraphs may be shared with other copies of the model
+        std::unordered_set<std::string> defined;
+        for (auto& i : sub->inputs) defined.insert(i.name);
+        for (auto& [name, t] : sub->initializers) defined.insert(name);
+        for (auto& sn : sub->nodes) defined.insert(sn.outputs.begin(), sn.outputs.end());
+        std::unordered_set<std::string> outer;  // what it reads from enclosing scopes
+        for (auto& name : names_read(*sub)) {
+          if (defined.count(name)) continue;
+          auto c = visible.find(name);
+          if (c == visible.end()) {
+            outer.insert(name);
+            continue;
+          }
+          sub->initializers[name] = c->second;
+          sub->initializer_order.push_back(name);
+        }
+        add_timings(timings, optimize_graph(*sub, level, ctx, disabled, outer));
+        Constants inner = visible;
+        for (auto& sn : sub->nodes)
+          for (auto& o : sn.outputs) inner.erase(o);
+        for (auto& i : sub->inputs) inner.erase(i.name);
+        for (auto& [name, t] : sub->initializers) inner[name] = t;
+        for (auto& i : sub->inputs) inner.erase(i.name);  // an initializer that is also an input can be fed
+        optimize_nested(*sub, inner, level, ctx, disabled, timings);
+      };
+      if (a.g) optimize_one(a.g);
+      for (auto& sub : a.graphs) optimize_one(sub);
+    }
+  }
+  if (any) drop_unread_initializers(g);
+}
+
+}  // namespace
+
+std::vector<PassTiming> optimize_subgraphs(Graph& graph, OptimizationLevel level, PassContext& ctx,
+                                           const std::set<std::string>& disabled) {
+  Constants top;
+  for (auto& [name, t] : graph.initializers) top[name] = t;
+  for (auto& i : graph.inputs) top.erase(i.name);  // overridable initializers are not constants
+  std::vector<PassTiming> timings;
+  optimize_nested(graph, top, level, ctx, disabled, timings);
   return timings;
 }
 

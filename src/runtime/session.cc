@@ -203,6 +203,22 @@ void Session::Impl::profile_optimizer(int64_t start_ns) const {
   }
 }
 
+namespace {
+
+bool graph_uses_domain(const Graph& g, const std::string& domain) {
+  for (auto& n : g.nodes) {
+    if (n.domain == domain) return true;
+    for (auto& [key, a] : n.attributes) {
+      if (a.g && graph_uses_domain(*a.g, domain)) return true;
+      for (auto& sub : a.graphs)
+        if (graph_uses_domain(*sub, domain)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void Session::Impl::optimize() {
   if (options.optimization_level == OptimizationLevel::Disable) return;
   const KernelRegistry& registry = cpu_kernel_registry();
@@ -247,14 +263,16 @@ void Session::Impl::optimize() {
   // No device provider runs QLinearConv and the like: fused, a QDQ model's
   // convolutions would all move to the CPU instead of running as float on the device.
   if (!devices.empty()) disabled.insert("qdq_fusion");
-  for (auto& t : optimize_graph(model.graph, options.optimization_level, ctx, disabled))
-    report.passes.push_back({t.name, t.ms, t.changed});
-  report.fusions = ctx.fusion_counts;
-  for (const std::string& d : added_domains) {
-    bool used = false;
-    for (auto& n : model.graph.nodes) used |= n.domain == d;
-    if (!used) model.opset_imports.erase(d);
+  std::vector<PassTiming> timings = optimize_graph(model.graph, options.optimization_level, ctx, disabled);
+  std::vector<PassTiming> nested = optimize_subgraphs(model.graph, options.optimization_level, ctx, disabled);
+  for (size_t i = 0; i < timings.size() && i < nested.size(); ++i) {
+    timings[i].ms += nested[i].ms;
+    timings[i].changed += nested[i].changed;
   }
+  for (auto& t : timings) report.passes.push_back({t.name, t.ms, t.changed});
+  report.fusions = ctx.fusion_counts;
+  for (const std::string& d : added_domains)
+    if (!graph_uses_domain(model.graph, d)) model.opset_imports.erase(d);
   for (auto& [name, count] : report.fusions)
     log_message(options.log_severity_level, LogLevel::Info, "fused " + name + " x" + std::to_string(count));
 }

@@ -91,13 +91,8 @@ void optimize_nested(Graph& g, const Constants& visible, OptimizationLevel level
     for (auto& [key, a] : n.attributes) {
       auto optimize_one = [&](std::shared_ptr<Graph>& sub) {
         sub = std::make_shared<Graph>(*sub);  // subgraphs may be shared with other copies of the model
-        std::unordered_set<std::string> defined;
-        for (auto& i : sub->inputs) defined.insert(i.name);
-        for (auto& [name, t] : sub->initializers) defined.insert(name);
-        for (auto& sn : sub->nodes) defined.insert(sn.outputs.begin(), sn.outputs.end());
         std::unordered_set<std::string> outer;  // what it reads from enclosing scopes
-        for (auto& name : names_read(*sub)) {
-          if (defined.count(name)) continue;
+        for (auto& name : outer_scope_reads(*sub)) {
           auto c = visible.find(name);
           if (c == visible.end()) {
             outer.insert(name);

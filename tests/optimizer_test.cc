@@ -768,7 +768,8 @@ TEST(Optimizer, ScaledDotProductAttentionFuses) {
                  {"kt3", Value(Tensor::from_vector<float>(random_values(B * H * D * T, 46), {B * H, D, T}))},
                  {"v3", Value(Tensor::from_vector<float>(random_values(B * H * T * D, 47), {B * H, T, D}))}};
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
-  EXPECT_EQ(r.fusions["ScaledDotProductAttention"], 2);
+  EXPECT_EQ(r.fusions["ScaledDotProductAttention+Transpose"], 1);  // K read as it is
+  EXPECT_EQ(r.fusions["ScaledDotProductAttention"], 1);
   auto y = load(m, OptimizationLevel::Extended)->run(feeds);
   for (int64_t h = 0; h < H; ++h)
     for (int64_t d = 0; d < D; ++d) EXPECT_EQ(y[0].tensor().float_at(((1 * H + h) * S + 2) * D + d), 0.0f);
@@ -776,18 +777,20 @@ TEST(Optimizer, ScaledDotProductAttentionFuses) {
 
 // Long key sequences (Whisper's encoder: 1500 frames) run in blocks of query rows whose
 // scores stay in cache: 37 query rows over 3000 keys are three blocks, the last partial,
-// per head; the mask follows each block's rows (a fully masked row in the last one).
+// per head; the mask follows each block's rows (a fully masked row in the last one). K is
+// given as it is ([.., T, D], a decoder's cached keys) and its Transpose is fused too.
 TEST(Optimizer, ScaledDotProductAttentionLongKeysInRowBlocks) {
   auto m = test::make_model();
   auto* g = m.mutable_graph();
   const int64_t H = 2, S = 37, T = 3000, D = 8;
   *g->add_input() = tensor_info("q", onnx::TensorProto::FLOAT, {1, H, S, D});
-  *g->add_input() = tensor_info("kt", onnx::TensorProto::FLOAT, {1, H, D, T});
+  *g->add_input() = tensor_info("k", onnx::TensorProto::FLOAT, {1, H, T, D});
   *g->add_input() = tensor_info("v", onnx::TensorProto::FLOAT, {1, H, T, D});
   *g->add_input() = tensor_info("mask", onnx::TensorProto::FLOAT, {1, 1, S, T});
   *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, H, S, D});
   *g->add_initializer() = float_tensor("scale", {}, {0.35355339f});
   *g->add_initializer() = float_tensor("zero", {}, {0.0f});
+  add_ints_attr(add_node(g, "Transpose", {"k"}, {"kt"}), "perm", {0, 1, 3, 2});
   add_node(g, "MatMul", {"q", "kt"}, {"s"});
   add_node(g, "Mul", {"s", "scale"}, {"ss"});
   add_node(g, "Add", {"ss", "mask"}, {"sm"});
@@ -799,14 +802,51 @@ TEST(Optimizer, ScaledDotProductAttentionLongKeysInRowBlocks) {
   const int64_t masked_row = 34;
   for (int64_t t = 0; t < T; ++t) mask[masked_row * T + t] = -std::numeric_limits<float>::infinity();
   Feeds feeds = {{"q", Value(Tensor::from_vector<float>(random_values(H * S * D, 60), {1, H, S, D}))},
-                 {"kt", Value(Tensor::from_vector<float>(random_values(H * D * T, 61), {1, H, D, T}))},
+                 {"k", Value(Tensor::from_vector<float>(random_values(H * T * D, 61), {1, H, T, D}))},
                  {"v", Value(Tensor::from_vector<float>(random_values(H * T * D, 62), {1, H, T, D}))},
                  {"mask", Value(Tensor::from_vector<float>(mask, {1, 1, S, T}))}};
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
-  EXPECT_EQ(r.fusions["ScaledDotProductAttention"], 1);
+  EXPECT_EQ(r.fusions["ScaledDotProductAttention+Transpose"], 1);
   auto y = load(m, OptimizationLevel::Extended)->run(feeds);
   for (int64_t h = 0; h < H; ++h)
     for (int64_t d = 0; d < D; ++d) EXPECT_EQ(y[0].tensor().float_at((h * S + masked_row) * D + d), 0.0f);
+}
+
+// A decode step: one query row against cached keys, read straight from K (given as it is,
+// its Transpose fused) or from K^T, with a padding mask; head sizes off the vector width
+// (D 20) and past the 128 columns the value sum keeps in registers (Dv 130).
+TEST(Optimizer, ScaledDotProductAttentionDecodeStep) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  const int64_t B = 2, H = 3, T = 50, D = 20, Dv = 130;
+  *g->add_input() = tensor_info("q", onnx::TensorProto::FLOAT, {B, H, 1, D});
+  *g->add_input() = tensor_info("k", onnx::TensorProto::FLOAT, {B, H, T, D});
+  *g->add_input() = tensor_info("kt", onnx::TensorProto::FLOAT, {B, H, D, T});
+  *g->add_input() = tensor_info("v", onnx::TensorProto::FLOAT, {B, H, T, Dv});
+  *g->add_input() = tensor_info("mask", onnx::TensorProto::FLOAT, {B, 1, 1, T});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {B, H, 1, Dv});
+  *g->add_output() = tensor_info("y2", onnx::TensorProto::FLOAT, {B, H, 1, Dv});
+  *g->add_initializer() = float_tensor("scale", {}, {0.2236068f});
+  add_ints_attr(add_node(g, "Transpose", {"k"}, {"k_t"}), "perm", {0, 1, 3, 2});
+  add_node(g, "MatMul", {"q", "k_t"}, {"s"});
+  add_node(g, "Mul", {"s", "scale"}, {"ss"});
+  add_node(g, "Add", {"ss", "mask"}, {"sm"});
+  add_int_attr(add_node(g, "Softmax", {"sm"}, {"p"}), "axis", -1);
+  add_node(g, "MatMul", {"p", "v"}, {"y"});
+  add_node(g, "MatMul", {"q", "kt"}, {"s2"});
+  add_node(g, "Mul", {"s2", "scale"}, {"ss2"});
+  add_int_attr(add_node(g, "Softmax", {"ss2"}, {"p2"}), "axis", -1);
+  add_node(g, "MatMul", {"p2", "v"}, {"y2"});
+  std::vector<float> mask(B * T, 0.f);
+  for (int64_t t = 0; t < 7; ++t) mask[T + t] = -1e9f;  // the second row's left padding
+  Feeds feeds = {{"q", Value(Tensor::from_vector<float>(random_values(B * H * D, 80), {B, H, 1, D}))},
+                 {"k", Value(Tensor::from_vector<float>(random_values(B * H * T * D, 81), {B, H, T, D}))},
+                 {"kt", Value(Tensor::from_vector<float>(random_values(B * H * D * T, 82), {B, H, D, T}))},
+                 {"v", Value(Tensor::from_vector<float>(random_values(B * H * T * Dv, 83), {B, H, T, Dv}))},
+                 {"mask", Value(Tensor::from_vector<float>(mask, {B, 1, 1, T}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  EXPECT_EQ(r.fusions["ScaledDotProductAttention+Transpose"], 1);
+  EXPECT_EQ(r.fusions["ScaledDotProductAttention"], 1);
 }
 
 // If branches (and an If nested in one) get the passes too, with the enclosing graph's

@@ -162,6 +162,31 @@ class GuardedInference {
   std::vector<std::string> inferred_;  // node outputs given a type, in graph order
 };
 
+// The inferred types of `inferred` (the graph as given to InferShapes, nodes in the same
+// order) into `g`, its subgraphs' included: passes inside If branches and loop bodies need
+// them as much as the top level (sdpa_fusion wants its operands' types).
+void take_value_infos(const onnx::GraphProto& inferred, Graph& g) {
+  g.value_infos.clear();
+  for (auto& vi : inferred.value_info()) g.value_infos.push_back({vi.name(), type_from_proto(vi.type())});
+  if (inferred.node_size() != static_cast<int>(g.nodes.size())) return;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const onnx::NodeProto& np = inferred.node(static_cast<int>(i));
+    for (auto& ap : np.attribute()) {
+      auto it = g.nodes[i].attributes.find(ap.name());
+      if (it == g.nodes[i].attributes.end()) continue;
+      Attribute& a = it->second;
+      if (ap.has_g() && a.g) {
+        a.g = std::make_shared<Graph>(*a.g);  // subgraphs may be shared with other copies of the model
+        take_value_infos(ap.g(), *a.g);
+      }
+      for (int k = 0; k < ap.graphs_size() && k < static_cast<int>(a.graphs.size()); ++k) {
+        a.graphs[k] = std::make_shared<Graph>(*a.graphs[k]);
+        take_value_infos(ap.graphs(k), *a.graphs[k]);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::future<void> prepare_schemas() {
@@ -237,9 +262,7 @@ bool infer_shapes(Model& model) {
   } catch (const std::exception&) {
     return false;  // inference is an optimization aid; a model it cannot handle still runs
   }
-  std::vector<ValueInfo> infos;
-  for (auto& vi : mp.graph().value_info()) infos.push_back({vi.name(), type_from_proto(vi.type())});
-  model.graph.value_infos = std::move(infos);
+  take_value_infos(mp.graph(), model.graph);
   return true;
 }
 

@@ -33,6 +33,8 @@ GraphView::GraphView(const Graph& g) : g_(g) {
   for (auto& o : g.outputs) graph_outputs_.insert(o.name);
   for (auto& i : g.inputs) graph_inputs_.insert(i.name);
   types_.reserve(g.value_infos.size() + g.inputs.size() + g.initializers.size());
+  for (auto& vi : g.outputs)
+    if (vi.type.kind != TypeInfo::Kind::Unknown) types_[vi.name] = &vi.type;
   for (auto& vi : g.value_infos) types_[vi.name] = &vi.type;
   for (auto& vi : g.inputs) types_[vi.name] = &vi.type;
   for (auto& [name, t] : g.initializers) {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <unordered_map>
 #include <unordered_set>
@@ -53,6 +54,14 @@ std::vector<PassTiming> optimize_graph(Graph& graph, OptimizationLevel level, Pa
 namespace {
 
 using Constants = std::unordered_map<std::string, Tensor>;
+using Types = std::unordered_map<std::string, TypeInfo>;
+
+// The declared and inferred types of the values `g` defines.
+void add_types(const Graph& g, Types& types) {
+  for (auto* list : {&g.inputs, &g.outputs, &g.value_infos})
+    for (auto& vi : *list)
+      if (vi.type.kind != TypeInfo::Kind::Unknown) types[vi.name] = vi.type;
+}
 
 void add_timings(std::vector<PassTiming>& total, const std::vector<PassTiming>& more) {
   if (total.empty()) {
@@ -81,9 +90,9 @@ void drop_unread_initializers(Graph& g) {
   g.initializer_order = order;
 }
 
-// `visible`: the constants of the enclosing scopes, by name.
-void optimize_nested(Graph& g, const Constants& visible, OptimizationLevel level, PassContext& ctx,
-                     const std::set<std::string>& disabled, std::vector<PassTiming>& timings) {
+// `visible`: the constants of the enclosing scopes, by name; `types`: their values' types.
+void optimize_nested(Graph& g, const Constants& visible, const Types& types, OptimizationLevel level,
+                     PassContext& ctx, const std::set<std::string>& disabled, std::vector<PassTiming>& timings) {
   bool any = false;
   for (auto& n : g.nodes) {
     if (!n.has_subgraphs()) continue;
@@ -101,14 +110,22 @@ void optimize_nested(Graph& g, const Constants& visible, OptimizationLevel level
           sub->initializers[name] = c->second;
           sub->initializer_order.push_back(name);
         }
+        // The types of what it reads from outside, for the passes only (not saved with it).
+        for (auto& name : outer)
+          if (auto t = types.find(name); t != types.end()) sub->value_infos.push_back({name, t->second});
         add_timings(timings, optimize_graph(*sub, level, ctx, disabled, outer));
+        auto is_outer = [&](const ValueInfo& vi) { return outer.count(vi.name) != 0; };
+        sub->value_infos.erase(std::remove_if(sub->value_infos.begin(), sub->value_infos.end(), is_outer),
+                               sub->value_infos.end());
+        Types inner_types = types;
+        add_types(*sub, inner_types);
         Constants inner = visible;
         for (auto& sn : sub->nodes)
           for (auto& o : sn.outputs) inner.erase(o);
         for (auto& i : sub->inputs) inner.erase(i.name);
         for (auto& [name, t] : sub->initializers) inner[name] = t;
         for (auto& i : sub->inputs) inner.erase(i.name);  // an initializer that is also an input can be fed
-        optimize_nested(*sub, inner, level, ctx, disabled, timings);
+        optimize_nested(*sub, inner, inner_types, level, ctx, disabled, timings);
       };
       if (a.g) optimize_one(a.g);
       for (auto& sub : a.graphs) optimize_one(sub);
@@ -124,8 +141,10 @@ std::vector<PassTiming> optimize_subgraphs(Graph& graph, OptimizationLevel level
   Constants top;
   for (auto& [name, t] : graph.initializers) top[name] = t;
   for (auto& i : graph.inputs) top.erase(i.name);  // overridable initializers are not constants
+  Types types;
+  add_types(graph, types);
   std::vector<PassTiming> timings;
-  optimize_nested(graph, top, level, ctx, disabled, timings);
+  optimize_nested(graph, top, types, level, ctx, disabled, timings);
   return timings;
 }
 

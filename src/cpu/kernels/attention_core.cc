@@ -6,6 +6,7 @@
 
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/kernels/attention_rows.h"
 #include "cpu/row_reduce.h"
 
 namespace onyx {
@@ -45,12 +46,30 @@ void softmax_rows(const AttentionProblem& p, int64_t rows, float* scores, float*
 
 }  // namespace
 
+// Up to this many query rows (a decode step's one token) attend straight from K and V.
+constexpr int64_t kDirectRows = 2;
+
+float* output_row(const AttentionProblem& p, int64_t b, int64_t n, int64_t i) {
+  return p.heads_first_out ? p.out + ((b * p.N + n) * p.Sq + i) * p.Dv : p.out + (b * p.Sq + i) * p.N * p.Dv + n * p.Dv;
+}
+
+void attend_rows_directly(const AttentionProblem& p, int64_t b, int64_t n, float* scores, float* probs) {
+  for (int64_t i = 0; i < p.Sq; ++i) {
+    attention_row_scores(p.q.at(b, n) + i * p.q.row, p.k.at(b, n), p.T, p.Dqk, p.k.row, p.k_transposed, p.scale,
+                         scores);
+    add_terms(p, b, n, i, 1, scores);
+    softmax_rows(p, 1, scores, probs);
+    attention_row_values(probs, p.v.at(b, n), p.T, p.Dv, p.v.row, output_row(p, b, n, i));
+  }
+}
+
 // Query rows per task: a block's scores and probabilities (2 x rows x T floats) stay in L2.
 // With one block per head, long sequences (Whisper's 1500 frames: 9 MB of scores per head)
 // streamed every score through memory three times.
 int64_t query_block_rows(const AttentionProblem& p) {
   constexpr int64_t kScoreFloats = 32 * 1024;  // 128 KB of scores, as much again of probabilities
-  return std::clamp<int64_t>(kScoreFloats / std::max<int64_t>(p.T, 1), 16, std::max<int64_t>(p.Sq, 1));
+  const int64_t rows = std::max<int64_t>(kScoreFloats / std::max<int64_t>(p.T, 1), 16);
+  return std::min(rows, std::max<int64_t>(p.Sq, 1));
 }
 
 void run_attention(const AttentionProblem& p, ThreadPool* pool) {
@@ -68,6 +87,10 @@ void run_attention(const AttentionProblem& p, ThreadPool* pool) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t head = t / blocks, b = head / p.N, n = head % p.N;
       const int64_t i0 = t % blocks * block, rows = std::min(block, p.Sq - i0);
+      if (p.Sq <= kDirectRows) {
+        attend_rows_directly(p, b, n, scores.data(), probs.data());
+        continue;
+      }
       if (head != packed_head) {
         kt = gemm_pack_b(!p.k_transposed, p.Dqk, p.T, p.k.at(b, n), p.k.row);
         v = gemm_pack_b(false, p.T, p.Dv, p.v.at(b, n), p.v.row);

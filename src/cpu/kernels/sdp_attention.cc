@@ -1,5 +1,5 @@
 // com.onyx ScaledDotProductAttention (docs/fused_ops.md): Softmax(Q K^T * scale + mask) V on
-// heads-first tensors, as PyTorch's exporters write scaled_dot_product_attention out (the
+// heads-first tensors (K given as K^T, or as K with key_transposed 0), as PyTorch's exporters write scaled_dot_product_attention out (the
 // optimizer's sdpa_fusion finds it). Per (batch, head) the scores stay in a thread's buffer:
 // the [B, H, Sq, T] scores tensor, its mask Add and its Softmax pass are never materialized.
 #include <algorithm>
@@ -56,12 +56,14 @@ HeadLayout head_layout(const Operand4d& t) {
   return {t.data, t.dims[0] == 1 ? 0 : t.dims[1] * plane, t.dims[1] == 1 ? 0 : plane, t.dims[3], 1};
 }
 
-// Q [.., Sq, D], K^T [.., D, T], V [.., T, Dv] with up to two leading dims (batch, heads)
+// Q [.., Sq, D], K^T [.., D, T] (or K [.., T, D]), V [.., T, Dv] with up to two leading dims (batch, heads)
 // broadcast as in MatMul; mask (optional, additive) broadcast to the scores. Y [.., Sq, Dv].
 class ScaledDotProductAttentionKernel final : public Kernel {
  public:
   explicit ScaledDotProductAttentionKernel(const KernelInitContext& ctx)
-      : scale_(ctx.get_float("scale", 1.0f)), zero_masked_rows_(ctx.get_int("zero_masked_rows", 0) != 0) {}
+      : scale_(ctx.get_float("scale", 1.0f)),
+        zero_masked_rows_(ctx.get_int("zero_masked_rows", 0) != 0),
+        key_transposed_(ctx.get_int("key_transposed", 1) != 0) {}
 
   void run(KernelContext& ctx) const override {
     const Tensor &qt = ctx.input(0), &ktt = ctx.input(1), &vt = ctx.input(2);
@@ -149,11 +151,14 @@ class ScaledDotProductAttentionKernel final : public Kernel {
   // into `out` (a slice of a higher-rank output) when given.
   void attend(const Tensor& qt, const Tensor& ktt, const Tensor& vt, const Tensor* mask, int64_t rank, Tensor* out,
               KernelContext& ctx) const {
-    const Operand4d q = as_4d(qt, "Q"), kt = as_4d(ktt, "K^T"), v = as_4d(vt, "V");
-    const std::string shapes = "Q " + shape_to_string(qt.shape()) + ", K^T " + shape_to_string(ktt.shape()) +
-                               " and V " + shape_to_string(vt.shape());
-    const int64_t Sq = q.dims[2], D = q.dims[3], T = kt.dims[3], Dv = v.dims[3];
-    ONYX_KERNEL_CHECK(kt.dims[2] == D && v.dims[2] == T, "ScaledDotProductAttention: " + shapes + " do not multiply");
+    const char* key_name = key_transposed_ ? "K^T" : "K";
+    const Operand4d q = as_4d(qt, "Q"), kt = as_4d(ktt, key_name), v = as_4d(vt, "V");
+    const std::string shapes = "Q " + shape_to_string(qt.shape()) + ", " + key_name + " " +
+                               shape_to_string(ktt.shape()) + " and V " + shape_to_string(vt.shape());
+    // K^T [.., D, T], or K [.., T, D] (key_transposed 0).
+    const int64_t key_d = kt.dims[key_transposed_ ? 2 : 3], T = kt.dims[key_transposed_ ? 3 : 2];
+    const int64_t Sq = q.dims[2], D = q.dims[3], Dv = v.dims[3];
+    ONYX_KERNEL_CHECK(key_d == D && v.dims[2] == T, "ScaledDotProductAttention: " + shapes + " do not multiply");
     int64_t grid[2];
     for (int d = 0; d < 2; ++d) {
       grid[d] = std::max({q.dims[d], kt.dims[d], v.dims[d]});
@@ -171,8 +176,8 @@ class ScaledDotProductAttentionKernel final : public Kernel {
     AttentionProblem p;
     p.B = B, p.N = H, p.Sq = Sq, p.T = T, p.Dqk = D, p.Dv = Dv;
     p.q = head_layout(q);
-    p.k = head_layout(kt);  // K^T's rows are its D dims, of T values each
-    p.k_transposed = true;
+    p.k = head_layout(kt);  // K^T's rows are its D dims, of T values each; K's its T keys
+    p.k_transposed = key_transposed_;
     p.v = head_layout(v);
     p.scale = scale_;
     if (mask) p.mask = mask_term(*mask, {B, H, Sq, T});
@@ -184,6 +189,7 @@ class ScaledDotProductAttentionKernel final : public Kernel {
 
   float scale_;
   bool zero_masked_rows_;
+  bool key_transposed_;
 };
 
 }  // namespace

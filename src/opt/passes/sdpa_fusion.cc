@@ -4,7 +4,8 @@
 //   [P = Where(IsNaN(P), 0, P)]      (their guard for rows masked out entirely)
 //   Y = MatMul(P, V)
 // on 4-D heads-first Q [B, H, Sq, D], K^T [B, Hk, D, T], V [B, Hk, T, Dv]; the constant
-// scalar factors a, b, c (the exporters split 1/sqrt(D) over Q and K) become one scale.
+// scalar factors a, b, c (the exporters split 1/sqrt(D) over Q and K) become one scale. A
+// K^T made by a Transpose of K is read as K (key_transposed 0).
 // Every model both exporters make from transformers 5 (its SDPA attention) has this form;
 // the whole-block pattern of attention_fusion (projections included) runs first.
 #include "opt/passes/passes.h"
@@ -56,6 +57,22 @@ std::optional<std::pair<int, int>> nan_guard_of(const Graph& g, const GraphView&
     return std::make_pair(readers[k], readers[1 - k]);
   }
   return std::nullopt;
+}
+
+// K when `kt` is Transpose(K) swapping the last two axes of a 3-D or 4-D K, read only by
+// `reader` (the kernel then reads K as it is: a decoder step's Transpose of the whole KV
+// cache, or of the encoder's keys, went away).
+std::optional<std::string> untransposed_key(const Graph& g, const GraphView& view, const std::string& kt,
+                                            int reader) {
+  const int ti = view.producer(kt);
+  const Node* tr = node_of_type(g, ti, "Transpose");
+  if (!tr || view.single_consumer(kt) != reader) return std::nullopt;
+  const Attribute* perm = tr->attr("perm");
+  if (!perm) return std::nullopt;
+  const std::vector<int64_t>& p = perm->ints;
+  const bool swaps_last_two = (p == std::vector<int64_t>{0, 1, 3, 2}) || (p == std::vector<int64_t>{0, 2, 1});
+  if (!swaps_last_two || !may_be_operand(view, tr->inputs[0])) return std::nullopt;
+  return tr->inputs[0];
 }
 
 // Whether `value` is Q K^T, possibly scaled once: MatMul, or Mul / Div of one.
@@ -120,8 +137,15 @@ class SdpaRule final : public RewriteRule {
     if (!may_be_operand(view, q.x) || !may_be_operand(view, kt.x)) return std::nullopt;
     for (int n : {q.node, kt.node})
       if (n >= 0) nodes.push_back(n);
-    Node att = make_node("ScaledDotProductAttention", sm.name + "_sdpa", {q.x, kt.x, g.nodes[pvi].inputs[1]},
+    std::string key = kt.x;
+    const std::optional<std::string> k = untransposed_key(g, view, kt.x, kt.node >= 0 ? kt.node : qki);
+    if (k) {
+      key = *k;
+      nodes.push_back(view.producer(kt.x));
+    }
+    Node att = make_node("ScaledDotProductAttention", sm.name + "_sdpa", {q.x, key, g.nodes[pvi].inputs[1]},
                          {g.nodes[pvi].outputs[0]}, kOnyxDomain);
+    if (k) att.attributes["key_transposed"] = int_attr(0);
     if (!mask.empty()) att.inputs.push_back(mask);
     att.attributes["scale"] = float_attr(static_cast<float>(scale * q.factor * kt.factor));
     att.attributes["zero_masked_rows"] = int_attr(zero_masked_rows ? 1 : 0);
@@ -129,7 +153,7 @@ class SdpaRule final : public RewriteRule {
     Patch p;
     p.remove = nodes;
     p.add = {att};
-    p.fusion = "ScaledDotProductAttention";
+    p.fusion = k ? "ScaledDotProductAttention+Transpose" : "ScaledDotProductAttention";
     return p;
   }
 };

@@ -326,11 +326,11 @@ CASES = [
     Case("XGBoost_2", lambda: XGBClassifier(n_estimators=20, max_depth=4), classification(2), converter="xgboost"),
     Case("XGBoost_3", lambda: XGBClassifier(n_estimators=20, max_depth=4), classification(3), converter="xgboost"),
     Case("XGBoostRegressor", lambda: XGBRegressor(n_estimators=20, max_depth=4), regression(), converter="xgboost"),
-    Case("CatBoost_2", lambda: CatBoostClassifier(iterations=20, depth=4, random_seed=SEED, verbose=False),
+    Case("CatBoost_2", lambda: CatBoostClassifier(iterations=20, depth=4, random_seed=SEED, verbose=False, allow_writing_files=False),
          classification(2), converter="catboost"),
-    Case("CatBoost_3", lambda: CatBoostClassifier(iterations=20, depth=4, random_seed=SEED, verbose=False,
+    Case("CatBoost_3", lambda: CatBoostClassifier(iterations=20, depth=4, random_seed=SEED, verbose=False, allow_writing_files=False,
                                                   loss_function="MultiClass"), classification(3), converter="catboost"),
-    Case("CatBoostRegressor", lambda: CatBoostRegressor(iterations=20, depth=4, random_seed=SEED, verbose=False),
+    Case("CatBoostRegressor", lambda: CatBoostRegressor(iterations=20, depth=4, random_seed=SEED, verbose=False, allow_writing_files=False),
          regression(), converter="catboost"),
 ]
 

@@ -8,7 +8,8 @@ encoder-decoders as separate encoder / decoder files. Each model lands in OUT/op
 ORTModelFor* classes; `scripts/check_optimum_generate.py` generates from each with
 onnxruntime and with Onyx and compares the tokens.
 Needs: python3 -m venv VENV && VENV/bin/pip install torch transformers optimum-onnx onnxruntime
-Usage: VENV/bin/python scripts/make_optimum_models.py OUT [NAME ...]   (whisper_tiny only when named)"""
+Usage: VENV/bin/python scripts/make_optimum_models.py OUT [NAME ...]   (whisper_tiny, llama_base4 only when named;
+NAME_o2: optimized by ONNX Runtime's transformer optimizer at Optimum's level O2)"""
 import os
 import sys
 import tempfile
@@ -71,20 +72,31 @@ MODELS = {
                                               eos_token_id=50257, bos_token_id=50257, begin_suppress_tokens=None,
                                               suppress_tokens=None),
                      tf.WhisperForConditionalGeneration, 'automatic-speech-recognition-with-past'),
+    # A Llama at a small real width (768, 4 layers, 12 query / 4 KV heads, 32k vocabulary),
+    # for timing decode steps; only when named.
+    'llama_base4': (lambda: tf.LlamaConfig(hidden_size=768, num_hidden_layers=4, num_attention_heads=12,
+                                           num_key_value_heads=4, intermediate_size=2048, vocab_size=32000,
+                                           max_position_embeddings=1024),
+                    tf.LlamaForCausalLM, DECODER_TASK),
 }
-ON_REQUEST = {'whisper_tiny'}
+ON_REQUEST = {'whisper_tiny', 'llama_base4'}
+O2 = ['gpt2', 'llama', 't5', 'bart', 'whisper']  # also made as NAME_o2 (see export)
 
 
 def export(name, out):
+    """NAME, or NAME_o2: the same model through ONNX Runtime's transformer optimizer at
+    Optimum's level O2 (com.microsoft Attention, SkipLayerNormalization, BiasGelu, ...)."""
     from optimum.exporters.onnx import main_export
-    config, model_class, task = MODELS[name]
+    arch, optimize = (name[:-3], 'O2') if name.endswith('_o2') else (name, None)
+    config, model_class, task = MODELS[arch]
     torch.manual_seed(0)
     model = model_class(config()).eval()
     with tempfile.TemporaryDirectory() as src:
         model.save_pretrained(src)
-        main_export(src, output=os.path.join(out, f'opt_{name}'), task=task)
+        main_export(src, output=os.path.join(out, f'opt_{name}'), task=task, optimize=optimize)
 
 
 if __name__ == '__main__':
-    out, names = sys.argv[1], sys.argv[2:] or [n for n in MODELS if n not in ON_REQUEST]
+    plain = [n for n in MODELS if n not in ON_REQUEST]
+    out, names = sys.argv[1], sys.argv[2:] or plain + [f'{n}_o2' for n in O2]
     export_each(out, names, export)

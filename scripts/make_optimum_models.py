@@ -23,6 +23,18 @@ from export_each import export_each  # noqa: E402
 SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000)
 DECODER_TASK = 'text-generation-with-past'
 SEQ2SEQ_TASK = 'text2text-generation-with-past'
+SPEECH_TASK = 'automatic-speech-recognition-with-past'
+
+
+def whisper_config(width, layers, heads, ffn, vocab, tokens, max_target=448):
+    """tokens: (decoder start, pad, eos, bos) ids."""
+    start, pad, eos, bos = tokens
+    return tf.WhisperConfig(d_model=width, encoder_layers=layers, decoder_layers=layers, encoder_attention_heads=heads,
+                            decoder_attention_heads=heads, encoder_ffn_dim=ffn, decoder_ffn_dim=ffn, vocab_size=vocab,
+                            num_mel_bins=80, max_source_positions=1500, max_target_positions=max_target,
+                            decoder_start_token_id=start, pad_token_id=pad, eos_token_id=eos, bos_token_id=bos,
+                            begin_suppress_tokens=None, suppress_tokens=None)
+
 
 # name -> (config, model class, Optimum task)
 MODELS = {
@@ -56,22 +68,12 @@ MODELS = {
                                    decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128,
                                    vocab_size=1000, max_position_embeddings=256),
              tf.BartForConditionalGeneration, SEQ2SEQ_TASK),
-    'whisper': (lambda: tf.WhisperConfig(d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-                                         decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128,
-                                         vocab_size=1000, num_mel_bins=80, max_source_positions=1500,
-                                         max_target_positions=64, decoder_start_token_id=1, pad_token_id=0,
-                                         eos_token_id=2, bos_token_id=1, begin_suppress_tokens=None,
-                                         suppress_tokens=None),
-                tf.WhisperForConditionalGeneration, 'automatic-speech-recognition-with-past'),
+    'whisper': (lambda: whisper_config(64, 2, 4, 128, 1000, (1, 0, 2, 1), max_target=64),
+                tf.WhisperForConditionalGeneration, SPEECH_TASK),
     # Whisper-tiny's sizes (384 wide, 6 heads of 64, 4 + 4 layers), for timing the encoder's
     # 1500-frame attention; only when named.
-    'whisper_tiny': (lambda: tf.WhisperConfig(d_model=384, encoder_layers=4, decoder_layers=4,
-                                              encoder_attention_heads=6, decoder_attention_heads=6,
-                                              encoder_ffn_dim=1536, decoder_ffn_dim=1536, vocab_size=51865,
-                                              num_mel_bins=80, decoder_start_token_id=50258, pad_token_id=50257,
-                                              eos_token_id=50257, bos_token_id=50257, begin_suppress_tokens=None,
-                                              suppress_tokens=None),
-                     tf.WhisperForConditionalGeneration, 'automatic-speech-recognition-with-past'),
+    'whisper_tiny': (lambda: whisper_config(384, 4, 6, 1536, 51865, (50258, 50257, 50257, 50257)),
+                     tf.WhisperForConditionalGeneration, SPEECH_TASK),
     # A Llama at a small real width (768, 4 layers, 12 query / 4 KV heads, 32k vocabulary),
     # for timing decode steps; only when named.
     'llama_base4': (lambda: tf.LlamaConfig(hidden_size=768, num_hidden_layers=4, num_attention_heads=12,

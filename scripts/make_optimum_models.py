@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Hugging Face models exported by Optimum (`optimum.exporters.onnx.main_export`, the
 `optimum-cli export onnx` path most transformer users take), with small configs and
-seeded random weights. Decoders are exported `-with-past`: a KV cache as past_key_values.*
-inputs and present.* outputs, position_ids and an attention mask over past + new tokens;
+seeded random weights: decoders, encoder-decoders, and encoders / vision / audio models
+for one task each (feature extraction, classification, QA, fill-mask, segmentation, CTC,
+CLIP). Decoders are exported `-with-past`: a KV cache as past_key_values.* inputs and
+present.* outputs, position_ids and an attention mask over past + new tokens;
 encoder-decoders as separate encoder / decoder files. Each model lands in OUT/opt_NAME/
 (model.onnx or encoder_model.onnx + decoder_model*.onnx, config.json), ready for Optimum's
 ORTModelFor* classes; `scripts/check_optimum_generate.py` generates from each with
-onnxruntime and with Onyx and compares the tokens.
+onnxruntime and with Onyx and compares the tokens (the one-task models: their outputs).
 Needs: python3 -m venv VENV && VENV/bin/pip install torch transformers optimum-onnx onnxruntime
-Usage: VENV/bin/python scripts/make_optimum_models.py OUT [NAME ...]   (whisper_tiny, llama_base4 only when named;
-NAME_o2: optimized by ONNX Runtime's transformer optimizer at Optimum's level O2)"""
+Usage: VENV/bin/python scripts/make_optimum_models.py OUT [NAME ...]
+(whisper_tiny, llama_base4 only when named; NAME_o2: optimized by ONNX Runtime's
+transformer optimizer at Optimum's level O2)"""
 import os
 import sys
 import tempfile
@@ -21,6 +24,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from export_each import export_each  # noqa: E402
 
 SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000)
+VISION = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, image_size=64,
+              patch_size=8)
 DECODER_TASK = 'text-generation-with-past'
 SEQ2SEQ_TASK = 'text2text-generation-with-past'
 SPEECH_TASK = 'automatic-speech-recognition-with-past'
@@ -70,6 +75,27 @@ MODELS = {
              tf.BartForConditionalGeneration, SEQ2SEQ_TASK),
     'whisper': (lambda: whisper_config(64, 2, 4, 128, 1000, (1, 0, 2, 1), max_target=64),
                 tf.WhisperForConditionalGeneration, SPEECH_TASK),
+    # Encoders and vision / audio models, one Optimum task each (compared on one forward pass).
+    'bert': (lambda: tf.BertConfig(**SMALL), tf.BertModel, 'feature-extraction'),
+    'roberta': (lambda: tf.RobertaConfig(**SMALL), tf.RobertaForSequenceClassification, 'text-classification'),
+    'distilbert': (lambda: tf.DistilBertConfig(dim=64, n_layers=2, n_heads=4, hidden_dim=128, vocab_size=1000),
+                   tf.DistilBertForQuestionAnswering, 'question-answering'),
+    'deberta_v2': (lambda: tf.DebertaV2Config(**SMALL), tf.DebertaV2ForTokenClassification, 'token-classification'),
+    'electra': (lambda: tf.ElectraConfig(**SMALL, embedding_size=32), tf.ElectraForMaskedLM, 'fill-mask'),
+    'vit': (lambda: tf.ViTConfig(**VISION), tf.ViTForImageClassification, 'image-classification'),
+    'swin': (lambda: tf.SwinConfig(image_size=64, patch_size=4, embed_dim=32, depths=[1, 1], num_heads=[2, 4],
+                                   window_size=4),
+             tf.SwinForImageClassification, 'image-classification'),
+    'segformer': (lambda: tf.SegformerConfig(num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1],
+                                             hidden_sizes=[16, 32], num_attention_heads=[1, 2],
+                                             decoder_hidden_size=32, image_size=64),
+                  tf.SegformerForSemanticSegmentation, 'semantic-segmentation'),
+    'clip': (lambda: tf.CLIPConfig(text_config=SMALL, vision_config=VISION, projection_dim=32), tf.CLIPModel,
+             'zero-shot-image-classification'),
+    'wav2vec2': (lambda: tf.Wav2Vec2Config(**SMALL, conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3),
+                                           num_feat_extract_layers=2, num_conv_pos_embeddings=16,
+                                           num_conv_pos_embedding_groups=4),
+                 tf.Wav2Vec2ForCTC, 'automatic-speech-recognition'),
     # Whisper-tiny's sizes (384 wide, 6 heads of 64, 4 + 4 layers), for timing the encoder's
     # 1500-frame attention; only when named.
     'whisper_tiny': (lambda: whisper_config(384, 4, 6, 1536, 51865, (50258, 50257, 50257, 50257)),

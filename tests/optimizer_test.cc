@@ -849,6 +849,42 @@ TEST(Optimizer, ScaledDotProductAttentionDecodeStep) {
   EXPECT_EQ(r.fusions["ScaledDotProductAttention"], 1);
 }
 
+// Grouped-query attention as Hugging Face writes it (repeat_kv: Unsqueeze(kv, 2) -> Expand
+// -> Reshape repeats each of 2 KV heads for 3 query heads): the fused op reads the 2-head
+// caches in place. Shapes that are not that repeat (here the Expand also broadcasts a batch of
+// 1 to 2) are materialized by the kernel instead; both give the unfused values.
+TEST(Optimizer, ScaledDotProductAttentionGroupedHeads) {
+  const int64_t Hk = 2, rep = 3, T = 9, D = 8;
+  for (int64_t kv_batch : {2, 1}) {
+    auto m = test::make_model();
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("q", onnx::TensorProto::FLOAT, {2, Hk * rep, 1, D});
+    *g->add_input() = tensor_info("k", onnx::TensorProto::FLOAT, {kv_batch, Hk, T, D});
+    *g->add_input() = tensor_info("v", onnx::TensorProto::FLOAT, {kv_batch, Hk, T, D});
+    *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, Hk * rep, 1, D});
+    *g->add_initializer() = float_tensor("scale", {}, {0.35355339f});
+    *g->add_initializer() = test::int64_tensor("axis2", {1}, {2});
+    *g->add_initializer() = test::int64_tensor("expand_to", {5}, {2, Hk, rep, T, D});
+    *g->add_initializer() = test::int64_tensor("merged", {4}, {2, Hk * rep, T, D});
+    for (const std::string kv : {"k", "v"}) {
+      add_node(g, "Unsqueeze", {kv, "axis2"}, {kv + "_u"});
+      add_node(g, "Expand", {kv + "_u", "expand_to"}, {kv + "_e"});
+      add_node(g, "Reshape", {kv + "_e", "merged"}, {kv + "_rep"});
+    }
+    add_ints_attr(add_node(g, "Transpose", {"k_rep"}, {"kt"}), "perm", {0, 1, 3, 2});
+    add_node(g, "MatMul", {"q", "kt"}, {"s"});
+    add_node(g, "Mul", {"s", "scale"}, {"ss"});
+    add_int_attr(add_node(g, "Softmax", {"ss"}, {"p"}), "axis", -1);
+    add_node(g, "MatMul", {"p", "v_rep"}, {"y"});
+    const int64_t kv_size = kv_batch * Hk * T * D;
+    Feeds feeds = {{"q", Value(Tensor::from_vector<float>(random_values(2 * Hk * rep * D, 90), {2, Hk * rep, 1, D}))},
+                   {"k", Value(Tensor::from_vector<float>(random_values(kv_size, 91), {kv_batch, Hk, T, D}))},
+                   {"v", Value(Tensor::from_vector<float>(random_values(kv_size, 92), {kv_batch, Hk, T, D}))}};
+    OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+    EXPECT_EQ(r.fusions["ScaledDotProductAttention+Transpose+RepeatKV"], 1) << "kv batch " << kv_batch;
+  }
+}
+
 // If branches (and an If nested in one) get the passes too, with the enclosing graph's
 // constants they read as their own: Optimum's merged decoders run the whole model inside
 // an If. Linear layers on outer weights fuse in every branch; an initializer that is also

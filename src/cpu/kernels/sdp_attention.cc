@@ -3,6 +3,7 @@
 // optimizer's sdpa_fusion finds it). Per (batch, head) the scores stay in a thread's buffer:
 // the [B, H, Sq, T] scores tensor, its mask Add and its Softmax pass are never materialized.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,89 @@ ScoreTerm mask_term(const Tensor& m, const Shape& scores) {
   return t;
 }
 
+// A key or value the fusion took from before Hugging Face's repeat_kv, Reshape(Expand(
+// Unsqueeze(x, 2), S), R): read in place with each head serving `repeat` query heads when S
+// and R are that repeat ([B, Hk, rep, T, D] merged to [B, Hk * rep, T, D]); otherwise the
+// tensor those three ops make, materialized here.
+struct KvOperand {
+  Tensor t;
+  int64_t repeat = 1;
+};
+
+// Reshape's target for `from` (0 copies a dim, -1 is inferred), or nothing when R does not fit.
+std::optional<Shape> reshape_target(const Shape& from, const std::vector<int64_t>& r) {
+  Shape out(r.size());
+  int64_t known = 1, inferred = -1;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r[i] == -1) {
+      if (inferred >= 0) return std::nullopt;
+      inferred = static_cast<int64_t>(i);
+      continue;
+    }
+    out[i] = r[i] == 0 ? (i < from.size() ? from[i] : -1) : r[i];
+    if (out[i] < 0) return std::nullopt;
+    known *= out[i];
+  }
+  const int64_t total = shape_numel(from);
+  if (inferred >= 0) {
+    if (known == 0 || total % known) return std::nullopt;
+    out[inferred] = total / known;
+  } else if (known != total) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+KvOperand repeated_kv(const Tensor& x, const Tensor& expand_shape, const Tensor& reshape_shape, const char* what) {
+  const std::string where = std::string("ScaledDotProductAttention: ") + what + "'s repeat for grouped heads: ";
+  ONYX_KERNEL_CHECK(x.rank() >= 2, where + "the input must have rank >= 2, got " + shape_to_string(x.shape()));
+  Shape u = x.shape();
+  u.insert(u.begin() + 2, 1);  // Unsqueeze(x, 2)
+  const std::vector<int64_t> sv = expand_shape.to_int64_vector(), rv = reshape_shape.to_int64_vector();
+  Shape e(std::max(u.size(), sv.size()), 1);  // Expand: u and S broadcast
+  for (size_t i = 0; i < e.size(); ++i) {
+    const int64_t a = i + u.size() >= e.size() ? u[i + u.size() - e.size()] : 1;
+    const int64_t b = i + sv.size() >= e.size() ? sv[i + sv.size() - e.size()] : 1;
+    ONYX_KERNEL_CHECK(a == b || a == 1 || b == 1, where + "cannot expand " + shape_to_string(u) + " to " +
+                                                      shape_to_string(Shape(sv.begin(), sv.end())));
+    e[i] = a == 1 ? b : a;
+  }
+  const std::optional<Shape> r = reshape_target(e, rv);
+  ONYX_KERNEL_CHECK(r.has_value(), where + "cannot reshape " + shape_to_string(e) + " to " +
+                                       shape_to_string(Shape(rv.begin(), rv.end())));
+  if (x.rank() == 4 && e.size() == 5 && e[0] == u[0] && e[1] == u[1] && e[3] == u[3] && e[4] == u[4] &&
+      *r == Shape{e[0], e[1] * e[2], e[3], e[4]})
+    return {x, e[2]};
+  // Anything else: the broadcast copy, read as R.
+  Tensor out(DataType::Float, *r);
+  const int64_t rank = static_cast<int64_t>(e.size());
+  std::vector<int64_t> src_stride(rank, 0);
+  for (int64_t i = rank - 1, stride = 1; i >= 0; --i) {
+    const int64_t ui = i - (rank - static_cast<int64_t>(u.size()));
+    const int64_t size = ui >= 0 ? u[ui] : 1;
+    src_stride[i] = size == 1 ? 0 : stride;
+    stride *= size;
+  }
+  const float* src = x.data<float>();
+  float* dst = out.data<float>();
+  for (int64_t flat = 0, n = out.numel(); flat < n; ++flat) {
+    int64_t offset = 0;
+    for (int64_t i = rank - 1, rest = flat; i >= 0; --i) {
+      offset += rest % e[i] * src_stride[i];
+      rest /= e[i];
+    }
+    dst[flat] = src[offset];
+  }
+  return {out, 1};
+}
+
+KvOperand kv_operand(const Tensor& x, KernelContext& ctx, size_t shapes_at, const char* what) {
+  if (!ctx.has_input(shapes_at)) return {x, 1};
+  ONYX_KERNEL_CHECK(ctx.has_input(shapes_at + 1) && x.dtype() == DataType::Float,
+                    std::string("ScaledDotProductAttention: ") + what + "'s repeat needs float input and both shapes");
+  return repeated_kv(x, ctx.input(shapes_at), ctx.input(shapes_at + 1), what);
+}
+
 // Q, K^T or V as 4-D: rank 2 or 3 gets leading dims of 1 (MatMul broadcasting).
 struct Operand4d {
   const float* data;
@@ -66,14 +150,16 @@ class ScaledDotProductAttentionKernel final : public Kernel {
         key_transposed_(ctx.get_int("key_transposed", 1) != 0) {}
 
   void run(KernelContext& ctx) const override {
-    const Tensor &qt = ctx.input(0), &ktt = ctx.input(1), &vt = ctx.input(2);
+    const Tensor& qt = ctx.input(0);
+    const KvOperand k = kv_operand(ctx.input(1), ctx, 4, "K"), v = kv_operand(ctx.input(2), ctx, 6, "V");
     const Tensor* mask = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-    const int64_t rank = std::max({qt.rank(), ktt.rank(), vt.rank()});
+    const int64_t rank = std::max({qt.rank(), k.t.rank(), v.t.rank()});
     if (rank <= 4) {
-      attend(qt, ktt, vt, mask, rank, nullptr, ctx);
+      attend(qt, k.t, v.t, mask, rank, nullptr, ctx, k.repeat, v.repeat);
       return;
     }
-    run_outer_slices(qt, ktt, vt, mask, rank, ctx);
+    ONYX_KERNEL_CHECK(k.repeat == 1 && v.repeat == 1, "ScaledDotProductAttention: grouped heads need 4-D operands");
+    run_outer_slices(qt, k.t, v.t, mask, rank, ctx);
   }
 
  private:
@@ -149,10 +235,15 @@ class ScaledDotProductAttentionKernel final : public Kernel {
 
   // Q, K^T, V (and the mask) of rank <= 4; the output of rank `rank` is allocated, or written
   // into `out` (a slice of a higher-rank output) when given.
+  // k_repeat / v_repeat: query heads each K / V head serves (grouped-query attention).
   void attend(const Tensor& qt, const Tensor& ktt, const Tensor& vt, const Tensor* mask, int64_t rank, Tensor* out,
-              KernelContext& ctx) const {
+              KernelContext& ctx, int64_t k_repeat = 1, int64_t v_repeat = 1) const {
     const char* key_name = key_transposed_ ? "K^T" : "K";
-    const Operand4d q = as_4d(qt, "Q"), kt = as_4d(ktt, key_name), v = as_4d(vt, "V");
+    const Operand4d q = as_4d(qt, "Q");
+    Operand4d kt = as_4d(ktt, key_name), v = as_4d(vt, "V");
+    const HeadLayout k_layout = head_layout(kt), v_layout = head_layout(v);
+    kt.dims[1] *= k_repeat;  // the heads they stand for, in the broadcast checks below
+    v.dims[1] *= v_repeat;
     const std::string shapes = "Q " + shape_to_string(qt.shape()) + ", " + key_name + " " +
                                shape_to_string(ktt.shape()) + " and V " + shape_to_string(vt.shape());
     // K^T [.., D, T], or K [.., T, D] (key_transposed 0).
@@ -162,7 +253,7 @@ class ScaledDotProductAttentionKernel final : public Kernel {
     int64_t grid[2];
     for (int d = 0; d < 2; ++d) {
       grid[d] = std::max({q.dims[d], kt.dims[d], v.dims[d]});
-      for (const Operand4d* o : {&q, &kt, &v})
+      for (const Operand4d* o : {&q, static_cast<const Operand4d*>(&kt), static_cast<const Operand4d*>(&v)})
         ONYX_KERNEL_CHECK(o->dims[d] == 1 || o->dims[d] == grid[d],
                           "ScaledDotProductAttention: " + shapes + " do not broadcast");
     }
@@ -176,9 +267,11 @@ class ScaledDotProductAttentionKernel final : public Kernel {
     AttentionProblem p;
     p.B = B, p.N = H, p.Sq = Sq, p.T = T, p.Dqk = D, p.Dv = Dv;
     p.q = head_layout(q);
-    p.k = head_layout(kt);  // K^T's rows are its D dims, of T values each; K's its T keys
+    p.k = k_layout;  // K^T's rows are its D dims, of T values each; K's its T keys
+    p.k.group = k_repeat;
     p.k_transposed = key_transposed_;
-    p.v = head_layout(v);
+    p.v = v_layout;
+    p.v.group = v_repeat;
     p.scale = scale_;
     if (mask) p.mask = mask_term(*mask, {B, H, Sq, T});
     p.zero_masked_rows = zero_masked_rows_;

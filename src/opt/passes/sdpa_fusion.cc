@@ -5,7 +5,8 @@
 //   Y = MatMul(P, V)
 // on 4-D heads-first Q [B, H, Sq, D], K^T [B, Hk, D, T], V [B, Hk, T, Dv]; the constant
 // scalar factors a, b, c (the exporters split 1/sqrt(D) over Q and K) become one scale. A
-// K^T made by a Transpose of K is read as K (key_transposed 0).
+// K^T made by a Transpose of K is read as K (key_transposed 0), and K / V repeated for
+// grouped-query heads (repeat_kv) are read before the repeat.
 // Every model both exporters make from transformers 5 (its SDPA attention) has this form;
 // the whole-block pattern of attention_fusion (projections included) runs first.
 #include "opt/passes/passes.h"
@@ -73,6 +74,32 @@ std::optional<std::string> untransposed_key(const Graph& g, const GraphView& vie
   const bool swaps_last_two = (p == std::vector<int64_t>{0, 1, 3, 2}) || (p == std::vector<int64_t>{0, 2, 1});
   if (!swaps_last_two || !may_be_operand(view, tr->inputs[0])) return std::nullopt;
   return tr->inputs[0];
+}
+
+// Hugging Face's repeat_kv for grouped-query attention: `value` = Reshape(Expand(Unsqueeze(x,
+// axes [2]), S), R), each read only by the next, x a 4-D [B, Hk, T, D] key or value cache:
+// every KV head repeated for the query heads it serves, copied each step. The fused op reads
+// x and gets S and R, with which the kernel checks at run time that this is that repeat.
+struct RepeatedKv {
+  std::string x, expand_shape, reshape_shape;
+  std::vector<int> nodes;
+};
+std::optional<RepeatedKv> repeated_kv(const Graph& g, const GraphView& view, const std::string& value, int reader) {
+  const int ri = view.producer(value);
+  const Node* reshape = node_of_type(g, ri, "Reshape");
+  if (!reshape || view.single_consumer(value) != reader || read_int(*reshape, "allowzero", 0) != 0) return std::nullopt;
+  const int ei = view.producer(reshape->inputs[0]);
+  const Node* expand = node_of_type(g, ei, "Expand");
+  if (!expand || view.single_consumer(reshape->inputs[0]) != ri) return std::nullopt;
+  const int ui = view.producer(expand->inputs[0]);
+  const Node* unsqueeze = node_of_type(g, ui, "Unsqueeze");
+  if (!unsqueeze || view.single_consumer(expand->inputs[0]) != ei) return std::nullopt;
+  const std::optional<std::vector<int64_t>> axes = reduce_axes(*unsqueeze, view);
+  const TypeInfo* t = view.type_of(unsqueeze->inputs[0]);
+  if (!axes || *axes != std::vector<int64_t>{2} || !t || t->kind != TypeInfo::Kind::Tensor ||
+      t->elem_type != DataType::Float || !t->has_shape || t->shape.size() != 4)
+    return std::nullopt;
+  return RepeatedKv{unsqueeze->inputs[0], expand->inputs[1], reshape->inputs[1], {ri, ei, ui}};
 }
 
 // Whether `value` is Q K^T, possibly scaled once: MatMul, or Mul / Div of one.
@@ -143,17 +170,29 @@ class SdpaRule final : public RewriteRule {
       key = *k;
       nodes.push_back(view.producer(kt.x));
     }
-    Node att = make_node("ScaledDotProductAttention", sm.name + "_sdpa", {q.x, key, g.nodes[pvi].inputs[1]},
+    std::string value = g.nodes[pvi].inputs[1];
+    // K and V before a grouped-query repeat (K only where its Transpose was fused too).
+    const std::optional<RepeatedKv> k_rep = k ? repeated_kv(g, view, key, view.producer(kt.x)) : std::nullopt;
+    const std::optional<RepeatedKv> v_rep = repeated_kv(g, view, value, pvi);
+    for (const auto* rep : {&k_rep, &v_rep})
+      if (*rep) nodes.insert(nodes.end(), (*rep)->nodes.begin(), (*rep)->nodes.end());
+    if (k_rep) key = k_rep->x;
+    if (v_rep) value = v_rep->x;
+    Node att = make_node("ScaledDotProductAttention", sm.name + "_sdpa", {q.x, key, value},
                          {g.nodes[pvi].outputs[0]}, kOnyxDomain);
     if (k) att.attributes["key_transposed"] = int_attr(0);
-    if (!mask.empty()) att.inputs.push_back(mask);
+    if (!mask.empty() || k_rep || v_rep) att.inputs.push_back(mask);
+    if (k_rep || v_rep) {
+      att.inputs.insert(att.inputs.end(), {k_rep ? k_rep->expand_shape : "", k_rep ? k_rep->reshape_shape : "",
+                                           v_rep ? v_rep->expand_shape : "", v_rep ? v_rep->reshape_shape : ""});
+    }
     att.attributes["scale"] = float_attr(static_cast<float>(scale * q.factor * kt.factor));
     att.attributes["zero_masked_rows"] = int_attr(zero_masked_rows ? 1 : 0);
     if (ctx.can_run && !ctx.can_run(att)) return std::nullopt;
     Patch p;
     p.remove = nodes;
     p.add = {att};
-    p.fusion = k ? "ScaledDotProductAttention+Transpose" : "ScaledDotProductAttention";
+    p.fusion = std::string("ScaledDotProductAttention") + (k ? "+Transpose" : "") + (k_rep || v_rep ? "+RepeatKV" : "");
     return p;
   }
 };

@@ -1,5 +1,8 @@
 #include "ir/graph.h"
 
+#include <set>
+#include <unordered_set>
+
 namespace onyx {
 
 const char* attr_type_name(AttrType t) {
@@ -30,6 +33,38 @@ bool Node::has_subgraphs() const {
   for (auto& [k, a] : attributes)
     if (a.g || !a.graphs.empty()) return true;
   return false;
+}
+
+void collect_subgraph_free_names(const Node& n, std::vector<std::string>& out) {
+  std::set<std::string> seen(out.begin(), out.end());
+  for (auto& [key, a] : n.attributes) {
+    std::vector<std::shared_ptr<Graph>> graphs = a.graphs;
+    if (a.g) graphs.push_back(a.g);
+    for (auto& g : graphs)
+      for (auto& name : free_names(*g))
+        if (seen.insert(name).second) out.push_back(name);
+  }
+}
+
+std::vector<std::string> free_names(const Graph& g) {
+  std::unordered_set<std::string> defined;
+  for (auto& vi : g.inputs) defined.insert(vi.name);
+  for (auto& [name, t] : g.initializers) defined.insert(name);
+  for (auto& n : g.nodes)
+    for (auto& o : n.outputs) defined.insert(o);
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name) && seen.insert(name).second) out.push_back(name);
+  };
+  for (auto& n : g.nodes) {
+    for (auto& in : n.inputs) use(in);
+    std::vector<std::string> nested;
+    collect_subgraph_free_names(n, nested);
+    for (auto& name : nested) use(name);
+  }
+  for (auto& vi : g.outputs) use(vi.name);
+  return out;
 }
 
 std::string canonical_domain(const std::string& domain) { return domain == "ai.onnx" ? "" : domain; }

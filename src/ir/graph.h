@@ -97,6 +97,12 @@ struct Model {
   int64_t opset(const std::string& domain) const;  // 0 when not imported
 };
 
+// Names a graph reads but does not define (what its nested subgraphs read from it
+// included), each once, in the order first read: what it takes from enclosing scopes.
+std::vector<std::string> free_names(const Graph& graph);
+// The free names of a node's subgraphs, appended to `out` (once each).
+void collect_subgraph_free_names(const Node& n, std::vector<std::string>& out);
+
 // Normalizes "ai.onnx" to "".
 std::string canonical_domain(const std::string& domain);
 

@@ -111,29 +111,6 @@ int GraphView::single_consumer(const std::string& value) const {
   return uses == 1 ? c[0] : -1;
 }
 
-std::unordered_set<std::string> names_read(const Graph& g) {
-  std::unordered_set<std::string> reads;
-  for (auto& n : g.nodes) {
-    reads.insert(n.inputs.begin(), n.inputs.end());
-    for (auto& [k, a] : n.attributes) {
-      if (a.g) reads.merge(outer_scope_reads(*a.g));
-      for (auto& sg : a.graphs) reads.merge(outer_scope_reads(*sg));
-    }
-  }
-  for (auto& o : g.outputs) reads.insert(o.name);
-  reads.erase("");
-  return reads;
-}
-
-std::unordered_set<std::string> outer_scope_reads(const Graph& g) {
-  std::unordered_set<std::string> reads = names_read(g);
-  for (auto& i : g.inputs) reads.erase(i.name);
-  for (auto& [name, t] : g.initializers) reads.erase(name);
-  for (auto& n : g.nodes)
-    for (auto& o : n.outputs) reads.erase(o);
-  return reads;
-}
-
 using Renames = std::unordered_map<std::string, std::string>;
 
 static void rename_in_graph(Graph& g, const Renames& renames) {

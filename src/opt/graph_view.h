@@ -45,12 +45,6 @@ class GraphView {
   std::vector<int> none_;
 };
 
-// Every name the graph's nodes and outputs read, what its subgraphs take from it included
-// (not what they define themselves).
-std::unordered_set<std::string> names_read(const Graph& g);
-// The names a graph reads without defining them: what it takes from enclosing scopes.
-std::unordered_set<std::string> outer_scope_reads(const Graph& g);
-
 // Replaces every read of `from` by `to` in the graph's nodes (and subgraphs).
 void rename_uses(Graph& g, const std::string& from, const std::string& to);
 // The same for every (from, to) pair of `renames`, in one pass.

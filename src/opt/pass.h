@@ -55,8 +55,9 @@ std::vector<PassTiming> optimize_graph(Graph& graph, OptimizationLevel level, Pa
 // after the graph's own. The constants of enclosing scopes a subgraph reads are given to it
 // as its own initializers (sharing their data), so folding, fusions and the kernels' weight
 // packing treat them as constants; enclosing initializers no graph reads any more are dropped.
-std::vector<PassTiming> optimize_subgraphs(Graph& graph, OptimizationLevel level, PassContext& ctx,
-                                           const std::set<std::string>& disabled);
+// Their passes' times and changes are added to `timings` (optimize_graph's, for the graph).
+void optimize_subgraphs(Graph& graph, OptimizationLevel level, PassContext& ctx, const std::set<std::string>& disabled,
+                        std::vector<PassTiming>& timings);
 
 // The pass names of each level, in order (the one place the order lives).
 std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level);

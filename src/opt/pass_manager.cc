@@ -3,7 +3,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "opt/graph_view.h"
 #include "opt/pass.h"
 
 namespace onyx {
@@ -64,10 +63,6 @@ void add_types(const Graph& g, Types& types) {
 }
 
 void add_timings(std::vector<PassTiming>& total, const std::vector<PassTiming>& more) {
-  if (total.empty()) {
-    total = more;
-    return;
-  }
   for (size_t i = 0; i < more.size() && i < total.size(); ++i) {
     total[i].ms += more[i].ms;
     total[i].changed += more[i].changed;
@@ -77,8 +72,15 @@ void add_timings(std::vector<PassTiming>& total, const std::vector<PassTiming>& 
 // Drops initializers that neither the graph nor its subgraphs read any more (copied into
 // the subgraphs that did), so their data is not held twice.
 void drop_unread_initializers(Graph& g) {
-  std::unordered_set<std::string> keep = names_read(g);
-  for (auto& i : g.inputs) keep.insert(i.name);
+  std::vector<std::string> subgraph_reads;
+  std::unordered_set<std::string> keep;
+  for (auto& n : g.nodes) {
+    keep.insert(n.inputs.begin(), n.inputs.end());
+    collect_subgraph_free_names(n, subgraph_reads);
+  }
+  keep.insert(subgraph_reads.begin(), subgraph_reads.end());
+  for (auto* list : {&g.inputs, &g.outputs})
+    for (auto& vi : *list) keep.insert(vi.name);
   std::vector<std::string> order;
   for (auto& name : g.initializer_order) {
     if (keep.count(name)) {
@@ -101,7 +103,7 @@ void optimize_nested(Graph& g, const Constants& visible, const Types& types, Opt
       auto optimize_one = [&](std::shared_ptr<Graph>& sub) {
         sub = std::make_shared<Graph>(*sub);  // subgraphs may be shared with other copies of the model
         std::unordered_set<std::string> outer;  // what it reads from enclosing scopes
-        for (auto& name : outer_scope_reads(*sub)) {
+        for (auto& name : free_names(*sub)) {
           auto c = visible.find(name);
           if (c == visible.end()) {
             outer.insert(name);
@@ -119,12 +121,11 @@ void optimize_nested(Graph& g, const Constants& visible, const Types& types, Opt
                                sub->value_infos.end());
         Types inner_types = types;
         add_types(*sub, inner_types);
-        Constants inner = visible;
+        Constants inner = visible;  // less what the subgraph defines, plus its own constants
         for (auto& sn : sub->nodes)
           for (auto& o : sn.outputs) inner.erase(o);
-        for (auto& i : sub->inputs) inner.erase(i.name);
         for (auto& [name, t] : sub->initializers) inner[name] = t;
-        for (auto& i : sub->inputs) inner.erase(i.name);  // an initializer that is also an input can be fed
+        for (auto& i : sub->inputs) inner.erase(i.name);  // inputs shadow; an initializer that is one can be fed
         optimize_nested(*sub, inner, inner_types, level, ctx, disabled, timings);
       };
       if (a.g) optimize_one(a.g);
@@ -136,16 +137,14 @@ void optimize_nested(Graph& g, const Constants& visible, const Types& types, Opt
 
 }  // namespace
 
-std::vector<PassTiming> optimize_subgraphs(Graph& graph, OptimizationLevel level, PassContext& ctx,
-                                           const std::set<std::string>& disabled) {
+void optimize_subgraphs(Graph& graph, OptimizationLevel level, PassContext& ctx, const std::set<std::string>& disabled,
+                        std::vector<PassTiming>& timings) {
   Constants top;
   for (auto& [name, t] : graph.initializers) top[name] = t;
   for (auto& i : graph.inputs) top.erase(i.name);  // overridable initializers are not constants
   Types types;
   add_types(graph, types);
-  std::vector<PassTiming> timings;
   optimize_nested(graph, top, types, level, ctx, disabled, timings);
-  return timings;
 }
 
 }  // namespace onyx

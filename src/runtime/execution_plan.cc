@@ -44,17 +44,6 @@ void plan_donatable_inputs(CompiledGraph& plan, const std::vector<int>& last_use
   fail(code, "model '" + env.model_name + "', node " + n.describe() + ": " + msg);
 }
 
-void collect_subgraph_free_names(const Node& n, std::vector<std::string>& out) {
-  std::set<std::string> seen(out.begin(), out.end());
-  for (auto& [key, a] : n.attributes) {
-    std::vector<std::shared_ptr<Graph>> graphs = a.graphs;
-    if (a.g) graphs.push_back(a.g);
-    for (auto& g : graphs)
-      for (auto& name : free_names(*g))
-        if (seen.insert(name).second) out.push_back(name);
-  }
-}
-
 std::string domain_label(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
 
 // Replaces nodes without a kernel by their function bodies, until every node has one.
@@ -191,27 +180,6 @@ void BufferPool::trim() {
 size_t BufferPool::cached_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return cached_;
-}
-
-std::vector<std::string> free_names(const Graph& g) {
-  std::unordered_set<std::string> defined;
-  for (auto& vi : g.inputs) defined.insert(vi.name);
-  for (auto& [name, t] : g.initializers) defined.insert(name);
-  for (auto& n : g.nodes)
-    for (auto& o : n.outputs) defined.insert(o);
-  std::vector<std::string> out;
-  std::unordered_set<std::string> seen;
-  auto use = [&](const std::string& name) {
-    if (!name.empty() && !defined.count(name) && seen.insert(name).second) out.push_back(name);
-  };
-  for (auto& n : g.nodes) {
-    for (auto& in : n.inputs) use(in);
-    std::vector<std::string> nested;
-    collect_subgraph_free_names(n, nested);
-    for (auto& name : nested) use(name);
-  }
-  for (auto& vi : g.outputs) use(vi.name);
-  return out;
 }
 
 // The dependency counts for the parallel executor (see PlannedNode::reads).

@@ -134,7 +134,4 @@ struct CompileEnv {
 std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> graph, const CompileEnv& env,
                                              const std::vector<std::string>& outer_names);
 
-// Names a graph reads but does not define (inputs of nested subgraphs included).
-std::vector<std::string> free_names(const Graph& graph);
-
 }  // namespace onyx

@@ -264,11 +264,7 @@ void Session::Impl::optimize() {
   // convolutions would all move to the CPU instead of running as float on the device.
   if (!devices.empty()) disabled.insert("qdq_fusion");
   std::vector<PassTiming> timings = optimize_graph(model.graph, options.optimization_level, ctx, disabled);
-  std::vector<PassTiming> nested = optimize_subgraphs(model.graph, options.optimization_level, ctx, disabled);
-  for (size_t i = 0; i < timings.size() && i < nested.size(); ++i) {
-    timings[i].ms += nested[i].ms;
-    timings[i].changed += nested[i].changed;
-  }
+  optimize_subgraphs(model.graph, options.optimization_level, ctx, disabled, timings);
   for (auto& t : timings) report.passes.push_back({t.name, t.ms, t.changed});
   report.fusions = ctx.fusion_counts;
   for (const std::string& d : added_domains)

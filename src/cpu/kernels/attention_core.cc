@@ -44,8 +44,6 @@ void softmax_rows(const AttentionProblem& p, int64_t rows, float* scores, float*
   }
 }
 
-}  // namespace
-
 // Up to this many query rows (a decode step's one token) attend straight from K and V.
 constexpr int64_t kDirectRows = 2;
 
@@ -71,6 +69,8 @@ int64_t query_block_rows(const AttentionProblem& p) {
   const int64_t rows = std::max<int64_t>(kScoreFloats / std::max<int64_t>(p.T, 1), 16);
   return std::min(rows, std::max<int64_t>(p.Sq, 1));
 }
+
+}  // namespace
 
 void run_attention(const AttentionProblem& p, ThreadPool* pool) {
   const int64_t ld_out = p.heads_first_out ? p.Dv : p.N * p.Dv;
@@ -99,9 +99,7 @@ void run_attention(const AttentionProblem& p, ThreadPool* pool) {
       gemm_f32_packed(false, rows, p.scale, p.q.at(b, n) + i0 * p.q.row, p.q.row, kt, 0.f, scores.data(), p.T);
       add_terms(p, b, n, i0, rows, scores.data());
       softmax_rows(p, rows, scores.data(), probs.data());
-      float* out = p.heads_first_out ? p.out + ((b * p.N + n) * p.Sq + i0) * p.Dv
-                                     : p.out + (b * p.Sq + i0) * ld_out + n * p.Dv;
-      gemm_f32_packed(false, rows, 1.f, probs.data(), p.T, v, 0.f, out, ld_out);
+      gemm_f32_packed(false, rows, 1.f, probs.data(), p.T, v, 0.f, output_row(p, b, n, i0), ld_out);
     }
   });
 }

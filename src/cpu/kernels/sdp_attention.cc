@@ -3,12 +3,12 @@
 // optimizer's sdpa_fusion finds it). Per (batch, head) the scores stay in a thread's buffer:
 // the [B, H, Sq, T] scores tensor, its mask Add and its Softmax pass are never materialized.
 #include <algorithm>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "cpu/cpu_provider.h"
 #include "cpu/kernels/attention_core.h"
+#include "cpu/shape_copy.h"
 #include "kernels/kernel.h"
 
 namespace onyx {
@@ -46,78 +46,30 @@ struct KvOperand {
   int64_t repeat = 1;
 };
 
-// Reshape's target for `from` (0 copies a dim, -1 is inferred), or nothing when R does not fit.
-std::optional<Shape> reshape_target(const Shape& from, const std::vector<int64_t>& r) {
-  Shape out(r.size());
-  int64_t known = 1, inferred = -1;
-  for (size_t i = 0; i < r.size(); ++i) {
-    if (r[i] == -1) {
-      if (inferred >= 0) return std::nullopt;
-      inferred = static_cast<int64_t>(i);
-      continue;
-    }
-    out[i] = r[i] == 0 ? (i < from.size() ? from[i] : -1) : r[i];
-    if (out[i] < 0) return std::nullopt;
-    known *= out[i];
-  }
-  const int64_t total = shape_numel(from);
-  if (inferred >= 0) {
-    if (known == 0 || total % known) return std::nullopt;
-    out[inferred] = total / known;
-  } else if (known != total) {
-    return std::nullopt;
-  }
-  return out;
-}
-
-KvOperand repeated_kv(const Tensor& x, const Tensor& expand_shape, const Tensor& reshape_shape, const char* what) {
-  const std::string where = std::string("ScaledDotProductAttention: ") + what + "'s repeat for grouped heads: ";
-  ONYX_KERNEL_CHECK(x.rank() >= 2, where + "the input must have rank >= 2, got " + shape_to_string(x.shape()));
+KvOperand repeated_kv(const Tensor& x, const Tensor& expand_shape, const Tensor& reshape_shape) {
+  ONYX_KERNEL_CHECK(x.rank() >= 2, "ScaledDotProductAttention: a repeated K / V must have rank >= 2, got " +
+                                       shape_to_string(x.shape()));
   Shape u = x.shape();
   u.insert(u.begin() + 2, 1);  // Unsqueeze(x, 2)
-  const std::vector<int64_t> sv = expand_shape.to_int64_vector(), rv = reshape_shape.to_int64_vector();
-  Shape e(std::max(u.size(), sv.size()), 1);  // Expand: u and S broadcast
-  for (size_t i = 0; i < e.size(); ++i) {
-    const int64_t a = i + u.size() >= e.size() ? u[i + u.size() - e.size()] : 1;
-    const int64_t b = i + sv.size() >= e.size() ? sv[i + sv.size() - e.size()] : 1;
-    ONYX_KERNEL_CHECK(a == b || a == 1 || b == 1, where + "cannot expand " + shape_to_string(u) + " to " +
-                                                      shape_to_string(Shape(sv.begin(), sv.end())));
-    e[i] = a == 1 ? b : a;
-  }
-  const std::optional<Shape> r = reshape_target(e, rv);
-  ONYX_KERNEL_CHECK(r.has_value(), where + "cannot reshape " + shape_to_string(e) + " to " +
-                                       shape_to_string(Shape(rv.begin(), rv.end())));
+  const std::vector<int64_t> sv = expand_shape.to_int64_vector();
+  for (int64_t d : sv)
+    ONYX_KERNEL_CHECK(d >= 0, "Expand: negative dimension in shape " + shape_to_string(sv));
+  const Shape e = broadcast_shapes({u, sv});
+  const Shape r = shape_detail::reshape_target(e, reshape_shape.to_int64_vector(), false);
   if (x.rank() == 4 && e.size() == 5 && e[0] == u[0] && e[1] == u[1] && e[3] == u[3] && e[4] == u[4] &&
-      *r == Shape{e[0], e[1] * e[2], e[3], e[4]})
+      r == Shape{e[0], e[1] * e[2], e[3], e[4]})
     return {x, e[2]};
   // Anything else: the broadcast copy, read as R.
-  Tensor out(DataType::Float, *r);
-  const int64_t rank = static_cast<int64_t>(e.size());
-  std::vector<int64_t> src_stride(rank, 0);
-  for (int64_t i = rank - 1, stride = 1; i >= 0; --i) {
-    const int64_t ui = i - (rank - static_cast<int64_t>(u.size()));
-    const int64_t size = ui >= 0 ? u[ui] : 1;
-    src_stride[i] = size == 1 ? 0 : stride;
-    stride *= size;
-  }
-  const float* src = x.data<float>();
-  float* dst = out.data<float>();
-  for (int64_t flat = 0, n = out.numel(); flat < n; ++flat) {
-    int64_t offset = 0;
-    for (int64_t i = rank - 1, rest = flat; i >= 0; --i) {
-      offset += rest % e[i] * src_stride[i];
-      rest /= e[i];
-    }
-    dst[flat] = src[offset];
-  }
-  return {out, 1};
+  Tensor expanded(DataType::Float, e);
+  shape_detail::strided_copy_tensor(x, 0, broadcast_strides(u, e), expanded);
+  return {expanded.reshaped(r), 1};
 }
 
 KvOperand kv_operand(const Tensor& x, KernelContext& ctx, size_t shapes_at, const char* what) {
   if (!ctx.has_input(shapes_at)) return {x, 1};
   ONYX_KERNEL_CHECK(ctx.has_input(shapes_at + 1) && x.dtype() == DataType::Float,
                     std::string("ScaledDotProductAttention: ") + what + "'s repeat needs float input and both shapes");
-  return repeated_kv(x, ctx.input(shapes_at), ctx.input(shapes_at + 1), what);
+  return repeated_kv(x, ctx.input(shapes_at), ctx.input(shapes_at + 1));
 }
 
 // Q, K^T or V as 4-D: rank 2 or 3 gets leading dims of 1 (MatMul broadcasting).

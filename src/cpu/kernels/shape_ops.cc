@@ -13,6 +13,7 @@ namespace onyx {
 namespace {
 
 using shape_detail::ints_to_string;
+using shape_detail::reshape_target;
 
 std::vector<int64_t> int_list(const Tensor& t, const char* what) {
   if (!dtype_is_int(t.dtype()))
@@ -22,48 +23,6 @@ std::vector<int64_t> int_list(const Tensor& t, const char* what) {
 }
 
 // ---- Reshape ----
-
-Shape reshape_target(const Shape& in, const std::vector<int64_t>& req, bool allowzero) {
-  Shape out(req.size());
-  int infer = -1;
-  int64_t known = 1;
-  bool has_zero = false;
-  for (size_t i = 0; i < req.size(); ++i) {
-    int64_t d = req[i];
-    if (d == -1) {
-      if (infer >= 0)
-        kernel_fail("Reshape: more than one -1 in the requested shape " + ints_to_string(req));
-      infer = static_cast<int>(i);
-      out[i] = 1;
-      continue;
-    }
-    if (d < -1) kernel_fail("Reshape: invalid dimension " + std::to_string(d) + " in " + ints_to_string(req));
-    if (d == 0) {
-      has_zero = true;
-      if (!allowzero) {
-        if (i >= in.size())
-          kernel_fail("Reshape: 0 at index " + std::to_string(i) + " of " + ints_to_string(req) +
-                      " copies an input dimension, but the input shape " + shape_to_string(in) + " has rank " +
-                      std::to_string(in.size()));
-        d = in[i];
-      }
-    }
-    out[i] = d;
-    known *= d;
-  }
-  int64_t total = shape_numel(in);
-  if (infer >= 0) {
-    if (allowzero && has_zero)
-      kernel_fail("Reshape: allowzero=1 with both 0 and -1 in the requested shape " + ints_to_string(req));
-    if (known == 0 || total % known != 0)
-      kernel_fail("Reshape: cannot reshape " + shape_to_string(in) + " to " + ints_to_string(req));
-    out[infer] = total / known;
-  }
-  if (shape_numel(out) != total)
-    kernel_fail("Reshape: cannot reshape " + shape_to_string(in) + " (" + std::to_string(total) + " elements) to " +
-                ints_to_string(req));
-  return out;
-}
 
 KernelFactory reshape_factory() {
   return lambda_factory([](const KernelInitContext& init) {

@@ -44,16 +44,28 @@ def generate(model_dir, runtime, repeats):
         mask = torch.ones_like(ids)
         mask[1, :2] = 0  # a left-padded row
         inputs = dict(input_ids=ids, attention_mask=mask)
-    sessions = [type(v).__module__ for v in vars(model).values() if type(v).__name__ == 'InferenceSession']
-    sessions += [type(c.session).__module__ for c in vars(model).values() if hasattr(c, 'session')]
+    out, ms = timed(lambda: model.generate(**inputs, max_new_tokens=STEPS, min_new_tokens=STEPS, do_sample=False,
+                                           output_scores=True, return_dict_in_generate=True, pad_token_id=0),
+                    repeats)
+    return dict(tokens=out.sequences.tolist(), scores=[s.numpy().tolist() for s in out.scores],
+                session_modules=session_modules(model), ms=ms)
+
+
+def timed(call, repeats):
+    """call()'s last result and the median of `repeats` calls' wall times, in ms."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        out = model.generate(**inputs, max_new_tokens=STEPS, min_new_tokens=STEPS, do_sample=False,
-                             output_scores=True, return_dict_in_generate=True, pad_token_id=0)
+        out = call()
         times.append(time.perf_counter() - start)
-    return dict(tokens=out.sequences.tolist(), scores=[s.numpy().tolist() for s in out.scores],
-                session_modules=sorted(set(sessions)), ms=1000 * float(np.median(times)))
+    return out, 1000 * float(np.median(times))
+
+
+def session_modules(model):
+    """The modules of the classes of a model's sessions (its own, its encoder's and decoders')."""
+    sessions = [v for v in vars(model).values() if type(v).__name__ == 'InferenceSession']
+    sessions += [part.session for part in [model, *vars(model).values()] if hasattr(part, 'session')]
+    return sorted({type(s).__module__ for s in sessions})
 
 
 # Models compared on one forward pass: model_type -> (ORTModelFor* class, inputs).
@@ -87,15 +99,10 @@ def forward(opt, model_dir, arch, repeats):
         inputs['pixel_values'] = torch.from_numpy(rng.standard_normal((2, 3, 64, 64), dtype=np.float32))
     if kind == 'audio':
         inputs['input_values'] = torch.from_numpy(rng.standard_normal((2, 16000), dtype=np.float32))
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = model(**inputs)
-        times.append(time.perf_counter() - start)
+    out, ms = timed(lambda: model(**inputs), repeats)
     values = [v.detach().numpy() for v in out.values() if isinstance(v, torch.Tensor)]
     return dict(tokens=values[0].argmax(-1).tolist(), scores=[v.tolist() for v in values],
-                session_modules=[type(model.session).__module__] if hasattr(model, 'session') else [],
-                ms=1000 * float(np.median(times)))
+                session_modules=session_modules(model), ms=ms)
 
 
 def score_diff(a, b):

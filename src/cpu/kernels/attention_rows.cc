@@ -41,7 +41,7 @@ void values_scalar(const float* probs, const float* v, int64_t T, int64_t Dv, in
 #ifdef ONYX_ATTENTION_AVX512
 
 ONYX_TARGET_AVX512 __mmask16 tail_mask(int64_t left) {
-  return left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+  return left >= 16 ? __mmask16(0xFFFF) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
 }
 
 ONYX_TARGET_AVX512 void scores_avx512(const float* q, const float* k, int64_t T, int64_t D, int64_t ldk,
@@ -85,14 +85,17 @@ ONYX_TARGET_AVX512 void values_avx512(const float* probs, const float* v, int64_
     const int64_t width = std::min<int64_t>(128, Dv - d0);
     const int vecs = static_cast<int>((width + 15) / 16);
     __m512 acc[8];
-    for (int j = 0; j < 8; ++j) acc[j] = _mm512_setzero_ps();
+    __mmask16 mask[8];
+    for (int j = 0; j < 8; ++j) {
+      acc[j] = _mm512_setzero_ps();
+      mask[j] = tail_mask(width - 16 * j);
+    }
     for (int64_t t = 0; t < T; ++t) {
       const __m512 p = _mm512_set1_ps(probs[t]);
       const float* row = v + t * ldv + d0;
-      for (int j = 0; j < vecs; ++j)
-        acc[j] = _mm512_fmadd_ps(p, _mm512_maskz_loadu_ps(tail_mask(width - 16 * j), row + 16 * j), acc[j]);
+      for (int j = 0; j < vecs; ++j) acc[j] = _mm512_fmadd_ps(p, _mm512_maskz_loadu_ps(mask[j], row + 16 * j), acc[j]);
     }
-    for (int j = 0; j < vecs; ++j) _mm512_mask_storeu_ps(out + d0 + 16 * j, tail_mask(width - 16 * j), acc[j]);
+    for (int j = 0; j < vecs; ++j) _mm512_mask_storeu_ps(out + d0 + 16 * j, mask[j], acc[j]);
   }
 }
 

@@ -455,3 +455,56 @@ CASES += [
     Case("QLinearAdd_u8_every_pair_fused_constant", _add_tie()),
     Case("QLinearSoftmax_u8_many_rows", _softmax_rows(4096, 128, 160, 0.11, 1.0 / 256)),
 ]
+
+
+def _dq_lstm(seq, batch, inp, hidden, direction, wdt, seed, per_col=False, bias=True, states=False, lens=None,
+             peephole=False, weights_const=True, **attrs):
+    """DynamicQuantizeLSTM: W [D, in, 4H], R [D, H, 4H] 8-bit, scales/zero points per direction (or per column)."""
+    def build():
+        D = 2 if direction == "bidirectional" else 1
+        G = 4 * hidden
+        info = np.iinfo(wdt)
+        w, r = _q((D, inp, G), seed, wdt), _q((D, hidden, G), seed + 1, wdt)
+        zshape, lo = ((D, G) if per_col else (D,)), (info.min + info.max) // 2
+        # ORT takes one zero point per matrix (uint8), and 0 for int8
+        zeros = lambda s: np.full(zshape, lo + s % 7 - 3, wdt) if wdt == np.uint8 else np.zeros(zshape, wdt)
+        x = rand((seq, batch, inp), seed + 2, np.float32, -2, 2)
+        feeds = {"X": x}
+        consts = {"W": w, "R": r}
+        names = ["X", "W", "R"]
+        optional = {"B": (bias, lambda: rand((D, 2 * G), seed + 3, np.float32, -0.5, 0.5)),
+                    "sequence_lens": (lens is not None, lambda: np.array(lens, np.int32)),
+                    "initial_h": (states, lambda: rand((D, batch, hidden), seed + 4)),
+                    "initial_c": (states, lambda: rand((D, batch, hidden), seed + 5)),
+                    "P": (peephole, lambda: rand((D, 3 * hidden), seed + 6, np.float32, -0.3, 0.3))}
+        for name, (present, make) in optional.items():
+            names.append(name if present else "")
+            if present:
+                consts[name] = make()
+        consts.update({"Ws": rand(zshape, seed + 7, np.float32, 0.004, 0.012), "Wz": zeros(seed + 8),
+                       "Rs": rand(zshape, seed + 9, np.float32, 0.004, 0.012), "Rz": zeros(seed + 10)})
+        names += ["Ws", "Wz", "Rs", "Rz"]
+        if not weights_const:
+            feeds.update({"W": consts.pop("W"), "R": consts.pop("R")})
+        a = {"hidden_size": hidden, "direction": direction, **attrs}
+        outs = [("Y", TensorProto.FLOAT), ("Y_h", TensorProto.FLOAT), ("Y_c", TensorProto.FLOAT)]
+        return node_model("DynamicQuantizeLSTM", feeds, outs, consts=consts, inputs=names, attrs=a), feeds
+    return build
+
+
+# Inputs and hidden states are quantized per GEMM as ORT does, so only float rounding differs.
+CASES += [
+    Case("DynamicQuantizeLSTM_s8_forward", _dq_lstm(5, 1, 7, 6, "forward", np.int8, 111), rtol=1e-4, atol=1e-5),
+    Case("DynamicQuantizeLSTM_s8_bidirectional_states", _dq_lstm(6, 1, 9, 8, "bidirectional", np.int8, 112,
+                                                                  states=True), rtol=1e-4, atol=1e-5),
+    Case("DynamicQuantizeLSTM_u8_reverse_percol", _dq_lstm(4, 1, 5, 4, "reverse", np.uint8, 113, per_col=True),
+         rtol=1e-4, atol=1e-5),
+    Case("DynamicQuantizeLSTM_s8_peephole_clip", _dq_lstm(5, 1, 6, 5, "forward", np.int8, 114, peephole=True,
+                                                          clip=0.8), rtol=1e-4, atol=1e-5),
+    Case("DynamicQuantizeLSTM_u8_batch_lens", _dq_lstm(5, 3, 6, 4, "bidirectional", np.uint8, 116, lens=[5, 2, 4],
+                                                       states=True), rtol=1e-4, atol=1e-5),
+    Case("DynamicQuantizeLSTM_u8_forward_lens", _dq_lstm(5, 3, 6, 4, "forward", np.uint8, 117, lens=[5, 2, 4]),
+         rtol=1e-4, atol=1e-5),
+    Case("DynamicQuantizeLSTM_s8_weights_fed", _dq_lstm(3, 1, 4, 3, "forward", np.int8, 115, bias=False,
+                                                        weights_const=False), rtol=1e-4, atol=1e-5),
+]

@@ -238,4 +238,14 @@ void min_max_with_zero(const float* x, int64_t n, float& lo, float& hi) {
   }
 }
 
+float quantize_u8_dynamic(const float* x, int64_t n, uint8_t* y, uint8_t& zero_point) {
+  float lo = 0.f, hi = 0.f;
+  min_max_with_zero(x, n, lo, hi);
+  const float scale = hi == lo ? 1.f : (hi - lo) / 255.f;
+  const float z = std::nearbyint(std::min(255.f, std::max(0.f, 0.f - lo / scale)));
+  zero_point = static_cast<uint8_t>(z);
+  quantize_8bit(x, n, scale, z, false, y);
+  return scale;
+}
+
 }  // namespace onyx

@@ -15,6 +15,12 @@ void dequantize_8bit(const uint8_t* q, int64_t n, bool is_signed, float zp, floa
 // lo = min(0, x...), hi = max(0, x...), NaN ignored, as std::min/std::max folds from 0.
 void min_max_with_zero(const float* x, int64_t n, float& lo, float& hi);
 
+// y = x quantized to uint8 per tensor as ONNX Runtime's dynamic quantization
+// (DynamicQuantizeMatMul, DynamicQuantizeLSTM) does: [min(0, x), max(0, x)]
+// over 255 steps, scale 1 when x is all zero. Returns the scale; the zero
+// point goes into zero_point.
+float quantize_u8_dynamic(const float* x, int64_t n, uint8_t* y, uint8_t& zero_point);
+
 // QLinearAdd's element step in ONNX Runtime's order of float operations:
 // y[i] = saturate(nearbyint(fma(a[i], ra, fma(b[i], rb, fixed)))), with a, b
 // int8 when is_signed and fma rounding once (as its AVX2 kernels do).

@@ -432,22 +432,6 @@ void run_matmul_integer_to_float(KernelContext& ctx, const PackedInt8B* packed_b
                           ctx.has_input(6) ? &ctx.input(6) : nullptr);
 }
 
-// A quantized to uint8 per tensor from its range extended to 0, as ORT's
-// dynamic quantization does (scale 1 for an all-zero A); its zero point goes
-// into zp (a scalar).
-Tensor dynamic_quantize_u8(const Tensor& A, float& scale, Tensor& zp) {
-  const float* x = A.data<float>();
-  float lo = 0.f, hi = 0.f;
-  min_max_with_zero(x, A.numel(), lo, hi);
-  scale = hi == lo ? 1.f : (hi - lo) / 255.f;
-  float z = std::nearbyint(std::min(255.f, std::max(0.f, 0.f - lo / scale)));
-  zp.data<uint8_t>()[0] = static_cast<uint8_t>(z);
-  Tensor q(DataType::UInt8, A.shape());
-  uint8_t* out = q.data<uint8_t>();
-  quantize_8bit(x, A.numel(), scale, z, false, out);
-  return q;
-}
-
 // Inputs A (float), B, b_scale, b_zero_point?, bias?.
 void run_dynamic_quantize_matmul(KernelContext& ctx, const PackedInt8B* packed_b) {
   const Tensor& A = ctx.input(0);
@@ -455,9 +439,8 @@ void run_dynamic_quantize_matmul(KernelContext& ctx, const PackedInt8B* packed_b
   if (A.dtype() != DataType::Float) kernel_fail("DynamicQuantizeMatMul A must be float, got " + dtype_name(A.dtype()));
   const Tensor* bz = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   if (bz && bz->dtype() != B.dtype()) kernel_fail("DynamicQuantizeMatMul b_zero_point type differs from B");
-  float a_scale = 1.f;
-  Tensor a_zp(DataType::UInt8, Shape{});
-  Tensor a = dynamic_quantize_u8(A, a_scale, a_zp);
+  Tensor a(DataType::UInt8, A.shape()), a_zp(DataType::UInt8, Shape{});
+  const float a_scale = quantize_u8_dynamic(A.data<float>(), A.numel(), a.data<uint8_t>(), a_zp.data<uint8_t>()[0]);
   integer_matmul_to_float(ctx, a, &a_zp, a_scale, B, packed_b, ctx.input(2), bz, ctx.has_input(4) ? &ctx.input(4) : nullptr);
 }
 

@@ -1,7 +1,9 @@
 // Recurrent layers: RNN, GRU and LSTM (forward / reverse / bidirectional,
 // layout 0 and 1, activation lists with alpha/beta, clip, sequence_lens,
-// initial states, peepholes, input_forget, linear_before_reset).
+// initial states, peepholes, input_forget, linear_before_reset), and
+// com.microsoft's DynamicQuantizeLSTM (an LSTM whose GEMMs run in int8).
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <optional>
@@ -10,6 +12,8 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/int8_gemm.h"
+#include "cpu/quantize_8bit.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
@@ -156,8 +160,81 @@ std::shared_ptr<const RnnPacks> pack_rnn_weights(const RnnConfig& cfg, const Ten
   return packs;
 }
 
+// DynamicQuantizeLSTM's 8-bit W [D, in, 4H] and R [D, H, 4H], per direction:
+// packed for the integer GEMM, with their scales and zero points (one, or one
+// per gate column). Inputs and hidden states are quantized to uint8 per GEMM,
+// as ONNX Runtime does, so the results match it (not a float LSTM).
+struct QuantizedLstmWeights {
+  struct Matrix {
+    PackedInt8B packed;
+    std::vector<float> scale;
+    std::vector<int32_t> zero;
+  };
+  std::vector<Matrix> w, r;
+};
+
+// Direction d of the 8-bit `what` ([D, K, N]) with its scale and zero point ([D] or [D, N]).
+QuantizedLstmWeights::Matrix quantized_matrix(const Tensor& m, const Tensor& scale, const Tensor& zero, int64_t d,
+                                              const std::string& what) {
+  const int64_t D = m.dim(0), K = m.dim(1), N = m.dim(2);
+  auto per_column = [&](const Tensor& t, const std::string& name) {
+    ONYX_KERNEL_CHECK(t.shape() == (Shape{D}) || t.shape() == (Shape{D, N}),
+                      "DynamicQuantizeLSTM: " + name + " has shape " + shape_to_string(t.shape()) + ", expected " +
+                          shape_to_string(Shape{D}) + " or " + shape_to_string(Shape{D, N}));
+    return t.numel() / D;
+  };
+  ONYX_KERNEL_CHECK(scale.dtype() == DataType::Float,
+                    "DynamicQuantizeLSTM: " + what + "_scale must be float, got " + dtype_name(scale.dtype()));
+  ONYX_KERNEL_CHECK(zero.dtype() == m.dtype(), "DynamicQuantizeLSTM: " + what + "_zero_point is " +
+                                                   dtype_name(zero.dtype()) + ", " + what + " is " +
+                                                   dtype_name(m.dtype()));
+  const int64_t ns = per_column(scale, what + "_scale"), nz = per_column(zero, what + "_zero_point");
+  QuantizedLstmWeights::Matrix q;
+  const bool is_signed = m.dtype() == DataType::Int8;
+  q.packed = PackedInt8B(static_cast<const uint8_t*>(m.raw()) + d * K * N, is_signed, K, N, N, false);
+  q.scale.assign(scale.data<float>() + d * ns, scale.data<float>() + (d + 1) * ns);
+  for (int64_t i = 0; i < nz; ++i) q.zero.push_back(static_cast<int32_t>(zero.int_at(d * nz + i)));
+  return q;
+}
+
+// Inputs W, R, W_scale, W_zero_point, R_scale, R_zero_point (null: not constant).
+std::shared_ptr<const QuantizedLstmWeights> quantize_lstm_weights(const RnnConfig& cfg,
+                                                                  const std::array<const Tensor*, 6>& in) {
+  for (const Tensor* t : in)
+    if (!t) return nullptr;
+  const Tensor &W = *in[0], &R = *in[1];
+  const int64_t D = cfg.num_dir, GH = 4 * cfg.hidden;
+  for (const Tensor* m : {&W, &R})
+    ONYX_KERNEL_CHECK(m->dtype() == DataType::Int8 || m->dtype() == DataType::UInt8,
+                      "DynamicQuantizeLSTM: W and R must be int8 or uint8, got " + dtype_name(m->dtype()));
+  ONYX_KERNEL_CHECK(W.rank() == 3 && W.dim(0) == D && W.dim(2) == GH,
+                    "DynamicQuantizeLSTM: W has shape " + shape_to_string(W.shape()) + ", expected [" +
+                        std::to_string(D) + ", input_size, " + std::to_string(GH) + "]");
+  ONYX_KERNEL_CHECK(R.shape() == (Shape{D, cfg.hidden, GH}), "DynamicQuantizeLSTM: R has shape " +
+                                                                 shape_to_string(R.shape()) + ", expected " +
+                                                                 shape_to_string(Shape{D, cfg.hidden, GH}));
+  auto q = std::make_shared<QuantizedLstmWeights>();
+  for (int64_t d = 0; d < D; ++d) {
+    q->w.push_back(quantized_matrix(W, *in[2], *in[3], d, "W"));
+    q->r.push_back(quantized_matrix(R, *in[4], *in[5], d, "R"));
+  }
+  return q;
+}
+
+// out[rows, N] = (a - a_zero) x (B - B_zero) * a_scale * B_scale, a uint8 [rows, K].
+void quantized_gemm(const uint8_t* a, int64_t rows, float a_scale, uint8_t a_zero,
+                    const QuantizedLstmWeights::Matrix& b, float* out, ThreadPool* pool) {
+  const int64_t N = b.packed.N();
+  std::vector<float> scale(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) scale[n] = a_scale * b.scale[b.scale.size() == 1 ? 0 : n];
+  const Int8A a_operand{a, false, b.packed.K(), false, false};
+  int8_gemm_to_float(rows, a_operand, {a_zero}, b.packed, b.zero, scale.data(), nullptr, out, N, pool,
+                     int8_gemm_best_isa());
+}
+
 template <class T>
-void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* packs) {
+void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* packs,
+                   const QuantizedLstmWeights* quantized = nullptr) {
   using C = CalcT<T>;
   const char* op = cfg.name;
   const Tensor& X = ctx.input(0);
@@ -170,14 +247,16 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
   const int64_t in = X.dim(2);
   const int D = cfg.num_dir;
   const int64_t H = cfg.hidden > 0 ? cfg.hidden : (R.rank() == 3 ? R.dim(2) : 0);
-  ONYX_KERNEL_CHECK(W.shape() == (Shape{D, G * H, in}),
-                    std::string(op) + ": W has shape " + shape_to_string(W.shape()) + ", expected " +
-                        shape_to_string(Shape{D, G * H, in}));
-  ONYX_KERNEL_CHECK(R.shape() == (Shape{D, G * H, H}),
-                    std::string(op) + ": R has shape " + shape_to_string(R.shape()) + ", expected " +
-                        shape_to_string(Shape{D, G * H, H}));
+  // DynamicQuantizeLSTM's weights are stored transposed: [D, in, 4H], [D, H, 4H].
+  const Shape w_shape = quantized ? Shape{D, in, G * H} : Shape{D, G * H, in};
+  const Shape r_shape = quantized ? Shape{D, H, G * H} : Shape{D, G * H, H};
+  ONYX_KERNEL_CHECK(W.shape() == w_shape, std::string(op) + ": W has shape " + shape_to_string(W.shape()) +
+                                              ", expected " + shape_to_string(w_shape));
+  ONYX_KERNEL_CHECK(R.shape() == r_shape, std::string(op) + ": R has shape " + shape_to_string(R.shape()) +
+                                              ", expected " + shape_to_string(r_shape));
   std::vector<C> x = to_calc<T>(X);
-  std::vector<C> w = packs ? std::vector<C>() : to_calc<T>(W), r = packs ? std::vector<C>() : to_calc<T>(R);
+  const bool float_weights = !packs && !quantized;
+  std::vector<C> w = float_weights ? to_calc<T>(W) : std::vector<C>(), r = float_weights ? to_calc<T>(R) : w;
   std::vector<C> b(static_cast<size_t>(D * 2 * G * H), C(0));
   if (ctx.has_input(3)) {
     const Tensor& B = ctx.input(3);
@@ -250,13 +329,21 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
   // as vectors. A row past its sequence length keeps its state. The two
   // directions of a bidirectional layer are independent: one task each.
   const int64_t max_len = batch ? *std::max_element(lens.begin(), lens.end()) : 0;
+  // The quantized LSTM quantizes X once for both directions (the same range).
+  std::vector<uint8_t> xq(quantized ? xs.size() : 0);
+  float x_scale = 1.f;
+  uint8_t x_zero = 0;
+  if constexpr (std::is_same_v<C, float>)
+    if (quantized) x_scale = quantize_u8_dynamic(xs.data(), static_cast<int64_t>(xs.size()), xq.data(), x_zero);
+  ThreadPool* gemm_pool = D == 1 ? ctx.thread_pool() : nullptr;  // two directions already run as two tasks
   auto run_direction = [&](int d) {
     std::vector<C> xw(static_cast<size_t>(seq * batch * GH));
     std::vector<C> h(static_cast<size_t>(batch * H)), c(h.size()), hr(static_cast<size_t>(batch * GH)),
         tmp(h.size()), rh(h.size());
     const bool rev = cfg.reverse_only || d == 1;
-    const C* wd = packs ? nullptr : w.data() + d * GH * in;
-    const C* rd = packs ? nullptr : r.data() + d * GH * H;
+    const C* wd = float_weights ? w.data() + d * GH * in : nullptr;
+    const C* rd = float_weights ? r.data() + d * GH * H : nullptr;
+    std::vector<uint8_t> hq(quantized ? h.size() : 0);
     const C* wb = b.data() + d * 2 * GH;
     const C* rb = wb + GH;
     const C* pd = p.empty() ? nullptr : p.data() + d * 3 * H;
@@ -273,6 +360,11 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
     auto recur = [&](const C* hv, const std::optional<PackedB>& packed, const C* rows, int64_t n, C* out, int64_t ldo) {
       if constexpr (std::is_same_v<C, float>) {
         if (packed) return gemm_f32_packed(false, batch, 1.0f, hv, H, *packed, 0.0f, out, ldo);
+        if (quantized) {  // LSTM only: all 4H rows, ldo == GH
+          uint8_t h_zero = 0;
+          const float h_scale = quantize_u8_dynamic(hv, batch * H, hq.data(), h_zero);
+          return quantized_gemm(hq.data(), batch, h_scale, h_zero, quantized->r[d], out, gemm_pool);
+        }
       }
       for (int64_t bb = 0; bb < batch; ++bb) matmul_bt(hv + bb * H, rows, out + bb * ldo, 1, n, H, false);
     };
@@ -280,8 +372,9 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
     // wherever it is simply added)
     if constexpr (std::is_same_v<C, float>) {
       if (packs) gemm_f32_packed(false, seq * batch, 1.0f, xs.data(), in, packs->w[d], 0.0f, xw.data(), GH);
+      if (quantized) quantized_gemm(xq.data(), seq * batch, x_scale, x_zero, quantized->w[d], xw.data(), gemm_pool);
     }
-    if (!packs) matmul_bt(xs.data(), wd, xw.data(), seq * batch, GH, in, false);
+    if (float_weights) matmul_bt(xs.data(), wd, xw.data(), seq * batch, GH, in, false);
     for (int64_t row = 0; row < seq * batch; ++row) {
       C* xr = xw.data() + row * GH;
       for (int64_t g = 0; g < GH; ++g) {
@@ -298,8 +391,19 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
       const int64_t L = lens[bb];
       return s >= L ? -1 : rev ? L - 1 - s : s;
     };
+    // The quantized recurrent GEMM takes its range over every row, and ORT feeds
+    // a row zeros from the second step after its sequence ended: so does Onyx,
+    // or a stale row would change the other rows' quantization.
+    const bool ragged = quantized && *std::min_element(lens.begin(), lens.end()) != max_len;
+    std::vector<C> h_running(ragged ? h.size() : 0);
     for (int64_t s = 0; s < max_len; ++s) {
-      recur(h.data(), r_first, rd, first_rows, hr.data(), GH);
+      if (ragged)
+        for (int64_t bb = 0; bb < batch; ++bb) {
+          C* row = h_running.data() + bb * H;
+          if (s > lens[bb]) std::fill_n(row, H, C(0));
+          else std::copy_n(h.data() + bb * H, H, row);
+        }
+      recur(ragged ? h_running.data() : h.data(), r_first, rd, first_rows, hr.data(), GH);
       for (int64_t bb = 0; bb < batch; ++bb) {
         const int64_t t = time_of(bb, s);
         if (t < 0) continue;
@@ -397,45 +501,53 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
   if (cfg.cell == Cell::LSTM) emit(2, state_shape, yc);
 }
 
+RnnConfig parse_rnn_config(const KernelInitContext& init, Cell cell, const char* name) {
+  RnnConfig cfg;
+  cfg.cell = cell;
+  cfg.name = name;
+  cfg.hidden = init.get_int("hidden_size", 0);
+  std::string dir = init.get_string("direction", "forward");
+  if (dir == "forward") {
+    cfg.num_dir = 1;
+  } else if (dir == "reverse") {
+    cfg.num_dir = 1;
+    cfg.reverse_only = true;
+  } else if (dir == "bidirectional") {
+    cfg.num_dir = 2;
+  } else {
+    kernel_fail(std::string(cfg.name) + ": unknown direction '" + dir + "'");
+  }
+  cfg.layout = static_cast<int>(init.get_int("layout", 0));
+  ONYX_KERNEL_CHECK(cfg.layout == 0 || cfg.layout == 1, std::string(cfg.name) + ": layout must be 0 or 1");
+  cfg.clip = init.has("clip") ? init.get_float("clip", 0.f) : 0.f;
+  cfg.linear_before_reset = init.get_int("linear_before_reset", 0) != 0;
+  cfg.input_forget = init.get_int("input_forget", 0) != 0;
+  std::vector<std::string> defaults;
+  if (cell == Cell::RNN)
+    defaults = {"Tanh"};
+  else if (cell == Cell::GRU)
+    defaults = {"Sigmoid", "Tanh"};
+  else
+    defaults = {"Sigmoid", "Tanh", "Tanh"};
+  cfg.acts_per_dir = static_cast<int>(defaults.size());
+  std::vector<std::string> names = init.get_strings("activations", {});
+  if (names.empty()) {
+    for (int d = 0; d < cfg.num_dir; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  } else if (names.size() == defaults.size() && cfg.num_dir == 2) {
+    std::vector<std::string> twice = names;
+    twice.insert(twice.end(), names.begin(), names.end());
+    names = twice;
+  }
+  ONYX_KERNEL_CHECK(names.size() == defaults.size() * cfg.num_dir,
+                    std::string(cfg.name) + ": expected " + std::to_string(defaults.size() * cfg.num_dir) +
+                        " activations, got " + std::to_string(names.size()));
+  cfg.acts = parse_activations(names, init.get_floats("activation_alpha", {}), init.get_floats("activation_beta", {}));
+  return cfg;
+}
+
 KernelFactory rnn_factory(Cell cell) {
   return [cell](const KernelInitContext& init) -> std::unique_ptr<Kernel> {
-    RnnConfig cfg;
-    cfg.cell = cell;
-    cfg.name = cell == Cell::RNN ? "RNN" : cell == Cell::GRU ? "GRU" : "LSTM";
-    cfg.hidden = init.get_int("hidden_size", 0);
-    std::string dir = init.get_string("direction", "forward");
-    if (dir == "forward") {
-      cfg.num_dir = 1;
-    } else if (dir == "reverse") {
-      cfg.num_dir = 1;
-      cfg.reverse_only = true;
-    } else if (dir == "bidirectional") {
-      cfg.num_dir = 2;
-    } else {
-      kernel_fail(std::string(cfg.name) + ": unknown direction '" + dir + "'");
-    }
-    cfg.layout = static_cast<int>(init.get_int("layout", 0));
-    ONYX_KERNEL_CHECK(cfg.layout == 0 || cfg.layout == 1, std::string(cfg.name) + ": layout must be 0 or 1");
-    cfg.clip = init.has("clip") ? init.get_float("clip", 0.f) : 0.f;
-    cfg.linear_before_reset = init.get_int("linear_before_reset", 0) != 0;
-    cfg.input_forget = init.get_int("input_forget", 0) != 0;
-    std::vector<std::string> defaults;
-    if (cell == Cell::RNN) defaults = {"Tanh"};
-    else if (cell == Cell::GRU) defaults = {"Sigmoid", "Tanh"};
-    else defaults = {"Sigmoid", "Tanh", "Tanh"};
-    cfg.acts_per_dir = static_cast<int>(defaults.size());
-    std::vector<std::string> names = init.get_strings("activations", {});
-    if (names.empty()) {
-      for (int d = 0; d < cfg.num_dir; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
-    } else if (names.size() == defaults.size() && cfg.num_dir == 2) {
-      std::vector<std::string> twice = names;
-      twice.insert(twice.end(), names.begin(), names.end());
-      names = twice;
-    }
-    ONYX_KERNEL_CHECK(names.size() == defaults.size() * cfg.num_dir,
-                      std::string(cfg.name) + ": expected " + std::to_string(defaults.size() * cfg.num_dir) +
-                          " activations, got " + std::to_string(names.size()));
-    cfg.acts = parse_activations(names, init.get_floats("activation_alpha", {}), init.get_floats("activation_beta", {}));
+    const RnnConfig cfg = parse_rnn_config(init, cell, cell == Cell::RNN ? "RNN" : cell == Cell::GRU ? "GRU" : "LSTM");
     std::shared_ptr<const RnnPacks> packs = pack_rnn_weights(cfg, init.constant_input(1), init.constant_input(2));
     return std::make_unique<LambdaKernel>([cfg, packs](KernelContext& ctx) {
       dispatch_float(ctx.input(0).dtype(), [&](auto tag) {
@@ -452,12 +564,36 @@ KernelFactory rnn_factory(Cell cell) {
   };
 }
 
+// com.microsoft.DynamicQuantizeLSTM: LSTM's inputs 0-7 and attributes, then
+// W_scale, W_zero_point, R_scale, R_zero_point (inputs 8-11), float X only.
+std::unique_ptr<Kernel> make_dynamic_quantize_lstm(const KernelInitContext& init) {
+  const RnnConfig cfg = parse_rnn_config(init, Cell::LSTM, "DynamicQuantizeLSTM");
+  ONYX_KERNEL_CHECK(cfg.layout == 0, "DynamicQuantizeLSTM: only layout 0 exists");
+  ONYX_KERNEL_CHECK(cfg.hidden > 0, "DynamicQuantizeLSTM: hidden_size is required");
+  auto weights_of = [](auto&& input) {
+    return std::array<const Tensor*, 6>{input(1), input(2), input(8), input(9), input(10), input(11)};
+  };
+  auto constant = [&](size_t i) { return init.constant_input(i); };
+  std::shared_ptr<const QuantizedLstmWeights> packed = quantize_lstm_weights(cfg, weights_of(constant));
+  return std::make_unique<LambdaKernel>([cfg, packed, weights_of](KernelContext& ctx) {
+    const Tensor& X = ctx.input(0);
+    ONYX_KERNEL_CHECK(X.dtype() == DataType::Float, "DynamicQuantizeLSTM: X must be float, got " + dtype_name(X.dtype()));
+    for (size_t i : {8, 9, 10, 11})
+      ONYX_KERNEL_CHECK(ctx.has_input(i), "DynamicQuantizeLSTM: input " + std::to_string(i) +
+                                              " (the weights' scale or zero point) is required");
+    auto run_input = [&](size_t i) { return &ctx.input(i); };
+    auto weights = packed ? packed : quantize_lstm_weights(cfg, weights_of(run_input));
+    run_rnn_typed<float>(cfg, ctx, nullptr, weights.get());
+  });
+}
+
 }  // namespace
 
 void register_rnn(KernelRegistry& r) {
   r.add("RNN", 1, kMaxOpset, rnn_factory(Cell::RNN));
   r.add("GRU", 1, kMaxOpset, rnn_factory(Cell::GRU));
   r.add("LSTM", 1, kMaxOpset, rnn_factory(Cell::LSTM));
+  r.add("DynamicQuantizeLSTM", 1, kMaxOpset, make_dynamic_quantize_lstm, "com.microsoft");
 }
 
 }  // namespace onyx

@@ -321,6 +321,13 @@ bool geometry(const DnnlConvConfig& cfg, const DnnlConv::Io& io, Geo* g) {
   g->DW = sg.dilations[1];
   g->PH = sg.pad_begin[0];
   g->PW = sg.pad_begin[1];
+  // A k x 1 kernel over a column (width 1: a 1-D conv laid along H, as JAX and
+  // TF exports have them) is the same memory as a 1 x k kernel over a row: run
+  // it as one, since the kernels tile along rows (one pixel per row ran 2x slower).
+  if (g->W == 1 && g->KW == 1 && g->OW == 1 && g->PW == 0 && g->H > 1) {
+    std::swap(g->H, g->W), std::swap(g->OH, g->OW), std::swap(g->KH, g->KW);
+    std::swap(g->SH, g->SW), std::swap(g->DH, g->DW), std::swap(g->PH, g->PW);
+  }
   return true;
 }
 

@@ -167,6 +167,14 @@ TEST(NchwcDirectConv, MatchesReference) {
   dw_hswish.act = "HardSwish";
   cases.push_back(dw_asym);
   cases.push_back(dw_hswish);
+  // k x 1 kernels over a column (width 1) run as rows: padded, strided, dilated, depthwise
+  Case column = {"5x1 column pads 2,0,1,0", 1, 32, 48, 40, 1, 5, 1, 1, 0, 1, 1};
+  column.pads4 = {2, 0, 1, 0};
+  Case column_s2 = {"3x1 column s2", 2, 16, 32, 23, 1, 3, 1, 2, 0, 1, 1};
+  Case column_dil = {"3x1 column dilation 2", 1, 16, 16, 30, 1, 3, 1, 1, 0, 2, 1};
+  Case column_dw = {"depthwise 5x1 column", 1, 32, 32, 33, 1, 5, 1, 1, 0, 1, 32};
+  column_dw.pads4 = {2, 0, 2, 0};
+  for (const Case& c : {column, column_s2, column_dil, column_dw}) cases.push_back(c);
   Case plain1 = {"plain IC=3 3x3 s2 p0", 1, 3, 64, 17, 19, 3, 3, 2, 0, 1, 1};
   plain1.plain = true;
   Case plain2 = {"plain IC=3 7x7 s2 p3", 1, 3, 20, 23, 23, 7, 7, 2, 3, 1, 1};

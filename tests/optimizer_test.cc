@@ -206,6 +206,47 @@ TEST(Optimizer, ConvGeluFuses) {
   check_same(m, feeds, OptimizationLevel::All, 1e-5f);
 }
 
+// HardSwish and HardSigmoid written out as Paddle exports them: a conv's
+// x * Clip(x + 3, 0, 6) / 6 becomes x * HardSigmoid(x) and then the conv's
+// HardSwish activation; Clip(y + 3, 0, 6) * (1/6) on a non-conv value (opset
+// 10: Clip bounds as attributes) becomes a HardSigmoid. Values as before.
+TEST(Optimizer, HardSwishFromClipForms) {
+  for (int opset : {10, 13}) {
+    auto m = test::make_model(opset);
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 16, 6, 6});
+    *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 16, 6, 6});
+    *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {1, 16, 6, 6});
+    *g->add_initializer() = float_tensor("w", {16, 16, 1, 1}, random_values(256, 21));
+    for (auto [name, v] : std::vector<std::pair<const char*, float>>{
+             {"three", 3.0f}, {"zero", 0.0f}, {"six", 6.0f}, {"sixth", 1.0f / 6.0f}})
+      *g->add_initializer() = float_tensor(name, {}, {v});
+    auto clip = [&](const std::string& in, const std::string& out) {
+      if (opset >= 11) return add_node(g, "Clip", {in, "zero", "six"}, {out});
+      auto* n = add_node(g, "Clip", {in}, {out});
+      test::add_float_attr(n, "min", 0.0f);
+      test::add_float_attr(n, "max", 6.0f);
+      return n;
+    };
+    add_node(g, "Conv", {"x", "w"}, {"c"});
+    add_node(g, "Add", {"three", "c"}, {"c3"});
+    clip("c3", "cc");
+    add_node(g, "Mul", {"cc", "c"}, {"cm"});
+    add_node(g, "Div", {"cm", "six"}, {"y"});
+    add_node(g, "Add", {"x", "three"}, {"x3"});
+    clip("x3", "xc");
+    add_node(g, "Mul", {"xc", "sixth"}, {"z"});
+    std::vector<float> x = random_values(576, 22);
+    for (float& v : x) v *= 3.0f;
+    Feeds feeds = {{"x", Value(Tensor::from_vector<float>(x, {1, 16, 6, 6}))}};
+    OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+    EXPECT_EQ(r.fusions["HardSwish as x * HardSigmoid(x)"], 1) << "opset " << opset;
+    EXPECT_EQ(r.fusions["HardSigmoid"], 1) << "opset " << opset;
+    EXPECT_EQ(r.fusions["Conv+HardSwish"], 1) << "opset " << opset;
+    check_same(m, feeds, OptimizationLevel::All, 1e-5f);
+  }
+}
+
 // A depthwise conv with channel multiplier 2 (FastViT's downsampling), twice on one input:
 // both read one repeated-channel Gather and run as plain depthwise convs; values as before.
 TEST(Optimizer, DepthwiseMultiplierAsRepeatedChannels) {

@@ -32,6 +32,7 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   p.push_back(make_sdpa_fusion());
   p.push_back(make_skip_layer_norm_fusion());
   p.push_back(make_gelu_fusion());
+  p.push_back(make_hard_sigmoid_fusion());
   p.push_back(make_conv_batchnorm_fusion());
   p.push_back(make_matmul_batchnorm_fusion());
   p.push_back(make_conv_add_fusion());

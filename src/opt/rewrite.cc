@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <unordered_map>
 
@@ -240,6 +241,22 @@ std::optional<std::vector<int64_t>> pad_amounts(const Node& pad, const GraphView
   const Attribute* pads = pad.attr(opset < 2 ? "paddings" : "pads");
   if (!pads) return std::nullopt;
   return pads->ints;
+}
+
+std::optional<std::pair<float, float>> clip_bounds(const Node& clip, const GraphView& view, int64_t opset) {
+  float lo = -std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::max();
+  auto attr = [&](const char* name, float def) {
+    const Attribute* a = clip.attr(name);
+    return a ? a->f : def;
+  };
+  if (opset < 11) return std::make_pair(attr("min", lo), attr("max", hi));
+  for (size_t k = 1; k < 3; ++k) {
+    if (clip.inputs.size() <= k || clip.inputs[k].empty()) continue;
+    auto v = constant_scalar(view, clip.inputs[k]);
+    if (!v) return std::nullopt;
+    (k == 1 ? lo : hi) = static_cast<float>(*v);
+  }
+  return std::make_pair(lo, hi);
 }
 
 }  // namespace onyx

@@ -117,5 +117,8 @@ std::optional<std::pair<int, int>> self_gated(const Graph& g, const GraphView& v
 // constant `pads` input, or before opset 11 its `pads` (`paddings` in opset 1)
 // attribute; nullopt otherwise.
 std::optional<std::vector<int64_t>> pad_amounts(const Node& pad, const GraphView& view, int64_t opset);
+// A Clip node's (min, max): attributes before opset 11, constant scalar inputs
+// after (absent: the float range); nullopt when an input is not constant.
+std::optional<std::pair<float, float>> clip_bounds(const Node& clip, const GraphView& view, int64_t opset);
 
 }  // namespace onyx

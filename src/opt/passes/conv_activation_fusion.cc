@@ -25,23 +25,9 @@ std::optional<std::pair<std::string, std::vector<float>>> activation_of(const No
   if (op == "LeakyRelu") return {{op, {f("alpha", 0.01f)}}};
   if (op == "HardSigmoid") return {{op, {f("alpha", 0.2f), f("beta", 0.5f)}}};
   if (op == "Clip") {
-    float lo = -3.402823466e38f, hi = 3.402823466e38f;
-    if (opset < 11) {
-      lo = f("min", lo);
-      hi = f("max", hi);
-    } else {
-      if (act.inputs.size() > 1 && !act.inputs[1].empty()) {
-        auto v = constant_scalar(view, act.inputs[1]);
-        if (!v) return std::nullopt;
-        lo = static_cast<float>(*v);
-      }
-      if (act.inputs.size() > 2 && !act.inputs[2].empty()) {
-        auto v = constant_scalar(view, act.inputs[2]);
-        if (!v) return std::nullopt;
-        hi = static_cast<float>(*v);
-      }
-    }
-    return {{op, {lo, hi}}};
+    auto bounds = clip_bounds(act, view, opset);
+    if (!bounds) return std::nullopt;
+    return {{op, {bounds->first, bounds->second}}};
   }
   return std::nullopt;
 }

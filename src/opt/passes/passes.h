@@ -27,6 +27,7 @@ std::unique_ptr<GraphPass> make_conv_activation_fusion();
 std::unique_ptr<GraphPass> make_matmul_add_fusion();
 std::unique_ptr<GraphPass> make_matmul_batchnorm_fusion();
 std::unique_ptr<GraphPass> make_gelu_fusion();
+std::unique_ptr<GraphPass> make_hard_sigmoid_fusion();
 std::unique_ptr<GraphPass> make_layer_norm_fusion();
 std::unique_ptr<GraphPass> make_rms_norm_fusion();
 std::unique_ptr<GraphPass> make_skip_layer_norm_fusion();

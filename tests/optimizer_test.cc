@@ -73,8 +73,8 @@ TEST(Optimizer, ConvBatchNormAndReluFuse) {
 }
 
 // A per-channel or scalar Mul after a conv (a batch norm's scale, as tf2onnx leaves it after
-// Keras' depthwise convolutions) goes into the weights and bias; one that is not per channel
-// (varying along width) stays.
+// Keras' depthwise convolutions) goes into the weights and bias, a scalar Add into the bias;
+// one that is not per channel (varying along width) stays.
 TEST(Optimizer, ConvMulFoldsIntoWeights) {
   auto m = test::make_model();
   auto* g = m.mutable_graph();
@@ -92,12 +92,14 @@ TEST(Optimizer, ConvMulFoldsIntoWeights) {
   add_ints_attr(dw, "pads", {1, 1, 1, 1});
   add_node(g, "Mul", {"s", "d"}, {"ds"});       // per channel, constant first
   add_node(g, "Conv", {"ds", "w"}, {"c"});
-  add_node(g, "Mul", {"c", "half"}, {"y"});     // scalar, no bias
+  add_node(g, "Mul", {"c", "half"}, {"ch"});    // scalar, no bias
+  add_node(g, "Add", {"half", "ch"}, {"y"});    // scalar Add (PP-LCNetV3's affine blocks), constant first
   add_node(g, "Conv", {"x", "w"}, {"e"});
   add_node(g, "Mul", {"e", "cols"}, {"z"});     // along width: not foldable
   Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(75, 8), {1, 3, 5, 5}))}};
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
   EXPECT_EQ(r.fusions["Conv+Mul"], 2);
+  EXPECT_EQ(r.fusions["Conv+Add"], 1);
 }
 
 // 1x1 heads of a few output channels (segmentation logits) run as one GEMM over the plain

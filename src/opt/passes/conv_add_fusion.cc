@@ -1,7 +1,8 @@
-// Conv + Add(per-channel constant) -> Conv with that constant in its bias;
-// Conv + Mul(per-channel or scalar constant) -> Conv with scaled weights and
-// bias (the scale half of a batch norm, as tf2onnx leaves it after Keras'
-// depthwise convolutions).
+// Conv + Add(per-channel or scalar constant) -> Conv with that constant in its
+// bias; Conv + Mul(per-channel or scalar constant) -> Conv with scaled weights
+// and bias (the scale half of a batch norm, as tf2onnx leaves it after Keras'
+// depthwise convolutions; PP-LCNetV3's learnable affine blocks, a scalar Mul
+// and Add after each conv).
 #include "opt/passes/channel_affine.h"
 #include "opt/passes/passes.h"
 
@@ -11,10 +12,10 @@ namespace {
 
 // The constant `k` varies along the output channels of a convolution with `channels`
 // outputs and `spatial` dims only ([C, 1, .., 1] or [1, C, 1, .., 1]), or is a scalar
-// when `scalar_ok`: it then maps each channel on its own and does not grow the output.
-bool per_channel(const Tensor& k, int64_t channels, int spatial, bool scalar_ok) {
+// of rank at most the output's: it then maps each channel on its own and does not grow the output.
+bool per_channel(const Tensor& k, int64_t channels, int spatial) {
   const Shape& s = k.shape();
-  if (scalar_ok && k.numel() == 1) return static_cast<int>(s.size()) <= spatial + 2;
+  if (k.numel() == 1) return static_cast<int>(s.size()) <= spatial + 2;
   if (k.numel() != channels || static_cast<int>(s.size()) < spatial + 1 || static_cast<int>(s.size()) > spatial + 2)
     return false;
   return s[s.size() - spatial - 1] == channels;
@@ -34,7 +35,7 @@ class ConvChannelRule final : public RewriteRule {
       const Tensor* k = view.constant(n.inputs[1 - side]);
       if (!w || !k || w->dtype() != DataType::Float || k->dtype() != DataType::Float || w->rank() < 3) continue;
       const int64_t channels = w->dim(0);
-      if (!per_channel(*k, channels, w->rank() - 2, op_ == "Mul")) continue;
+      if (!per_channel(*k, channels, w->rank() - 2)) continue;
       ChannelAffine a{std::vector<float>(channels, 1.0f), std::vector<float>(channels, 0.0f)};
       for (int64_t c = 0; c < channels; ++c)
         (op_ == "Mul" ? a.scale : a.shift)[c] = k->data<float>()[k->numel() == 1 ? 0 : c];

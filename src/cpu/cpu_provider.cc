@@ -45,6 +45,7 @@ static KernelRegistry build_cpu_registry() {
   register_tokenizer(r);
   register_contrib_transformer(r);
   register_training(r);
+  register_contrib_aliases(r);  // last: it reuses the kernels above
   return r;
 }
 

@@ -49,5 +49,7 @@ void register_softmax(KernelRegistry& r);
 void register_string_ops(KernelRegistry& r);
 void register_tokenizer(KernelRegistry& r);  // com.microsoft Tokenizer
 void register_training(KernelRegistry& r);
+// com.microsoft ops that are ONNX ops under another domain or name: registered last.
+void register_contrib_aliases(KernelRegistry& r);
 
 }  // namespace onyx

@@ -69,6 +69,15 @@ class KernelInitContext : public AttributeReader {
     packed_[i] = true;
   }
   bool constant_was_packed(size_t i) const { return i < packed_.size() && packed_[i]; }
+  // This context as a kernel of another opset sees it: an alias (a contrib op
+  // that is an ONNX op of that opset) runs the ONNX kernel's factory on it,
+  // then adopt_packed takes over what that factory packed.
+  KernelInitContext at_opset(int64_t opset) const {
+    KernelInitContext c = *this;
+    c.opset_ = opset;
+    return c;
+  }
+  void adopt_packed(const KernelInitContext& other) const { packed_ = other.packed_; }
   // Prepares the graph held by attribute `name` for execution.
   std::shared_ptr<const CompiledGraph> subgraph(const std::string& name) const;
   // The provider the kernel is made for (device kernels keep it for their

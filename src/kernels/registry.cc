@@ -92,6 +92,15 @@ const KernelDef* KernelRegistry::find(const Node& node, int64_t opset) const {
   return nullptr;
 }
 
+const KernelDef* KernelRegistry::definition(const std::string& domain, const std::string& op_type,
+                                            int64_t opset) const {
+  auto it = defs_.find({canonical_domain(domain), op_type});
+  if (it == defs_.end()) return nullptr;
+  for (const KernelDef& d : it->second)
+    if (opset >= d.since_version && opset <= d.until_version) return &d;
+  return nullptr;
+}
+
 bool KernelRegistry::has_op(const std::string& domain, const std::string& op_type) const {
   return defs_.count({canonical_domain(domain), op_type}) != 0;
 }

@@ -33,6 +33,9 @@ class KernelRegistry {
            const std::string& domain = "");
   void add(KernelDef def);
   const KernelDef* find(const Node& node, int64_t opset) const;
+  // The definition of op_type in `domain` covering `opset` (its `supports` not
+  // asked), or null.
+  const KernelDef* definition(const std::string& domain, const std::string& op_type, int64_t opset) const;
   bool has_op(const std::string& domain, const std::string& op_type) const;
   size_t size() const;
 

@@ -530,7 +530,11 @@ KernelFactory pad_factory() {
         pad_apply(ctx, x, mode, pads_attr, nullptr, v);
         return;
       }
-      std::vector<int64_t> pads = int_list(ctx.input(1), "Pad: pads");
+      // com.microsoft Pad also takes pads as [1, 2 * rank].
+      const Tensor& pads_in = ctx.input(1);
+      const bool contrib_2d = ctx.node().domain == "com.microsoft" && pads_in.rank() == 2 && pads_in.dim(0) == 1 &&
+                              dtype_is_int(pads_in.dtype());
+      std::vector<int64_t> pads = contrib_2d ? pads_in.to_int64_vector() : int_list(pads_in, "Pad: pads");
       Tensor v;
       if (ctx.has_input(2)) {
         const Tensor& cv = ctx.input(2);

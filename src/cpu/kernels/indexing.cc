@@ -551,7 +551,15 @@ KernelFactory eye_like_factory() {
 void range_run(KernelContext& ctx, int64_t stash_type) {
   const Tensor& s = ctx.input(0);
   const Tensor& l = ctx.input(1);
-  const Tensor& dl = ctx.input(2);
+  // com.microsoft Range's delta is optional: 1 of start's type.
+  const bool default_delta = !ctx.has_input(2) && ctx.node().domain == "com.microsoft";
+  if (!ctx.has_input(2) && !default_delta) kernel_fail("Range: delta (input 2) is required");
+  Tensor one;
+  if (default_delta) {
+    one = Tensor(s.dtype(), Shape{});
+    dispatch_numeric(s.dtype(), [&](auto tag) { one.data<typename decltype(tag)::type>()[0] = 1; });
+  }
+  const Tensor& dl = default_delta ? one : ctx.input(2);
   if (s.numel() != 1 || l.numel() != 1 || dl.numel() != 1)
     kernel_fail("Range: start, limit and delta must be scalars, got shapes " + shape_to_string(s.shape()) + ", " +
                 shape_to_string(l.shape()) + ", " + shape_to_string(dl.shape()));

@@ -119,6 +119,44 @@ def clip():
     return model, [ids, x, mask], ['input_ids', 'pixel_values', 'attention_mask'], ['logits_per_image']
 
 
+def dinov2():
+    # Trained at 64 px, run at 56: the position embeddings are interpolated (bicubic) in the graph.
+    model = tf.Dinov2Model(tf.Dinov2Config(image_size=64, patch_size=8, hidden_size=64, num_hidden_layers=2,
+                                           num_attention_heads=4, mlp_ratio=2))
+    x = torch.randn(2, 3, 56, 56, generator=torch.Generator().manual_seed(1))
+    return model, [x], ['pixel_values'], ['last_hidden_state']
+
+
+def depth_anything():
+    backbone = tf.Dinov2Config(image_size=56, patch_size=14, hidden_size=32, num_hidden_layers=4, num_attention_heads=2,
+                               mlp_ratio=2, out_features=['stage1', 'stage2', 'stage3', 'stage4'],
+                               reshape_hidden_states=False)
+    model = tf.DepthAnythingForDepthEstimation(tf.DepthAnythingConfig(
+        backbone_config=backbone, reassemble_hidden_size=32, neck_hidden_sizes=[8, 16, 32, 32], fusion_hidden_size=16,
+        head_hidden_size=8, patch_size=14))
+    x = torch.randn(1, 3, 56, 70, generator=torch.Generator().manual_seed(1))
+    return model, [x], ['pixel_values'], ['predicted_depth']
+
+
+def speech_ctc(config_cls, model_cls, **cfg):
+    def build():
+        model = model_cls(config_cls(**{**SMALL, 'vocab_size': 32}, conv_dim=(32, 32, 32), conv_stride=(5, 2, 2),
+                                     conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
+                                     num_conv_pos_embedding_groups=4, **cfg))
+        x = torch.randn(2, 4000, generator=torch.Generator().manual_seed(1))
+        return model, [x], ['input_values'], ['logits']
+    return build
+
+
+def encodec():
+    model = tf.EncodecModel(tf.EncodecConfig(target_bandwidths=[1.5, 3.0], sampling_rate=8000, audio_channels=1,
+                                             hidden_size=32, num_filters=8, num_residual_layers=1,
+                                             upsampling_ratios=[4, 4, 2], codebook_size=64, codebook_dim=32,
+                                             num_lstm_layers=2))
+    x = torch.randn(1, 1, 3200, generator=torch.Generator().manual_seed(1))
+    return model, [x], ['input_values'], ['audio_values']
+
+
 ARCHS = {
     'bert': encoder(tf.BertConfig, tf.BertModel, with_types=True),
     'distilbert': encoder(tf.DistilBertConfig, tf.DistilBertModel, dim=64, n_layers=2, n_heads=4, hidden_dim=128),
@@ -150,13 +188,27 @@ ARCHS = {
                         depths=[1, 1], sr_ratios=[4, 2], hidden_sizes=[16, 32], num_attention_heads=[1, 2],
                         decoder_hidden_size=32, strides=[4, 2], patch_sizes=[7, 3]),
     'clip': clip,
+    'dinov2': dinov2,
+    'depth_anything': depth_anything,
+    'mobilevit': vision(tf.MobileViTConfig, tf.MobileViTForImageClassification, out='logits',
+                        hidden_sizes=[32, 48, 64], neck_hidden_sizes=[8, 16, 24, 24, 32, 40, 80]),
+    'levit': vision(tf.LevitConfig, tf.LevitForImageClassification, out='logits', hidden_sizes=[32, 48, 64],
+                    num_attention_heads=[2, 3, 4], depths=[1, 1, 1], key_dim=[8, 8, 8]),
+    'mobilebert': encoder(tf.MobileBertConfig, tf.MobileBertModel, with_types=True, embedding_size=32,
+                          intra_bottleneck_size=32, true_hidden_size=32, num_feedforward_networks=2),
+    'hubert': speech_ctc(tf.HubertConfig, tf.HubertForCTC),
+    'wavlm': speech_ctc(tf.WavLMConfig, tf.WavLMForCTC, num_buckets=32, max_bucket_distance=64),
+    'encodec': encodec,
+    'marian': seq2seq(tf.MarianConfig, tf.MarianMTModel, vocab_size=1000, d_model=64, encoder_layers=2,
+                      decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+                      decoder_ffn_dim=128, pad_token_id=1, decoder_start_token_id=1),
     'bert_base4': encoder(tf.BertConfig, tf.BertModel, with_types=True, **BASE),
     'gpt2_base4': causal_lm(tf.GPT2Config, tf.GPT2LMHeadModel, **BASE),
     'llama_base4': causal_lm(tf.LlamaConfig, tf.LlamaForCausalLM, num_key_value_heads=4, **BASE),
 }
 
 
-CACHED = ('gpt2', 'gpt_neox', 'llama', 'mistral', 'qwen2', 'phi', 'gemma', 't5', 'bart', 'whisper')
+CACHED = ('gpt2', 'gpt_neox', 'llama', 'mistral', 'qwen2', 'phi', 'gemma', 't5', 'bart', 'whisper', 'marian')
 
 
 def export(name, out):

@@ -28,6 +28,9 @@ void sigmoid_ref(const float* x, float* y, int64_t n) {
 void swish_ref(const float* x, float* y, int64_t n, float alpha) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-alpha * x[i]));
 }
+void elu_ref(const float* x, float* y, int64_t n, float alpha, float scale) {
+  for (int64_t i = 0; i < n; ++i) y[i] = scale * (x[i] > 0 ? x[i] : alpha * std::expm1(x[i]));
+}
 void erf_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
 }
@@ -139,6 +142,29 @@ ONYX_AVX512 void swish_avx512(const float* x, float* y, int64_t n, float alpha) 
   }
 }
 
+// exp(x) - 1: its Taylor series where |x| < 0.5 (degree 9), exp(x) - 1 elsewhere.
+ONYX_AVX512 inline __m512 expm1_16(__m512 x) {
+  static constexpr float kInvFactorial[] = {1.0f / 362880, 1.0f / 40320, 1.0f / 5040, 1.0f / 720, 1.0f / 120,
+                                            1.0f / 24,     1.0f / 6,     0.5f};
+  __m512 p = _mm512_set1_ps(kInvFactorial[0]);
+  for (int k = 1; k < 8; ++k) p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(kInvFactorial[k]));
+  p = _mm512_fmadd_ps(_mm512_mul_ps(p, x), x, x);
+  __m512 e = _mm512_sub_ps(exp16_avx512(x), _mm512_set1_ps(1.0f));
+  __mmask16 small = _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(0.5f), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(small, e, p);
+}
+
+ONYX_AVX512 void elu_avx512(const float* x, float* y, int64_t n, float alpha, float scale) {
+  const __m512 a = _mm512_set1_ps(alpha), s = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    __mmask16 positive = _mm512_cmp_ps_mask(v, zero, _CMP_NLE_UQ);  // NaN passes through
+    __m512 r = _mm512_mask_blend_ps(positive, _mm512_mul_ps(a, expm1_16(_mm512_min_ps(v, zero))), v);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(s, r));
+  }
+}
+
 ONYX_AVX512 void softmax_avx512(const float* x, float* y, int64_t n) {
   if (n <= 0) return;
   __m512 mx = _mm512_set1_ps(-INFINITY);
@@ -196,6 +222,7 @@ struct Table {
   void (*swish)(const float*, float*, int64_t, float) = swish_ref;
   void (*tanh)(const float*, float*, int64_t) = tanh_ref;
   void (*erf)(const float*, float*, int64_t) = erf_ref;
+  void (*elu)(const float*, float*, int64_t, float, float) = elu_ref;
   void (*gelu_erf)(const float*, float*, int64_t) = gelu_erf_ref;
   void (*gelu_tanh)(const float*, float*, int64_t) = gelu_tanh_ref;
   void (*softmax)(const float*, float*, int64_t) = softmax_ref;
@@ -210,6 +237,7 @@ Table make_table() {
     t.exp = map16<exp16_avx512>;
     t.sigmoid = map16<sigmoid16_avx512>;
     t.swish = swish_avx512;
+    t.elu = elu_avx512;
     t.tanh = map16<tanh16>;
     t.erf = map16<erf16>;
     t.gelu_erf = map16<gelu16_avx512>;
@@ -233,6 +261,7 @@ void sigmoid(const float* x, float* y, int64_t n) { table().sigmoid(x, y, n); }
 void swish(const float* x, float* y, int64_t n, float alpha) { table().swish(x, y, n, alpha); }
 void tanh(const float* x, float* y, int64_t n) { table().tanh(x, y, n); }
 void erf(const float* x, float* y, int64_t n) { table().erf(x, y, n); }
+void elu(const float* x, float* y, int64_t n, float alpha, float scale) { table().elu(x, y, n, alpha, scale); }
 void gelu_erf(const float* x, float* y, int64_t n) { table().gelu_erf(x, y, n); }
 void gelu_tanh(const float* x, float* y, int64_t n) { table().gelu_tanh(x, y, n); }
 void softmax(const float* x, float* y, int64_t n) { table().softmax(x, y, n); }

@@ -15,6 +15,9 @@ void exp(const float* x, float* y, int64_t n);
 void sigmoid(const float* x, float* y, int64_t n);
 // y[i] = x[i] * sigmoid(alpha * x[i]) (Swish; SiLU for alpha 1); in place allowed.
 void swish(const float* x, float* y, int64_t n, float alpha = 1.0f);
+// y[i] = scale * (x[i] > 0 ? x[i] : alpha * (exp(x[i]) - 1)) (Elu; Selu with its
+// gamma as scale), exp - 1 without cancellation near 0; in place allowed.
+void elu(const float* x, float* y, int64_t n, float alpha, float scale = 1.0f);
 // y[i] = erf(x[i]) (absolute error below 3e-7); in place allowed.
 void erf(const float* x, float* y, int64_t n);
 // y[i] = tanh(x[i]); in place allowed.

@@ -73,6 +73,33 @@ TEST(Activation, ExpErfLongInputsMatchLibm) {
   }
 }
 
+// Elu, Selu and Celu on float (Elu and Selu vectorized, split across threads):
+// every element against libm's expm1, relatively close also near 0, where
+// exp(x) - 1 would cancel; NaN stays NaN.
+TEST(Activation, EluFamilyLongInputsMatchLibm) {
+  const int64_t n = 40003;
+  std::vector<float> x(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = -30.0f + 40.0f * static_cast<float>(i) / n;
+  x[3] = -1e-7f, x[4] = -3e-4f, x[5] = -0.499f, x[6] = -0.501f, x[7] = 0.0f, x[8] = -0.0f;
+  const float alpha = 0.7f, gamma = 1.3f;
+  ThreadPool three(3);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
+    auto elu = run_op(make_node("Elu", {"x"}, {"y"}, {{"alpha", attr_float(alpha)}}), {F(x, {n})}, 13, pool);
+    auto selu = run_op(make_node("Selu", {"x"}, {"y"}, {{"alpha", attr_float(alpha)}, {"gamma", attr_float(gamma)}}),
+                       {F(x, {n})}, 13, pool);
+    auto celu = run_op(make_node("Celu", {"x"}, {"y"}, {{"alpha", attr_float(alpha)}}), {F(x, {n})}, 13, pool);
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = x[i], e = v > 0 ? v : alpha * std::expm1(v), c = v > 0 ? v : alpha * std::expm1(v / alpha);
+      ASSERT_NEAR(elu[0].float_at(i), e, 5e-7 * std::abs(e)) << "Elu at x = " << x[i];
+      ASSERT_NEAR(selu[0].float_at(i), gamma * e, 6e-7 * std::abs(gamma * e)) << "Selu at x = " << x[i];
+      ASSERT_NEAR(celu[0].float_at(i), c, 5e-7 * std::abs(c)) << "Celu at x = " << x[i];
+    }
+  }
+  auto nan = run_op(make_node("Elu", {"x"}, {"y"}), {F({std::nanf(""), -2.0f}, {2})});
+  EXPECT_TRUE(std::isnan(nan[0].float_at(0)));
+  EXPECT_NEAR(nan[0].float_at(1), std::expm1(-2.0), 1e-6);
+}
+
 TEST(Activation, ParametrizedOps) {
   auto out = run_op(make_node("LeakyRelu", {"x"}, {"y"}, {{"alpha", attr_float(0.1f)}}), {F({-2, 3}, {2})});
   expect_near(out[0], {-0.2f, 3});

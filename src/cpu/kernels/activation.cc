@@ -69,6 +69,11 @@ F erf_(F v) {
   else return std::erf(v);
 }
 template <class F>
+F expm1_(F v) {
+  if constexpr (std::is_same_v<F, float>) return ew::fast_expm1f(v);
+  else return std::expm1(v);
+}
+template <class F>
 F softplus(F v) {
   return v > F(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
 }
@@ -198,6 +203,26 @@ float required_float(const KernelInitContext& ic, const std::string& name) {
   return ic.get_float(name, 0.0f);
 }
 
+// Elu, and Selu (Elu scaled by gamma, with its own alpha): float through vm::elu, the
+// other types through the functor.
+KernelFactory elu_factory(bool selu) {
+  return lambda_factory([selu](const KernelInitContext& ic) {
+    const float alpha = ic.get_float("alpha", selu ? 1.67326319217681884765625f : 1.0f);
+    const float scale = selu ? ic.get_float("gamma", 1.05070102214813232421875f) : 1.0f;
+    return [alpha, scale](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+      if (x.dtype() == DataType::Float)
+        return vm::parallel_map(ctx.thread_pool(), x.data<float>(), y.data<float>(), x.numel(),
+                                [&](const float* in, float* out, int64_t n) { vm::elu(in, out, n, alpha, scale); });
+      map_float(x, y, [alpha, scale](auto v) {
+        using F = decltype(v);
+        return F(scale) * (v > F(0) ? v : F(alpha) * expm1_(v));
+      });
+    };
+  });
+}
+
 // The experimental activations of ONNX before opset 10 (removed there), still in
 // models exported then, e.g. by CNTK.
 void register_experimental_activations(KernelRegistry& r) {
@@ -228,24 +253,14 @@ void register_activation(KernelRegistry& r) {
           return [alpha](auto v) { return v < decltype(v)(0) ? v * decltype(v)(alpha) : v; };
         }));
   r.add("PRelu", 1, kMaxOpset, prelu_factory());
-  r.add("Elu", 1, kMaxOpset, float_act([](const KernelInitContext& ic) {
-          float alpha = ic.get_float("alpha", 1.0f);
-          return [alpha](auto v) { return v < decltype(v)(0) ? decltype(v)(alpha) * std::expm1(v) : v; };
-        }));
-  r.add("Selu", 1, kMaxOpset, float_act([](const KernelInitContext& ic) {
-          float alpha = ic.get_float("alpha", 1.67326319217681884765625f);
-          float gamma = ic.get_float("gamma", 1.05070102214813232421875f);
-          return [alpha, gamma](auto v) {
-            using F = decltype(v);
-            return v > F(0) ? F(gamma) * v : F(gamma) * F(alpha) * std::expm1(v);
-          };
-        }));
+  r.add("Elu", 1, kMaxOpset, elu_factory(false));
+  r.add("Selu", 1, kMaxOpset, elu_factory(true));
   r.add("Celu", 12, kMaxOpset, float_act([](const KernelInitContext& ic) {
           float alpha = ic.get_float("alpha", 1.0f);
           if (alpha == 0.0f) kernel_fail("Celu: alpha must not be 0");
           return [alpha](auto v) {
             using F = decltype(v);
-            return v > F(0) ? v : F(alpha) * std::expm1(v / F(alpha));
+            return v > F(0) ? v : F(alpha) * expm1_(v / F(alpha));
           };
         }));
   r.add("Sigmoid", 1, kMaxOpset,

@@ -11,6 +11,7 @@ static KernelRegistry build_cpu_registry() {
   register_contrib_fused(r);
   register_contrib_llm(r);
   register_contrib_quantization(r);
+  register_contrib_misc(r);
   register_control_flow(r);
   register_conv(r);
   register_data_movement(r);

@@ -16,6 +16,7 @@ void register_contrib_transformer(KernelRegistry& r);  // ORT's transformer cont
 void register_contrib_attention(KernelRegistry& r);    // called by register_contrib_transformer
 void register_contrib_llm(KernelRegistry& r);  // com.microsoft LLM ops: MatMulNBits, GroupQueryAttention, ...
 void register_contrib_quantization(KernelRegistry& r);  // com.microsoft QLinear* / QGemm
+void register_contrib_misc(KernelRegistry& r);  // com.microsoft CDist, Inverse, MurmurHash3, Unique, ...
 void register_control_flow(KernelRegistry& r);
 void register_conv(KernelRegistry& r);
 void register_data_movement(KernelRegistry& r);

@@ -2,6 +2,7 @@
 #include "base/cpu_features.h"
 
 #include <cmath>
+#include <initializer_list>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined_*.
@@ -30,6 +31,25 @@ void swish_ref(const float* x, float* y, int64_t n, float alpha) {
 }
 void elu_ref(const float* x, float* y, int64_t n, float alpha, float scale) {
   for (int64_t i = 0; i < n; ++i) y[i] = scale * (x[i] > 0 ? x[i] : alpha * std::expm1(x[i]));
+}
+void log_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
+}
+float softplus_one(float v) { return (v > 0 ? v : 0.0f) + std::log1p(std::exp(-std::abs(v))); }
+void softplus_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = softplus_one(x[i]);
+}
+void mish_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * std::tanh(softplus_one(x[i]));
+}
+void floor_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]);
+}
+void ceil_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::ceil(x[i]);
+}
+void round_even_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::nearbyint(x[i]);  // the default rounding mode: half to even
 }
 void erf_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
@@ -154,6 +174,49 @@ ONYX_AVX512 inline __m512 expm1_16(__m512 x) {
   return _mm512_mask_blend_ps(small, e, p);
 }
 
+// 2 atanh(s) = log((1 + s) / (1 - s)) for |s| <= 1/3: its odd series to s^15
+// (truncation below 1e-9 relative).
+ONYX_AVX512 inline __m512 two_atanh16(__m512 s) {
+  const __m512 s2 = _mm512_mul_ps(s, s);
+  __m512 p = _mm512_set1_ps(1.0f / 15);
+  for (float k : {13.0f, 11.0f, 9.0f, 7.0f, 5.0f, 3.0f}) p = _mm512_fmadd_ps(p, s2, _mm512_set1_ps(1.0f / k));
+  p = _mm512_fmadd_ps(_mm512_mul_ps(p, s2), s, s);  // s + s^3/3 + ...
+  return _mm512_add_ps(p, p);
+}
+
+// log(x) = k ln 2 + log(m), m in [0.75, 1.5) from the exponent and mantissa
+// instructions (subnormals included); log(m) = 2 atanh((m - 1) / (m + 1)).
+ONYX_AVX512 inline __m512 log16(__m512 x) {
+  __m512 m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_nan);
+  __m512 k = _mm512_getexp_ps(x);
+  const __mmask16 upper = _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.5f), _CMP_GE_OQ);
+  m = _mm512_mask_mul_ps(m, upper, m, _mm512_set1_ps(0.5f));
+  k = _mm512_mask_add_ps(k, upper, k, _mm512_set1_ps(1.0f));
+  const __m512 one = _mm512_set1_ps(1.0f);
+  __m512 r = two_atanh16(_mm512_div_ps(_mm512_sub_ps(m, one), _mm512_add_ps(m, one)));
+  r = _mm512_fmadd_ps(k, _mm512_set1_ps(0.693359375f), r);  // ln 2 in two parts
+  r = _mm512_fmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+  const __m512 zero = _mm512_setzero_ps();
+  r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, zero, _CMP_EQ_OQ), _mm512_set1_ps(-INFINITY));
+  r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, _mm512_set1_ps(INFINITY), _CMP_EQ_OQ), x);
+  return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, zero, _CMP_NGE_UQ), _mm512_set1_ps(NAN));  // < 0 or NaN
+}
+
+// softplus(x) = max(x, 0) + log1p(exp(-|x|)), log1p(e) = 2 atanh(e / (2 + e)) for e in (0, 1].
+ONYX_AVX512 inline __m512 softplus16(__m512 x) {
+  const __m512 e = exp16_avx512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_abs_ps(x)));
+  const __m512 l = two_atanh16(_mm512_div_ps(e, _mm512_add_ps(e, _mm512_set1_ps(2.0f))));
+  const __m512 r = _mm512_add_ps(_mm512_max_ps(x, _mm512_setzero_ps()), l);
+  return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);  // NaN stays NaN
+}
+
+ONYX_AVX512 inline __m512 mish16(__m512 x) { return _mm512_mul_ps(x, tanh16(softplus16(x))); }
+
+template <int Mode>
+ONYX_AVX512 inline __m512 round16(__m512 x) {
+  return _mm512_roundscale_ps(x, Mode | _MM_FROUND_NO_EXC);
+}
+
 ONYX_AVX512 void elu_avx512(const float* x, float* y, int64_t n, float alpha, float scale) {
   const __m512 a = _mm512_set1_ps(alpha), s = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
@@ -223,6 +286,12 @@ struct Table {
   void (*tanh)(const float*, float*, int64_t) = tanh_ref;
   void (*erf)(const float*, float*, int64_t) = erf_ref;
   void (*elu)(const float*, float*, int64_t, float, float) = elu_ref;
+  void (*log)(const float*, float*, int64_t) = log_ref;
+  void (*softplus)(const float*, float*, int64_t) = softplus_ref;
+  void (*mish)(const float*, float*, int64_t) = mish_ref;
+  void (*floor)(const float*, float*, int64_t) = floor_ref;
+  void (*ceil)(const float*, float*, int64_t) = ceil_ref;
+  void (*round_even)(const float*, float*, int64_t) = round_even_ref;
   void (*gelu_erf)(const float*, float*, int64_t) = gelu_erf_ref;
   void (*gelu_tanh)(const float*, float*, int64_t) = gelu_tanh_ref;
   void (*softmax)(const float*, float*, int64_t) = softmax_ref;
@@ -238,6 +307,12 @@ Table make_table() {
     t.sigmoid = map16<sigmoid16_avx512>;
     t.swish = swish_avx512;
     t.elu = elu_avx512;
+    t.log = map16<log16>;
+    t.softplus = map16<softplus16>;
+    t.mish = map16<mish16>;
+    t.floor = map16<round16<_MM_FROUND_TO_NEG_INF>>;
+    t.ceil = map16<round16<_MM_FROUND_TO_POS_INF>>;
+    t.round_even = map16<round16<_MM_FROUND_TO_NEAREST_INT>>;
     t.tanh = map16<tanh16>;
     t.erf = map16<erf16>;
     t.gelu_erf = map16<gelu16_avx512>;
@@ -262,6 +337,12 @@ void swish(const float* x, float* y, int64_t n, float alpha) { table().swish(x, 
 void tanh(const float* x, float* y, int64_t n) { table().tanh(x, y, n); }
 void erf(const float* x, float* y, int64_t n) { table().erf(x, y, n); }
 void elu(const float* x, float* y, int64_t n, float alpha, float scale) { table().elu(x, y, n, alpha, scale); }
+void log(const float* x, float* y, int64_t n) { table().log(x, y, n); }
+void softplus(const float* x, float* y, int64_t n) { table().softplus(x, y, n); }
+void mish(const float* x, float* y, int64_t n) { table().mish(x, y, n); }
+void floor(const float* x, float* y, int64_t n) { table().floor(x, y, n); }
+void ceil(const float* x, float* y, int64_t n) { table().ceil(x, y, n); }
+void round_even(const float* x, float* y, int64_t n) { table().round_even(x, y, n); }
 void gelu_erf(const float* x, float* y, int64_t n) { table().gelu_erf(x, y, n); }
 void gelu_tanh(const float* x, float* y, int64_t n) { table().gelu_tanh(x, y, n); }
 void softmax(const float* x, float* y, int64_t n) { table().softmax(x, y, n); }

@@ -18,6 +18,16 @@ void swish(const float* x, float* y, int64_t n, float alpha = 1.0f);
 // y[i] = scale * (x[i] > 0 ? x[i] : alpha * (exp(x[i]) - 1)) (Elu; Selu with its
 // gamma as scale), exp - 1 without cancellation near 0; in place allowed.
 void elu(const float* x, float* y, int64_t n, float alpha, float scale = 1.0f);
+// y[i] = log(x[i]) (within ~2 ulp; log(0) = -inf, negative -> NaN); in place allowed.
+void log(const float* x, float* y, int64_t n);
+// y[i] = log(1 + exp(x[i])) (Softplus, no overflow for large x); in place allowed.
+void softplus(const float* x, float* y, int64_t n);
+// y[i] = x[i] * tanh(softplus(x[i])) (Mish); in place allowed.
+void mish(const float* x, float* y, int64_t n);
+// y[i] = floor / ceil / round-half-to-even of x[i]; in place allowed.
+void floor(const float* x, float* y, int64_t n);
+void ceil(const float* x, float* y, int64_t n);
+void round_even(const float* x, float* y, int64_t n);
 // y[i] = erf(x[i]) (absolute error below 3e-7); in place allowed.
 void erf(const float* x, float* y, int64_t n);
 // y[i] = tanh(x[i]); in place allowed.

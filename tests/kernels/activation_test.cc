@@ -1,4 +1,5 @@
 #include <cmath>
+#include <limits>
 
 #include "op_test_util.h"
 
@@ -98,6 +99,48 @@ TEST(Activation, EluFamilyLongInputsMatchLibm) {
   auto nan = run_op(make_node("Elu", {"x"}, {"y"}), {F({std::nanf(""), -2.0f}, {2})});
   EXPECT_TRUE(std::isnan(nan[0].float_at(0)));
   EXPECT_NEAR(nan[0].float_at(1), std::expm1(-2.0), 1e-6);
+}
+
+// Log, Softplus, Mish, Floor, Ceil and Round run vectorized routines for
+// float: every element of a long input against libm (Log within ~2 ulp,
+// Softplus and Mish within 1e-6 relative), and the special values.
+TEST(Activation, LogSoftplusMishRoundingLongInputsMatchLibm) {
+  const int64_t n = 30011;
+  std::vector<float> x(n), pos(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = -40.0f + 80.0f * static_cast<float>(i) / n;
+    pos[i] = std::ldexp(1.0f + static_cast<float>(i % 977) / 977.0f, static_cast<int>(i % 250) - 140);  // subnormals too
+  }
+  x[1] = 0.5f, x[2] = 1.5f, x[3] = 2.5f, x[4] = -0.5f, x[5] = -2.5f, x[6] = 1e-7f, x[7] = -1e-7f, x[8] = 100.0f;
+  ThreadPool three(3);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &three}) {
+    auto run = [&](const char* op, const std::vector<float>& in) {
+      return run_op(make_node(op, {"x"}, {"y"}), {F(in, {n})}, 18, pool)[0];
+    };
+    Tensor lg = run("Log", pos), sp = run("Softplus", x), mi = run("Mish", x);
+    Tensor fl = run("Floor", x), ce = run("Ceil", x), ro = run("Round", x);
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = x[i], l = std::log(static_cast<double>(pos[i]));
+      const double s = std::max(v, 0.0) + std::log1p(std::exp(-std::abs(v))), m = v * std::tanh(s);
+      ASSERT_NEAR(lg.float_at(i), l, 2.5e-7 * std::abs(l) + 1e-7) << "Log at x = " << pos[i];
+      ASSERT_NEAR(sp.float_at(i), s, 1e-6 * s + 1e-37) << "Softplus at x = " << x[i];
+      ASSERT_NEAR(mi.float_at(i), m, 1e-6 * std::abs(m) + 1e-37) << "Mish at x = " << x[i];
+      ASSERT_EQ(fl.float_at(i), std::floor(x[i])) << "Floor at x = " << x[i];
+      ASSERT_EQ(ce.float_at(i), std::ceil(x[i])) << "Ceil at x = " << x[i];
+      ASSERT_EQ(ro.float_at(i), std::nearbyint(x[i])) << "Round at x = " << x[i];
+    }
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  auto special = run_op(make_node("Log", {"x"}, {"y"}), {F({0.0f, -1.0f, inf, std::nanf(""), 1.0f}, {5})})[0];
+  EXPECT_EQ(special.float_at(0), -inf);
+  EXPECT_TRUE(std::isnan(special.float_at(1)));
+  EXPECT_EQ(special.float_at(2), inf);
+  EXPECT_TRUE(std::isnan(special.float_at(3)));
+  EXPECT_EQ(special.float_at(4), 0.0f);
+  auto soft = run_op(make_node("Softplus", {"x"}, {"y"}), {F({std::nanf(""), inf, -inf}, {3})})[0];
+  EXPECT_TRUE(std::isnan(soft.float_at(0)));
+  EXPECT_EQ(soft.float_at(1), inf);
+  EXPECT_EQ(soft.float_at(2), 0.0f);
 }
 
 TEST(Activation, ParametrizedOps) {

@@ -316,7 +316,8 @@ void register_activation(KernelRegistry& r) {
         }));
   r.add("Tanh", 1, kMaxOpset,
         vector_act(vm::tanh, [](const KernelInitContext&) { return [](auto v) { return tanh_(v); }; }));
-  r.add("Softplus", 1, kMaxOpset, float_act([](const KernelInitContext&) { return [](auto v) { return softplus(v); }; }));
+  r.add("Softplus", 1, kMaxOpset,
+        vector_act(vm::softplus, [](const KernelInitContext&) { return [](auto v) { return softplus(v); }; }));
   r.add("Softsign", 1, kMaxOpset, float_act([](const KernelInitContext&) {
           return [](auto v) { return v / (decltype(v)(1) + std::fabs(v)); };
         }));
@@ -338,7 +339,7 @@ void register_activation(KernelRegistry& r) {
         }));
   register_experimental_activations(r);
   // Mish (opset 18) and Gelu (opset 20) are registered from 1 so that they are available.
-  r.add("Mish", 1, kMaxOpset, float_act([](const KernelInitContext&) {
+  r.add("Mish", 1, kMaxOpset, vector_act(vm::mish, [](const KernelInitContext&) {
           return [](auto v) { return v * tanh_(softplus(v)); };
         }));
   r.add("Gelu", 1, kMaxOpset, gelu_factory());

@@ -643,11 +643,16 @@ void register_elementwise(KernelRegistry& r) {
   r.add("Sqrt", 1, kMaxOpset, unary_float([](auto v) { return std::sqrt(v); }));
   r.add("Exp", 1, kMaxOpset,
         vector_act(vm::exp, [](const KernelInitContext&) { return [](auto v) { return std::exp(v); }; }));
-  r.add("Log", 1, kMaxOpset, unary_float([](auto v) { return std::log(v); }));
+  r.add("Log", 1, kMaxOpset,
+        vector_act(vm::log, [](const KernelInitContext&) { return [](auto v) { return std::log(v); }; }));
   r.add("Reciprocal", 1, kMaxOpset, unary_float([](auto v) { return decltype(v)(1) / v; }));
-  r.add("Floor", 1, kMaxOpset, unary_float([](auto v) { return std::floor(v); }));
-  r.add("Ceil", 1, kMaxOpset, unary_float([](auto v) { return std::ceil(v); }));
-  r.add("Round", 11, kMaxOpset, unary_float([](auto v) { return round_half_even(v); }));
+  r.add("Floor", 1, kMaxOpset,
+        vector_act(vm::floor, [](const KernelInitContext&) { return [](auto v) { return std::floor(v); }; }));
+  r.add("Ceil", 1, kMaxOpset,
+        vector_act(vm::ceil, [](const KernelInitContext&) { return [](auto v) { return std::ceil(v); }; }));
+  r.add("Round", 11, kMaxOpset, vector_act(vm::round_even, [](const KernelInitContext&) {
+          return [](auto v) { return round_half_even(v); };
+        }));
   r.add("Erf", 9, kMaxOpset,
         vector_act(vm::erf, [](const KernelInitContext&) { return [](auto v) { return std::erf(v); }; }));
   r.add("Sin", 7, kMaxOpset, unary_float([](auto v) { return std::sin(v); }));

@@ -42,6 +42,15 @@ void softplus_ref(const float* x, float* y, int64_t n) {
 void mish_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * std::tanh(softplus_one(x[i]));
 }
+void hard_sigmoid_ref(const float* x, float* y, int64_t n, float alpha, float beta, bool times_x) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    float r = alpha * v + beta;  // NaN stays NaN through both comparisons
+    r = r < 0.0f ? 0.0f : r;
+    r = r > 1.0f ? 1.0f : r;
+    y[i] = times_x ? v * r : r;
+  }
+}
 void floor_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]);
 }
@@ -217,6 +226,19 @@ ONYX_AVX512 inline __m512 round16(__m512 x) {
   return _mm512_roundscale_ps(x, Mode | _MM_FROUND_NO_EXC);
 }
 
+ONYX_AVX512 void hard_sigmoid_avx512(const float* x, float* y, int64_t n, float alpha, float beta, bool times_x) {
+  const __m512 a = _mm512_set1_ps(alpha), b = _mm512_set1_ps(beta), zero = _mm512_setzero_ps(),
+               one = _mm512_set1_ps(1.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    // max / min take their second operand for NaN: put v's lane first so NaN propagates
+    __m512 r = _mm512_min_ps(_mm512_max_ps(_mm512_fmadd_ps(a, v, b), zero), one);
+    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+    _mm512_mask_storeu_ps(y + i, m, times_x ? _mm512_mul_ps(v, r) : r);
+  }
+}
+
 ONYX_AVX512 void elu_avx512(const float* x, float* y, int64_t n, float alpha, float scale) {
   const __m512 a = _mm512_set1_ps(alpha), s = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
@@ -289,6 +311,7 @@ struct Table {
   void (*log)(const float*, float*, int64_t) = log_ref;
   void (*softplus)(const float*, float*, int64_t) = softplus_ref;
   void (*mish)(const float*, float*, int64_t) = mish_ref;
+  void (*hard_sigmoid)(const float*, float*, int64_t, float, float, bool) = hard_sigmoid_ref;
   void (*floor)(const float*, float*, int64_t) = floor_ref;
   void (*ceil)(const float*, float*, int64_t) = ceil_ref;
   void (*round_even)(const float*, float*, int64_t) = round_even_ref;
@@ -310,6 +333,7 @@ Table make_table() {
     t.log = map16<log16>;
     t.softplus = map16<softplus16>;
     t.mish = map16<mish16>;
+    t.hard_sigmoid = hard_sigmoid_avx512;
     t.floor = map16<round16<_MM_FROUND_TO_NEG_INF>>;
     t.ceil = map16<round16<_MM_FROUND_TO_POS_INF>>;
     t.round_even = map16<round16<_MM_FROUND_TO_NEAREST_INT>>;
@@ -340,6 +364,9 @@ void elu(const float* x, float* y, int64_t n, float alpha, float scale) { table(
 void log(const float* x, float* y, int64_t n) { table().log(x, y, n); }
 void softplus(const float* x, float* y, int64_t n) { table().softplus(x, y, n); }
 void mish(const float* x, float* y, int64_t n) { table().mish(x, y, n); }
+void hard_sigmoid(const float* x, float* y, int64_t n, float alpha, float beta, bool times_x) {
+  table().hard_sigmoid(x, y, n, alpha, beta, times_x);
+}
 void floor(const float* x, float* y, int64_t n) { table().floor(x, y, n); }
 void ceil(const float* x, float* y, int64_t n) { table().ceil(x, y, n); }
 void round_even(const float* x, float* y, int64_t n) { table().round_even(x, y, n); }

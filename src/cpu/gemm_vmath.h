@@ -24,6 +24,9 @@ void log(const float* x, float* y, int64_t n);
 void softplus(const float* x, float* y, int64_t n);
 // y[i] = x[i] * tanh(softplus(x[i])) (Mish); in place allowed.
 void mish(const float* x, float* y, int64_t n);
+// y[i] = max(0, min(1, alpha x[i] + beta)) (HardSigmoid), times x[i] when
+// `times_x` (HardSwish: alpha 1/6, beta 1/2); in place allowed.
+void hard_sigmoid(const float* x, float* y, int64_t n, float alpha, float beta, bool times_x);
 // y[i] = floor / ceil / round-half-to-even of x[i]; in place allowed.
 void floor(const float* x, float* y, int64_t n);
 void ceil(const float* x, float* y, int64_t n);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -141,6 +142,24 @@ TEST(Activation, LogSoftplusMishRoundingLongInputsMatchLibm) {
   EXPECT_TRUE(std::isnan(soft.float_at(0)));
   EXPECT_EQ(soft.float_at(1), inf);
   EXPECT_EQ(soft.float_at(2), 0.0f);
+}
+
+// HardSigmoid and HardSwish, vectorized for float: a long input (ragged tail)
+// against the formula, NaN kept.
+TEST(Activation, HardSigmoidHardSwishLongInputs) {
+  const int64_t n = 20011;
+  std::vector<float> x(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = -8.0f + 16.0f * static_cast<float>(i) / n;
+  x[0] = std::nanf("");
+  auto hsig = run_op(make_node("HardSigmoid", {"x"}, {"y"}, {{"alpha", attr_float(0.3f)}, {"beta", attr_float(0.4f)}}),
+                     {F(x, {n})})[0];
+  auto hswish = run_op(make_node("HardSwish", {"x"}, {"y"}), {F(x, {n})}, 14)[0];
+  EXPECT_TRUE(std::isnan(hsig.float_at(0)) && std::isnan(hswish.float_at(0)));
+  for (int64_t i = 1; i < n; ++i) {
+    const double v = x[i], s = std::clamp(0.3 * v + 0.4, 0.0, 1.0), w = v * std::clamp(v / 6 + 0.5, 0.0, 1.0);
+    ASSERT_NEAR(hsig.float_at(i), s, 1e-6) << "HardSigmoid at x = " << x[i];
+    ASSERT_NEAR(hswish.float_at(i), w, 1e-6 * (1 + std::abs(w))) << "HardSwish at x = " << x[i];
+  }
 }
 
 TEST(Activation, ParametrizedOps) {

@@ -223,6 +223,31 @@ KernelFactory elu_factory(bool selu) {
   });
 }
 
+// HardSigmoid, and HardSwish (x * HardSigmoid(x) with alpha 1/6, beta 1/2): float
+// through vm::hard_sigmoid, the other types through the functor.
+KernelFactory hard_sigmoid_factory(bool swish) {
+  return lambda_factory([swish](const KernelInitContext& ic) {
+    const float alpha = swish ? 1.0f / 6.0f : ic.get_float("alpha", 0.2f);
+    const float beta = swish ? 0.5f : ic.get_float("beta", 0.5f);
+    return [alpha, beta, swish](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+      if (x.dtype() == DataType::Float)
+        return vm::parallel_map(ctx.thread_pool(), x.data<float>(), y.data<float>(), x.numel(),
+                                [&](const float* in, float* out, int64_t n) {
+                                  vm::hard_sigmoid(in, out, n, alpha, beta, swish);
+                                });
+      map_float(x, y, [alpha, beta, swish](auto v) {
+        using F = decltype(v);
+        F r = F(alpha) * v + F(beta);
+        r = r < F(0) ? F(0) : r;
+        r = r > F(1) ? F(1) : r;
+        return swish ? v * r : r;
+      });
+    };
+  });
+}
+
 // The experimental activations of ONNX before opset 10 (removed there), still in
 // models exported then, e.g. by CNTK.
 void register_experimental_activations(KernelRegistry& r) {
@@ -265,24 +290,8 @@ void register_activation(KernelRegistry& r) {
         }));
   r.add("Sigmoid", 1, kMaxOpset,
         vector_act(vm::sigmoid, [](const KernelInitContext&) { return [](auto v) { return sigmoid(v); }; }));
-  r.add("HardSigmoid", 1, kMaxOpset, float_act([](const KernelInitContext& ic) {
-          float alpha = ic.get_float("alpha", 0.2f), beta = ic.get_float("beta", 0.5f);
-          return [alpha, beta](auto v) {
-            using F = decltype(v);
-            F r = F(alpha) * v + F(beta);
-            r = r < F(0) ? F(0) : r;
-            return r > F(1) ? F(1) : r;
-          };
-        }));
-  r.add("HardSwish", 14, kMaxOpset, float_act([](const KernelInitContext&) {
-          return [](auto v) {
-            using F = decltype(v);
-            F r = v * F(1.0 / 6.0) + F(0.5);  // alpha = 1/6 in the spec
-            r = r < F(0) ? F(0) : r;
-            r = r > F(1) ? F(1) : r;
-            return v * r;
-          };
-        }));
+  r.add("HardSigmoid", 1, kMaxOpset, hard_sigmoid_factory(false));
+  r.add("HardSwish", 14, kMaxOpset, hard_sigmoid_factory(true));
   // Swish-24: x * sigmoid(alpha * x).
   r.add("Swish", 24, kMaxOpset, float_act([](const KernelInitContext& ic) {
           float alpha = ic.get_float("alpha", 1.0f);

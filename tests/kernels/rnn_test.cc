@@ -109,5 +109,63 @@ TEST(RNN, BadWeightShape) {
                onyx::Error);
 }
 
+// com.microsoft DynamicQuantizeLSTM: int8 weights stored transposed ([D, in, 4H],
+// [D, H, 4H]) with per-column scales. Against ONNX's LSTM on the dequantized
+// weights: only the 8-bit quantization of X and H separates them (ORT-equal
+// results are checked by scripts/check_contrib_ops.py), so a wrong layout or
+// gate order would be far off. Bad weight types and scale shapes are refused.
+TEST(DynamicQuantizeLSTM, MatchesLstmOnDequantizedWeights) {
+  const int64_t D = 2, T = 4, B = 2, I = 3, H = 2, G = 4 * H;
+  auto ints = [](int64_t n, int seed) {
+    std::vector<int8_t> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int8_t>((i * 53 + seed * 29) % 201 - 100);
+    return v;
+  };
+  std::vector<int8_t> wq = ints(D * I * G, 1), rq = ints(D * H * G, 2);
+  std::vector<float> ws(D * G), rs(D * G);
+  for (int64_t i = 0; i < D * G; ++i) ws[i] = 0.004f + 0.0005f * (i % 5), rs[i] = 0.006f - 0.0004f * (i % 4);
+  // ONNX LSTM weights: W[d, g, i] = wq[d, i, g] * ws[d, g]
+  std::vector<float> w(D * G * I), r(D * G * H);
+  for (int64_t d = 0; d < D; ++d)
+    for (int64_t g = 0; g < G; ++g) {
+      for (int64_t i = 0; i < I; ++i) w[(d * G + g) * I + i] = wq[(d * I + i) * G + g] * ws[d * G + g];
+      for (int64_t i = 0; i < H; ++i) r[(d * G + g) * H + i] = rq[(d * H + i) * G + g] * rs[d * G + g];
+    }
+  Tensor x = pattern({T, B, I}, 3), bias = pattern({D, 2 * G}, 4);
+  auto reference = run_op(make_node("LSTM", {"x", "w", "r", "b"}, {"y", "yh", "yc"},
+                                    {{"hidden_size", attr_int(H)}, {"direction", attr_string("bidirectional")}}),
+                          {x, f(w, {D, G, I}), f(r, {D, G, H}), bias}, 14);
+  const std::vector<std::string> in = {"x", "w", "r", "b", "", "", "", "", "ws", "wz", "rs", "rz"};
+  auto q8 = [](const std::vector<int8_t>& v, Shape s) { return Tensor::from_vector<int8_t>(v, s); };
+  const Node node = make_node("DynamicQuantizeLSTM", in, {"y", "yh", "yc"},
+                              {{"hidden_size", attr_int(H)}, {"direction", attr_string("bidirectional")}},
+                              "com.microsoft");
+  const Tensor zeros = q8(std::vector<int8_t>(D * G, 0), {D, G});
+  auto got = run_op(node, {x, q8(wq, {D, I, G}), q8(rq, {D, H, G}), bias, Tensor(), Tensor(), Tensor(), Tensor(),
+                           f(ws, {D, G}), zeros, f(rs, {D, G}), zeros});
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    ASSERT_EQ(got[k].shape(), reference[k].shape());
+    for (int64_t i = 0; i < got[k].numel(); ++i)
+      EXPECT_NEAR(got[k].float_at(i), reference[k].float_at(i), 0.02) << "output " << k << " at " << i;
+  }
+  auto message = [&](std::vector<Tensor> inputs) {
+    try {
+      run_op(node, inputs);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({x, f(w, {D, I, G}), q8(rq, {D, H, G}), bias, Tensor(), Tensor(), Tensor(), Tensor(),
+                     f(ws, {D, G}), zeros, f(rs, {D, G}), zeros})
+                .find("W and R must be int8 or uint8"),
+            std::string::npos);
+  EXPECT_NE(message({x, q8(wq, {D, I, G}), q8(rq, {D, H, G}), bias, Tensor(), Tensor(), Tensor(), Tensor(),
+                     f({0.1f, 0.2f, 0.3f}, {3}), zeros, f(rs, {D, G}), zeros})
+                .find("W_scale has shape [3]"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace onyx::test

@@ -597,6 +597,7 @@ void register_normalization(KernelRegistry& r) {
           return [eps](KernelContext& ctx) { run_instancenorm(ctx, eps); };
         }));
   r.add("LayerNormalization", 1, kMaxOpset, make_layernorm);
+  r.add("LayerNormalization", 1, kMaxOpset, make_layernorm, "com.onyx");  // layer_norm_fusion's, before opset 17
   r.add("RMSNormalization", 23, kMaxOpset, make_rmsnorm);
   r.add("LpNormalization", 1, kMaxOpset, make_lpnorm);
   r.add("LRN", 1, kMaxOpset, make_lrn);

@@ -12,7 +12,7 @@ namespace {
 class LayerNormRule final : public RewriteRule {
  public:
   std::string op_type() const override { return "ReduceMean"; }
-  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext&) const override {
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext& ctx) const override {
     const Node& mean = g.nodes[i];
     auto axis = trailing_mean_axis(mean, view);
     if (!axis) return std::nullopt;
@@ -61,7 +61,10 @@ class LayerNormRule final : public RewriteRule {
     }
     Patch p;
     if (gamma.empty()) return std::nullopt;  // the fused op needs the scale's shape
-    Node ln = make_node("LayerNormalization", mean.name + "_layernorm", {x, gamma}, {y});
+    // ai.onnx has LayerNormalization from opset 17; older models get Onyx's (the same op), so
+    // that a saved optimized model stays valid ONNX.
+    Node ln = make_node("LayerNormalization", mean.name + "_layernorm", {x, gamma}, {y},
+                        ctx.opset() >= 17 ? "" : kOnyxDomain);
     if (!beta.empty()) ln.inputs.push_back(beta);
     ln.attributes["axis"] = int_attr(*axis);
     ln.attributes["epsilon"] = float_attr(static_cast<float>(root->eps));

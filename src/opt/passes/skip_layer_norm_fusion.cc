@@ -7,9 +7,13 @@ namespace onyx {
 
 namespace {
 
+// LayerNormalization of ai.onnx (opset 17+), or of com.onyx, where layer_norm_fusion
+// puts the ones it finds in older models.
 class SkipLayerNormRule final : public RewriteRule {
  public:
+  explicit SkipLayerNormRule(std::string domain) : domain_(std::move(domain)) {}
   std::string op_type() const override { return "LayerNormalization"; }
+  std::string domain() const override { return domain_; }
   std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext& ctx) const override {
     const Node& ln = g.nodes[i];
     if (ln.outputs.size() > 1) {
@@ -35,12 +39,18 @@ class SkipLayerNormRule final : public RewriteRule {
     p.fusion = "SkipLayerNormalization";
     return p;
   }
+
+ private:
+  std::string domain_;
 };
 
 }  // namespace
 
 std::unique_ptr<GraphPass> make_skip_layer_norm_fusion() {
-  return single_rule_pass<SkipLayerNormRule>("skip_layer_norm_fusion");
+  std::vector<std::unique_ptr<RewriteRule>> rules;
+  rules.push_back(std::make_unique<SkipLayerNormRule>(""));
+  rules.push_back(std::make_unique<SkipLayerNormRule>(kOnyxDomain));
+  return std::make_unique<RulePass>("skip_layer_norm_fusion", std::move(rules));
 }
 
 }  // namespace onyx

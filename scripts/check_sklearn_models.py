@@ -56,6 +56,7 @@ import onnxruntime as ort
 from sklearn.datasets import make_classification, make_regression
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.cluster import KMeans
+from sklearn.feature_extraction import FeatureHasher
 from sklearn.cross_decomposition import PLSRegression
 from sklearn.decomposition import PCA, TruncatedSVD
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
@@ -162,6 +163,15 @@ def texts():
         rows = np.resize(SENTENCES, 40)
         test = np.resize(np.append(SENTENCES, "an unseen zebra and the cat"), n_test).reshape(-1, 1)
         return rows, None, test
+    return make
+
+
+def tokens():
+    """Rows of three words as a string matrix (FeatureHasher's input), test rows with unseen words."""
+    def make(n_test):
+        rng = np.random.default_rng(SEED)
+        words = np.array(["cat", "dog", "fish", "a", "the", "bird", "zebra", "élan", ""])
+        return rng.choice(words[:6], (40, 3)), None, rng.choice(words, (n_test, 3))
     return make
 
 
@@ -286,6 +296,12 @@ CASES = [
     Case("MultinomialNB_3", lambda: MultinomialNB(), nonnegative(classification(3))),
     Case("KNeighborsClassifier_3", lambda: KNeighborsClassifier(5), classification(3)),
     Case("KNeighborsRegressor", lambda: KNeighborsRegressor(5), regression()),
+    # skl2onnx's 'cdist' optimization: com.microsoft CDist instead of the Scan
+    Case("KNeighborsClassifier_3_cdist", lambda: KNeighborsClassifier(5), classification(3),
+         convert_options={"optim": "cdist"}),
+    Case("KNeighborsRegressor_cdist", lambda: KNeighborsRegressor(5), regression(), convert_options={"optim": "cdist"}),
+    # com.microsoft MurmurHash3 over the strings
+    Case("FeatureHasher", lambda: FeatureHasher(n_features=16, input_type="string"), tokens()),
     Case("MLPClassifier_3", lambda: MLPClassifier((16,), max_iter=300, random_state=SEED), classification(3)),
     Case("MLPRegressor", lambda: MLPRegressor(hidden_layer_sizes=(16,), max_iter=300, random_state=SEED), regression()),
     Case("Stacking_3", lambda: StackingClassifier([("lr", LogisticRegression()), ("nb", GaussianNB())]),

@@ -27,6 +27,33 @@ TEST(Signal, DftNonPowerOfTwoWithLength) {
                      static_cast<float>(s)}, 1e-6f);
 }
 
+// Lengths of every factorization the mixed-radix transform takes (2^k, small
+// primes, a large prime, 400 = 2^4 5^2 as Whisper's STFT), complex double input,
+// forward and inverse, against the direct sum.
+TEST(Signal, DftMixedRadixLengthsMatchDirectSum) {
+  for (int64_t n : {1, 6, 12, 15, 16, 49, 97, 400}) {
+    std::vector<double> x(2 * n);
+    for (int64_t i = 0; i < 2 * n; ++i) x[i] = std::sin(0.37 * static_cast<double>(i * i % 101)) + 0.1 * (i % 7);
+    for (int inverse : {0, 1}) {
+      auto y = run_op(make_node("DFT", {"x"}, {"y"}, {{"inverse", attr_int(inverse)}}),
+                      {Tensor::from_vector<double>(x, {1, n, 2})}, 17)[0];
+      ASSERT_EQ(y.shape(), (Shape{1, n, 2}));
+      const double sign = inverse ? 1.0 : -1.0;
+      for (int64_t k = 0; k < n; ++k) {
+        double re = 0, im = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          const double a = sign * 2 * M_PI * static_cast<double>(j * k % n) / static_cast<double>(n);
+          re += x[2 * j] * std::cos(a) - x[2 * j + 1] * std::sin(a);
+          im += x[2 * j] * std::sin(a) + x[2 * j + 1] * std::cos(a);
+        }
+        if (inverse) re /= static_cast<double>(n), im /= static_cast<double>(n);
+        ASSERT_NEAR(y.data<double>()[2 * k], re, 1e-9 * n) << "n " << n << " k " << k << " inverse " << inverse;
+        ASSERT_NEAR(y.data<double>()[2 * k + 1], im, 1e-9 * n) << "n " << n << " k " << k << " inverse " << inverse;
+      }
+    }
+  }
+}
+
 TEST(Signal, Windows) {
   auto hann = run_op(make_node("HannWindow", {"n"}, {"y"}), {Tensor::scalar<int64_t>(4)}, 17);
   expect_near(hann[0], {0, 0.5f, 1, 0.5f});
@@ -46,6 +73,16 @@ TEST(Signal, StftRectangularWindow) {
   // frames [1,2], [3,4]; onesided bins 2
   EXPECT_EQ(y[0].shape(), (Shape{1, 2, 2, 2}));
   expect_near(y[0], {3, 0, -1, 0, 7, 0, -1, 0});
+  // a [batch, length] signal is real, as ORT reads it (onnx_asr's log-mel extractors feed that)
+  auto flat = run_op(make_node("STFT", {"x", "step", "", "len"}, {"y"}),
+                     {Tensor::from_vector<float>({1, 2, 3, 4, 5}, {1, 5}), Tensor::scalar<int64_t>(2), Tensor(),
+                      Tensor::scalar<int64_t>(2)},
+                     17);
+  EXPECT_EQ(flat[0].shape(), (Shape{1, 2, 2, 2}));
+  expect_near(flat[0], {3, 0, -1, 0, 7, 0, -1, 0});
+  EXPECT_THROW(run_op(make_node("STFT", {"x", "step"}, {"y"}), {Tensor::from_vector<float>({1, 2, 3}, {3}),
+                                                                 Tensor::scalar<int64_t>(1)}, 17),
+               std::exception);
 }
 
 TEST(Signal, MelWeightMatrixShape) {

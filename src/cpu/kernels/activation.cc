@@ -203,48 +203,37 @@ float required_float(const KernelInitContext& ic, const std::string& name) {
   return ic.get_float(name, 0.0f);
 }
 
-// Elu, and Selu (Elu scaled by gamma, with its own alpha): float through vm::elu, the
-// other types through the functor.
+// Elu, and Selu (Elu scaled by gamma, with its own alpha): float through vm::elu.
 KernelFactory elu_factory(bool selu) {
-  return lambda_factory([selu](const KernelInitContext& ic) {
+  return vector_act_picked([selu](const KernelInitContext& ic) {
     const float alpha = ic.get_float("alpha", selu ? 1.67326319217681884765625f : 1.0f);
     const float scale = selu ? ic.get_float("gamma", 1.05070102214813232421875f) : 1.0f;
-    return [alpha, scale](KernelContext& ctx) {
-      const Tensor& x = ctx.input(0);
-      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
-      if (x.dtype() == DataType::Float)
-        return vm::parallel_map(ctx.thread_pool(), x.data<float>(), y.data<float>(), x.numel(),
-                                [&](const float* in, float* out, int64_t n) { vm::elu(in, out, n, alpha, scale); });
-      map_float(x, y, [alpha, scale](auto v) {
-        using F = decltype(v);
-        return F(scale) * (v > F(0) ? v : F(alpha) * expm1_(v));
-      });
+    auto vec = [alpha, scale](const float* x, float* y, int64_t n) { vm::elu(x, y, n, alpha, scale); };
+    auto scalar = [alpha, scale](auto v) {
+      using F = decltype(v);
+      return F(scale) * (v > F(0) ? v : F(alpha) * expm1_(v));
     };
+    return std::make_pair(vec, scalar);
   });
 }
 
 // HardSigmoid, and HardSwish (x * HardSigmoid(x) with alpha 1/6, beta 1/2): float
-// through vm::hard_sigmoid, the other types through the functor.
+// through vm::hard_sigmoid.
 KernelFactory hard_sigmoid_factory(bool swish) {
-  return lambda_factory([swish](const KernelInitContext& ic) {
+  return vector_act_picked([swish](const KernelInitContext& ic) {
     const float alpha = swish ? 1.0f / 6.0f : ic.get_float("alpha", 0.2f);
     const float beta = swish ? 0.5f : ic.get_float("beta", 0.5f);
-    return [alpha, beta, swish](KernelContext& ctx) {
-      const Tensor& x = ctx.input(0);
-      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
-      if (x.dtype() == DataType::Float)
-        return vm::parallel_map(ctx.thread_pool(), x.data<float>(), y.data<float>(), x.numel(),
-                                [&](const float* in, float* out, int64_t n) {
-                                  vm::hard_sigmoid(in, out, n, alpha, beta, swish);
-                                });
-      map_float(x, y, [alpha, beta, swish](auto v) {
-        using F = decltype(v);
-        F r = F(alpha) * v + F(beta);
-        r = r < F(0) ? F(0) : r;
-        r = r > F(1) ? F(1) : r;
-        return swish ? v * r : r;
-      });
+    auto vec = [alpha, beta, swish](const float* x, float* y, int64_t n) {
+      vm::hard_sigmoid(x, y, n, alpha, beta, swish);
     };
+    auto scalar = [alpha, beta, swish](auto v) {
+      using F = decltype(v);
+      F r = F(alpha) * v + F(beta);
+      r = r < F(0) ? F(0) : r;
+      r = r > F(1) ? F(1) : r;
+      return swish ? v * r : r;
+    };
+    return std::make_pair(vec, scalar);
   });
 }
 

@@ -275,9 +275,6 @@ bool is_nan_value(const T& v) {
   else return false;
 }
 
-// Outputs a model leaves out (omitted, or beyond the node's list) are not written.
-bool wanted(const KernelContext& ctx, size_t i) { return i < ctx.num_outputs() && ctx.wants_output(i); }
-
 void run_unique(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
   ONYX_KERNEL_CHECK(X.rank() == 1, "Unique: x must be 1-D, got " + shape_to_string(X.shape()));
@@ -303,8 +300,8 @@ void run_unique(KernelContext& ctx) {
     const int64_t u = static_cast<int64_t>(first.size());
     Tensor& Y = ctx.allocate_output(0, X.dtype(), {u});
     for (int64_t s = 0; s < u; ++s) Y.data<T>()[s] = x[first[s]];
-    if (wanted(ctx, 1)) std::copy(idx.begin(), idx.end(), ctx.allocate_output(1, DataType::Int64, {n}).data<int64_t>());
-    if (wanted(ctx, 2))
+    if (ctx.wants_output(1)) std::copy(idx.begin(), idx.end(), ctx.allocate_output(1, DataType::Int64, {n}).data<int64_t>());
+    if (ctx.wants_output(2))
       std::copy(counts.begin(), counts.end(), ctx.allocate_output(2, DataType::Int64, {u}).data<int64_t>());
   });
 }

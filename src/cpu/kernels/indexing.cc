@@ -552,8 +552,8 @@ void range_run(KernelContext& ctx, int64_t stash_type) {
   const Tensor& s = ctx.input(0);
   const Tensor& l = ctx.input(1);
   // com.microsoft Range's delta is optional: 1 of start's type.
-  const bool default_delta = !ctx.has_input(2) && ctx.node().domain == "com.microsoft";
-  if (!ctx.has_input(2) && !default_delta) kernel_fail("Range: delta (input 2) is required");
+  const bool default_delta = !ctx.has_input(2);
+  if (default_delta && ctx.node().domain != "com.microsoft") kernel_fail("Range: delta (input 2) is required");
   Tensor one;
   if (default_delta) {
     one = Tensor(s.dtype(), Shape{});

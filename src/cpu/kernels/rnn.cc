@@ -491,7 +491,7 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
     for (int64_t d = d0; d < d1; ++d) run_direction(static_cast<int>(d));
   });
   auto emit = [&](size_t idx, const Shape& shape, const std::vector<C>& v) {
-    if (idx >= ctx.num_outputs() || !ctx.wants_output(idx)) return;
+    if (!ctx.wants_output(idx)) return;
     Tensor& o = ctx.allocate_output(idx, X.dtype(), shape);
     T* dst = o.data<T>();
     for (size_t i = 0; i < v.size(); ++i) dst[i] = static_cast<T>(v[i]);

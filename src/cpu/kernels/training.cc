@@ -61,7 +61,7 @@ double scalar_of(const Tensor& t, const char* what) {
 
 // Allocates output `i` like input tensor `like`, or a scratch tensor when not wanted.
 Tensor out_like(KernelContext& ctx, size_t i, const Tensor& like) {
-  if (i < ctx.num_outputs() && ctx.wants_output(i)) return ctx.allocate_output(i, like.dtype(), like.shape());
+  if (ctx.wants_output(i)) return ctx.allocate_output(i, like.dtype(), like.shape());
   return Tensor(like.dtype(), like.shape());
 }
 

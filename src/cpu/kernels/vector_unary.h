@@ -30,12 +30,13 @@ using VectorRoutine = void (*)(const float*, float*, int64_t);
 // A unary op whose float case runs a vectorized routine of cpu/gemm_vmath.h
 // over chunks spread across the intra-op threads; other float types go
 // through a functor (generic over float/double). `pick(init_ctx)` returns
-// both as a pair, so a node's attributes may choose the routine.
+// both as a pair, so a node's attributes may choose the routine or bind its
+// parameters (the routine: anything called as vec(x, y, n)).
 template <class Pick>
 KernelFactory vector_act_picked(Pick pick) {
   return lambda_factory([pick](const KernelInitContext& ic) {
     auto picked = pick(ic);
-    VectorRoutine vec = picked.first;
+    auto vec = picked.first;
     auto f = picked.second;
     return [vec, f](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);

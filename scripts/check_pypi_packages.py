@@ -106,8 +106,8 @@ def run_package(name, folder):
         here = os.path.dirname(os.path.abspath(__file__))
         paths = [__file__, os.path.join(here, "..", "README.md"), os.path.join(here, "..", "CMakeLists.txt"),
                  os.path.join(here, "..", "src", "runtime", "session.cc"), image, sys.executable]
-        return [[os.path.basename(p), m.identify_path(p).output.label, round(m.identify_path(p).score, 3)]
-                for p in paths]
+        found = [(p, m.identify_path(p)) for p in paths]
+        return [[os.path.basename(p), r.output.label, round(r.score, 3)] for p, r in found]
     if name == "nudenet":
         from nudenet import NudeDetector
         return [[d["class"], round(d["score"], 3), d["box"]] for d in NudeDetector().detect(image)]

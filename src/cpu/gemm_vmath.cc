@@ -66,6 +66,18 @@ void erf_ref(const float* x, float* y, int64_t n) {
 void tanh_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
 }
+void sin_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::sin(x[i]);
+}
+void cos_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::cos(x[i]);
+}
+void atan_ref(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::atan(x[i]);
+}
+void celu_ref(const float* x, float* y, int64_t n, float alpha) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : alpha * std::expm1(x[i] / alpha);
+}
 void gelu_erf_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
 }
@@ -143,23 +155,66 @@ ONYX_AVX512 void map16(const float* x, float* y, int64_t n) {
   }
 }
 
-// tanh: an odd Taylor polynomial below |x| = 0.3125 (where (1 - e) / (1 + e)
-// would cancel), else sign(x) (1 - e) / (1 + e) with e = exp(-2|x|).
-ONYX_AVX512 inline __m512 tanh16(__m512 x) {
-  __m512 ax = _mm512_abs_ps(x), x2 = _mm512_mul_ps(x, x);
-  __m512 s = _mm512_set1_ps(21844.0f / 6081075.0f);
-  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(-1382.0f / 155925.0f));
-  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(62.0f / 2835.0f));
-  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(-17.0f / 315.0f));
-  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(2.0f / 15.0f));
-  s = _mm512_fmadd_ps(s, x2, _mm512_set1_ps(-1.0f / 3.0f));
-  s = _mm512_fmadd_ps(_mm512_mul_ps(s, x2), x, x);
-  __m512 e = exp16_avx512(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
-  __m512 l = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-  l = _mm512_castsi512_ps(_mm512_or_si512(
-      _mm512_castps_si512(l), _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0x80000000u)))));
-  __mmask16 small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.3125f), _CMP_LT_OQ);
-  return _mm512_mask_blend_ps(small, l, s);
+// sin and cos: x = k pi/2 + r with pi/2 in three float parts (summing to it
+// within 1e-23; the FMAs keep each product exact, so r stays accurate
+// relative to itself near multiples of pi/2),
+// |r| <= pi/4, then the Taylor series of sin r (to r^11) or cos r (to r^12,
+// truncation below 3e-9) by k mod 4. Lanes beyond |x| = 1e5, where k's
+// products stop being exact, go to libm (inf gives NaN there).
+ONYX_AVX512 inline __m512 sin_cos16(__m512 x, int quarter_turns) {
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.636619772367581343f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.57079637050628662109375f), x);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-4.371138828673793e-8f), r);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-1.7151245100058819e-15f), r);
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  __m512 s = _mm512_set1_ps(-1.0f / 39916800);
+  for (float c : {1.0f / 362880, -1.0f / 5040, 1.0f / 120, -1.0f / 6}) s = _mm512_fmadd_ps(s, r2, _mm512_set1_ps(c));
+  s = _mm512_fmadd_ps(_mm512_mul_ps(s, r2), r, r);
+  __m512 co = _mm512_set1_ps(1.0f / 479001600);
+  for (float c : {-1.0f / 3628800, 1.0f / 40320, -1.0f / 720, 1.0f / 24, -0.5f, 1.0f})
+    co = _mm512_fmadd_ps(co, r2, _mm512_set1_ps(c));
+  const __m512i quadrant = _mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(quarter_turns));
+  const __mmask16 odd = _mm512_test_epi32_mask(quadrant, _mm512_set1_epi32(1));
+  const __m512i negate = _mm512_slli_epi32(_mm512_and_si512(quadrant, _mm512_set1_epi32(2)), 30);
+  return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mask_blend_ps(odd, s, co)), negate));
+}
+
+template <int kQuarterTurns>
+ONYX_AVX512 void sin_cos_avx512(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    __m512 r = sin_cos16(v, kQuarterTurns);
+    if (kQuarterTurns == 0)  // sin(+-0) = +-0
+      r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_EQ_OQ), v);
+    _mm512_mask_storeu_ps(y + i, m, r);
+    __mmask16 far = _mm512_mask_cmp_ps_mask(m, _mm512_abs_ps(v), _mm512_set1_ps(1e5f), _CMP_GT_OQ);
+    for (; far; far &= far - 1) {
+      const int64_t j = i + __builtin_ctz(far);
+      y[j] = kQuarterTurns ? std::cos(x[j]) : std::sin(x[j]);
+    }
+  }
+}
+
+// atan: |x| reduced to |t| <= tan(pi/8) by atan x = pi/2 - atan(1/x) above
+// tan(3 pi/8) and pi/4 + atan((x - 1) / (x + 1)) between, then t + t z P(z),
+// z = t^2, P a degree-4 fit (relative error 7e-10 before rounding).
+ONYX_AVX512 inline __m512 atan16(__m512 x) {
+  const __m512 ax = _mm512_abs_ps(x), one = _mm512_set1_ps(1.0f);
+  const __mmask16 big = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(2.41421356237309505f), _CMP_GT_OQ);
+  const __mmask16 mid = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.414213562373095049f), _CMP_GT_OQ) & ~big;
+  __m512 t = _mm512_mask_div_ps(ax, mid, _mm512_sub_ps(ax, one), _mm512_add_ps(ax, one));
+  t = _mm512_mask_div_ps(t, big, _mm512_set1_ps(-1.0f), ax);
+  __m512 base = _mm512_maskz_mov_ps(mid, _mm512_set1_ps(0.785398163397448310f));
+  base = _mm512_mask_mov_ps(base, big, _mm512_set1_ps(1.57079632679489662f));
+  const __m512 z = _mm512_mul_ps(t, t);
+  __m512 p = _mm512_set1_ps(-0.06078202376552059f);
+  for (float c : {0.10593806671992746f, -0.14243532455334026f, 0.19998471472097312f, -0.3333331518796961f})
+    p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(c));
+  const __m512 r = _mm512_add_ps(base, _mm512_fmadd_ps(_mm512_mul_ps(p, z), t, t));
+  const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0x80000000u)));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(r), sign));
 }
 
 ONYX_AVX512 void swish_avx512(const float* x, float* y, int64_t n, float alpha) {
@@ -219,7 +274,7 @@ ONYX_AVX512 inline __m512 softplus16(__m512 x) {
   return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);  // NaN stays NaN
 }
 
-ONYX_AVX512 inline __m512 mish16(__m512 x) { return _mm512_mul_ps(x, tanh16(softplus16(x))); }
+ONYX_AVX512 inline __m512 mish16(__m512 x) { return _mm512_mul_ps(x, tanh16_avx512(softplus16(x))); }
 
 template <int Mode>
 ONYX_AVX512 inline __m512 round16(__m512 x) {
@@ -247,6 +302,18 @@ ONYX_AVX512 void elu_avx512(const float* x, float* y, int64_t n, float alpha, fl
     __mmask16 positive = _mm512_cmp_ps_mask(v, zero, _CMP_NLE_UQ);  // NaN passes through
     __m512 r = _mm512_mask_blend_ps(positive, _mm512_mul_ps(a, expm1_16(_mm512_min_ps(v, zero))), v);
     _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(s, r));
+  }
+}
+
+// Celu: x for x > 0, else alpha (exp(x / alpha) - 1) (alpha may be negative).
+ONYX_AVX512 void celu_avx512(const float* x, float* y, int64_t n, float alpha) {
+  const __m512 a = _mm512_set1_ps(alpha), zero = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = tail_mask(n - i);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    __mmask16 positive = _mm512_cmp_ps_mask(v, zero, _CMP_NLE_UQ);  // NaN passes through
+    __m512 e = _mm512_mul_ps(a, expm1_16(_mm512_div_ps(_mm512_min_ps(v, zero), a)));
+    _mm512_mask_storeu_ps(y + i, m, _mm512_mask_blend_ps(positive, e, v));
   }
 }
 
@@ -307,6 +374,10 @@ struct Table {
   void (*swish)(const float*, float*, int64_t, float) = swish_ref;
   void (*tanh)(const float*, float*, int64_t) = tanh_ref;
   void (*erf)(const float*, float*, int64_t) = erf_ref;
+  void (*sin)(const float*, float*, int64_t) = sin_ref;
+  void (*cos)(const float*, float*, int64_t) = cos_ref;
+  void (*atan)(const float*, float*, int64_t) = atan_ref;
+  void (*celu)(const float*, float*, int64_t, float) = celu_ref;
   void (*elu)(const float*, float*, int64_t, float, float) = elu_ref;
   void (*log)(const float*, float*, int64_t) = log_ref;
   void (*softplus)(const float*, float*, int64_t) = softplus_ref;
@@ -337,8 +408,12 @@ Table make_table() {
     t.floor = map16<round16<_MM_FROUND_TO_NEG_INF>>;
     t.ceil = map16<round16<_MM_FROUND_TO_POS_INF>>;
     t.round_even = map16<round16<_MM_FROUND_TO_NEAREST_INT>>;
-    t.tanh = map16<tanh16>;
+    t.tanh = map16<tanh16_avx512>;
     t.erf = map16<erf16>;
+    t.sin = sin_cos_avx512<0>;
+    t.cos = sin_cos_avx512<1>;
+    t.atan = map16<atan16>;
+    t.celu = celu_avx512;
     t.gelu_erf = map16<gelu16_avx512>;
     t.gelu_tanh = map16<gelu_tanh16_avx512>;
     t.softmax = softmax_avx512;
@@ -360,6 +435,10 @@ void sigmoid(const float* x, float* y, int64_t n) { table().sigmoid(x, y, n); }
 void swish(const float* x, float* y, int64_t n, float alpha) { table().swish(x, y, n, alpha); }
 void tanh(const float* x, float* y, int64_t n) { table().tanh(x, y, n); }
 void erf(const float* x, float* y, int64_t n) { table().erf(x, y, n); }
+void sin(const float* x, float* y, int64_t n) { table().sin(x, y, n); }
+void cos(const float* x, float* y, int64_t n) { table().cos(x, y, n); }
+void atan(const float* x, float* y, int64_t n) { table().atan(x, y, n); }
+void celu(const float* x, float* y, int64_t n, float alpha) { table().celu(x, y, n, alpha); }
 void elu(const float* x, float* y, int64_t n, float alpha, float scale) { table().elu(x, y, n, alpha, scale); }
 void log(const float* x, float* y, int64_t n) { table().log(x, y, n); }
 void softplus(const float* x, float* y, int64_t n) { table().softplus(x, y, n); }

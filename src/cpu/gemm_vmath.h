@@ -33,8 +33,15 @@ void ceil(const float* x, float* y, int64_t n);
 void round_even(const float* x, float* y, int64_t n);
 // y[i] = erf(x[i]) (absolute error below 3e-7); in place allowed.
 void erf(const float* x, float* y, int64_t n);
-// y[i] = tanh(x[i]); in place allowed.
+// y[i] = tanh(x[i]) (within ~4 ulp); in place allowed.
 void tanh(const float* x, float* y, int64_t n);
+// y[i] = sin / cos / atan of x[i] (within ~2e-7 relative; sin and cos near
+// multiples of pi too); in place allowed.
+void sin(const float* x, float* y, int64_t n);
+void cos(const float* x, float* y, int64_t n);
+void atan(const float* x, float* y, int64_t n);
+// y[i] = x[i] > 0 ? x[i] : alpha (exp(x[i] / alpha) - 1) (Celu); in place allowed.
+void celu(const float* x, float* y, int64_t n, float alpha);
 // y[i] = 0.5 x (1 + erf(x / sqrt 2)); in place allowed.
 void gelu_erf(const float* x, float* y, int64_t n);
 // y[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); in place allowed.

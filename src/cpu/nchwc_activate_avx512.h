@@ -40,14 +40,8 @@ __attribute__((always_inline)) static inline __m512 activate(__m512 v, int act, 
       return gelu_tanh16_avx512(v);
     case kActSwish:
       return _mm512_mul_ps(v, sigmoid16_avx512(_mm512_mul_ps(v, _mm512_set1_ps(p0))));
-    case kActTanh: {
-      __m512 a = _mm512_abs_ps(v);
-      __m512 e = exp16_avx512(_mm512_mul_ps(a, _mm512_set1_ps(-2.0f)));
-      __m512 t = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), e), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-      // copy the sign of v
-      return _mm512_castsi512_ps(_mm512_or_si512(
-          _mm512_castps_si512(t), _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(int32_t(0x80000000u)))));
-    }
+    case kActTanh:
+      return tanh16_avx512(v);
     default:
       return v;
   }

@@ -269,13 +269,15 @@ void register_activation(KernelRegistry& r) {
   r.add("PRelu", 1, kMaxOpset, prelu_factory());
   r.add("Elu", 1, kMaxOpset, elu_factory(false));
   r.add("Selu", 1, kMaxOpset, elu_factory(true));
-  r.add("Celu", 12, kMaxOpset, float_act([](const KernelInitContext& ic) {
-          float alpha = ic.get_float("alpha", 1.0f);
+  r.add("Celu", 12, kMaxOpset, vector_act_picked([](const KernelInitContext& ic) {
+          const float alpha = ic.get_float("alpha", 1.0f);
           if (alpha == 0.0f) kernel_fail("Celu: alpha must not be 0");
-          return [alpha](auto v) {
+          auto vec = [alpha](const float* x, float* y, int64_t n) { vm::celu(x, y, n, alpha); };
+          auto scalar = [alpha](auto v) {
             using F = decltype(v);
             return v > F(0) ? v : F(alpha) * expm1_(v / F(alpha));
           };
+          return std::make_pair(vec, scalar);
         }));
   r.add("Sigmoid", 1, kMaxOpset,
         vector_act(vm::sigmoid, [](const KernelInitContext&) { return [](auto v) { return sigmoid(v); }; }));

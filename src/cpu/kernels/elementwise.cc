@@ -655,12 +655,15 @@ void register_elementwise(KernelRegistry& r) {
         }));
   r.add("Erf", 9, kMaxOpset,
         vector_act(vm::erf, [](const KernelInitContext&) { return [](auto v) { return std::erf(v); }; }));
-  r.add("Sin", 7, kMaxOpset, unary_float([](auto v) { return std::sin(v); }));
-  r.add("Cos", 7, kMaxOpset, unary_float([](auto v) { return std::cos(v); }));
+  r.add("Sin", 7, kMaxOpset,
+        vector_act(vm::sin, [](const KernelInitContext&) { return [](auto v) { return std::sin(v); }; }));
+  r.add("Cos", 7, kMaxOpset,
+        vector_act(vm::cos, [](const KernelInitContext&) { return [](auto v) { return std::cos(v); }; }));
   r.add("Tan", 7, kMaxOpset, unary_float([](auto v) { return std::tan(v); }));
   r.add("Asin", 7, kMaxOpset, unary_float([](auto v) { return std::asin(v); }));
   r.add("Acos", 7, kMaxOpset, unary_float([](auto v) { return std::acos(v); }));
-  r.add("Atan", 7, kMaxOpset, unary_float([](auto v) { return std::atan(v); }));
+  r.add("Atan", 7, kMaxOpset,
+        vector_act(vm::atan, [](const KernelInitContext&) { return [](auto v) { return std::atan(v); }; }));
   r.add("Sinh", 9, kMaxOpset, unary_float([](auto v) { return std::sinh(v); }));
   r.add("Cosh", 9, kMaxOpset, unary_float([](auto v) { return std::cosh(v); }));
   r.add("Asinh", 9, kMaxOpset, unary_float([](auto v) { return std::asinh(v); }));

@@ -54,6 +54,45 @@ TEST(Signal, DftMixedRadixLengthsMatchDirectSum) {
   }
 }
 
+// Real signals take the half-length complex transform: every length kind (odd,
+// even, power of two), zero padding to dft_length, one- and two-sided, inverse,
+// the axis before another signal dim, and many signals spread over threads.
+TEST(Signal, DftRealSignalsMatchDirectSum) {
+  ThreadPool three(3);
+  for (int64_t len : {1, 2, 5, 6, 16, 400}) {
+    for (int64_t n : {len, len + 112}) {
+      const int64_t batch = 5, inner = 2;  // signals run along axis 1 of [batch, len, inner, 1]
+      std::vector<double> x(batch * len * inner);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.71 * static_cast<double>(i * i % 89)) - 0.05 * (i % 5);
+      for (int inverse : {0, 1})
+        for (int onesided : {0, 1}) {
+          if (inverse && onesided) continue;  // that is the IRFFT, tested below
+          const std::map<std::string, Attribute> attrs = {
+              {"inverse", attr_int(inverse)}, {"onesided", attr_int(onesided)}, {"axis", attr_int(1)}};
+          auto y = run_op(make_node("DFT", {"x", "n"}, {"y"}, attrs),
+                          {Tensor::from_vector<double>(x, {batch, len, inner, 1}), Tensor::scalar<int64_t>(n)}, 17,
+                          &three)[0];
+          const int64_t bins = onesided ? n / 2 + 1 : n;
+          ASSERT_EQ(y.shape(), (Shape{batch, bins, inner, 2}));
+          const double sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / static_cast<double>(n) : 1.0;
+          for (int64_t b = 0; b < batch; ++b)
+            for (int64_t c = 0; c < inner; ++c)
+              for (int64_t k = 0; k < bins; ++k) {
+                double re = 0, im = 0;
+                for (int64_t j = 0; j < len; ++j) {
+                  const double a = sign * 2 * M_PI * static_cast<double>(j * k % n) / static_cast<double>(n);
+                  re += x[(b * len + j) * inner + c] * std::cos(a);
+                  im += x[(b * len + j) * inner + c] * std::sin(a);
+                }
+                const double* got = y.data<double>() + ((b * bins + k) * inner + c) * 2;
+                ASSERT_NEAR(got[0], re * scale, 1e-9 * n) << "len " << len << " n " << n << " k " << k;
+                ASSERT_NEAR(got[1], im * scale, 1e-9 * n) << "len " << len << " n " << n << " k " << k;
+              }
+        }
+    }
+  }
+}
+
 TEST(Signal, Windows) {
   auto hann = run_op(make_node("HannWindow", {"n"}, {"y"}), {Tensor::scalar<int64_t>(4)}, 17);
   expect_near(hann[0], {0, 0.5f, 1, 0.5f});

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/fft.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -13,101 +14,6 @@ namespace onyx {
 namespace {
 
 using cd = std::complex<double>;
-
-
-// A transform of length n: radix-2 FFT when n is a power of two, else a
-// mixed-radix FFT over n's prime factors (a direct sum for a prime n), with an
-// exact twiddle table.
-class Dft {
- public:
-  Dft(int64_t n, bool inverse) : n_(n), inverse_(inverse) {
-    tw_.resize(static_cast<size_t>(n));
-    double sign = inverse ? 1.0 : -1.0;
-    for (int64_t k = 0; k < n; ++k) {
-      double a = sign * 2.0 * M_PI * static_cast<double>(k) / static_cast<double>(n);
-      tw_[k] = cd(std::cos(a), std::sin(a));
-    }
-    pow2_ = n > 0 && (n & (n - 1)) == 0;
-  }
-
-  // in/out have n values; out receives the unnormalized transform (the
-  // inverse is scaled by 1/n here).
-  void run(const std::vector<cd>& in, std::vector<cd>& out) const {
-    out.assign(static_cast<size_t>(n_), cd(0, 0));
-    if (n_ == 0) return;
-    if (pow2_) {
-      int bits = 0;
-      while ((int64_t(1) << bits) < n_) ++bits;
-      for (int64_t i = 0; i < n_; ++i) {
-        int64_t r = 0;
-        for (int b = 0; b < bits; ++b)
-          if (i & (int64_t(1) << b)) r |= int64_t(1) << (bits - 1 - b);
-        out[r] = in[i];
-      }
-      for (int64_t len = 2; len <= n_; len <<= 1) {
-        int64_t step = n_ / len;
-        for (int64_t i = 0; i < n_; i += len)
-          for (int64_t j = 0; j < len / 2; ++j) {
-            cd u = out[i + j], v = mul(out[i + j + len / 2], tw_[j * step]);
-            out[i + j] = u + v;
-            out[i + j + len / 2] = u - v;
-          }
-      }
-    } else {
-      mixed_radix(in.data(), 1, n_, out.data());
-    }
-    if (inverse_)
-      for (auto& v : out) v /= static_cast<double>(n_);
-  }
-
- private:
-  // The product written out: std::complex's operator* checks for NaN and
-  // infinity (a libgcc call per product), which made the transform 10x slower.
-  static cd mul(cd a, cd b) {
-    return cd(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
-  }
-
-  // W_n^e for a length n dividing n_: the table's entry e * (n_ / n).
-  cd twiddle(int64_t n, int64_t e) const { return tw_[(e % n) * (n_ / n)]; }
-
-  // out[0..n) = DFT of in[0], in[stride], ... (n values): split by the smallest
-  // prime factor p into p transforms of n / p (Cooley-Tukey), which land in
-  // out's p consecutive blocks; each output k + q (n / p) is then a p-point
-  // sum over those blocks' k-th values. A prime n is summed directly.
-  void mixed_radix(const cd* in, int64_t stride, int64_t n, cd* out) const {
-    if (n == 1) {
-      out[0] = in[0];
-      return;
-    }
-    int64_t p = 2;
-    while (p * p <= n && n % p) ++p;
-    if (n % p) p = n;
-    const int64_t m = n / p;
-    if (m == 1) {  // prime
-      for (int64_t k = 0; k < n; ++k) {
-        cd acc(0, 0);
-        for (int64_t j = 0; j < n; ++j) acc += mul(in[j * stride], twiddle(n, j * k));
-        out[k] = acc;
-      }
-      return;
-    }
-    for (int64_t r = 0; r < p; ++r) mixed_radix(in + r * stride, stride * p, m, out + r * m);
-    std::vector<cd> t(static_cast<size_t>(p));
-    for (int64_t k = 0; k < m; ++k) {
-      for (int64_t r = 0; r < p; ++r) t[r] = mul(out[r * m + k], twiddle(n, r * k));
-      for (int64_t q = 0; q < p; ++q) {
-        cd acc(0, 0);
-        for (int64_t r = 0; r < p; ++r) acc += mul(t[r], twiddle(p, r * q));
-        out[k + q * m] = acc;
-      }
-    }
-  }
-
-  int64_t n_;
-  bool inverse_;
-  bool pow2_ = false;
-  std::vector<cd> tw_;
-};
 
 int64_t scalar_int(const Tensor& t, const char* what) {
   if (t.numel() != 1) kernel_fail(std::string(what) + " must be a scalar, got shape " + shape_to_string(t.shape()));
@@ -155,30 +61,42 @@ KernelFactory dft_factory() {
       for (int i = 0; i < axis; ++i) outer *= X.dim(i);
       for (int i = static_cast<int>(axis) + 1; i < r - 1; ++i) inner *= X.dim(i);
       const int64_t comp = X.dim(r - 1);
-      Dft dft(n, inverse);
+      const Fft fft(n, inverse);
+      const bool real_in = !complex_in && !irfft;
+      // Signals are independent: spread them over the threads, each with its own buffers.
+      const int64_t signals = outer * inner;
+      ThreadPool* pool = signals > 1 && n * signals >= 4096 ? ctx.thread_pool() : nullptr;
       dispatch_float(X.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T* x = X.data<T>();
         T* y = Y.data<T>();
-        std::vector<cd> in(static_cast<size_t>(n)), out;
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t i = 0; i < inner; ++i) {
-            for (int64_t k = 0; k < n; ++k) {
-              if (k < in_len && (!irfft || k <= n / 2)) {
-                const T* p = x + ((o * in_len + k) * inner + i) * comp;
-                in[k] = cd(to_d(p[0]), complex_in ? to_d(p[1]) : 0.0);
-              } else if (irfft && n - k < in_len) {  // conjugate symmetry: X[k] = conj(X[n - k])
-                const T* p = x + ((o * in_len + (n - k)) * inner + i) * comp;
-                in[k] = cd(to_d(p[0]), -to_d(p[1]));
-              } else {
-                in[k] = cd(0, 0);
+        parallel_for(pool, signals, [&](int64_t s0, int64_t s1) {
+          std::vector<cd> in(static_cast<size_t>(n)), out(static_cast<size_t>(n)),
+              scratch(static_cast<size_t>(fft.real_scratch_size()));
+          std::vector<double> re(real_in ? static_cast<size_t>(n) : 0);
+          for (int64_t s = s0; s < s1; ++s) {
+            const int64_t o = s / inner, i = s % inner;
+            auto at = [&](int64_t k) { return x + ((o * in_len + k) * inner + i) * comp; };
+            if (real_in) {
+              for (int64_t k = 0; k < n; ++k) re[k] = k < in_len ? to_d(at(k)[0]) : 0.0;
+              fft.real(re.data(), out.data(), scratch.data());
+              for (int64_t k = n / 2 + 1; k < out_len; ++k) out[k] = std::conj(out[n - k]);
+            } else {
+              for (int64_t k = 0; k < n; ++k) {
+                if (k < in_len && (!irfft || k <= n / 2)) {
+                  in[k] = cd(to_d(at(k)[0]), complex_in ? to_d(at(k)[1]) : 0.0);
+                } else if (irfft && n - k < in_len) {  // conjugate symmetry: X[k] = conj(X[n - k])
+                  in[k] = cd(to_d(at(n - k)[0]), -to_d(at(n - k)[1]));
+                } else {
+                  in[k] = cd(0, 0);
+                }
               }
+              if (irfft) {  // the imaginary parts of bins 0 and n/2 (even n) do not contribute to a real signal
+                in[0] = cd(in[0].real(), 0);
+                if (n % 2 == 0) in[n / 2] = cd(in[n / 2].real(), 0);
+              }
+              fft.complex(in.data(), out.data());
             }
-            if (irfft) {  // the imaginary parts of bins 0 and n/2 (even n) do not contribute to a real signal
-              in[0] = cd(in[0].real(), 0);
-              if (n % 2 == 0) in[n / 2] = cd(in[n / 2].real(), 0);
-            }
-            dft.run(in, out);
             if (irfft) {
               for (int64_t k = 0; k < out_len; ++k) y[(o * out_len + k) * inner + i] = from_d<T>(out[k].real());
               continue;
@@ -189,6 +107,7 @@ KernelFactory dft_factory() {
               p[1] = from_d<T>(out[k].imag());
             }
           }
+        });
       });
     };
   });
@@ -230,25 +149,33 @@ KernelFactory stft_factory() {
       std::vector<double> w(static_cast<size_t>(flen), 1.0);
       if (win)
         for (int64_t i = 0; i < flen; ++i) w[i] = win->float_at(i);
-      Dft dft(flen, false);
+      const Fft fft(flen, false);
+      ThreadPool* pool = B * frames > 1 && flen * B * frames >= 4096 ? ctx.thread_pool() : nullptr;
       dispatch_float(X.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T* x = X.data<T>();
         T* y = Y.data<T>();
-        std::vector<cd> in(static_cast<size_t>(flen)), out;
-        for (int64_t b = 0; b < B; ++b)
-          for (int64_t f = 0; f < frames; ++f) {
-            for (int64_t k = 0; k < flen; ++k) {
-              const T* p = x + (b * L + f * step + k) * comp;
-              in[k] = cd(to_d(p[0]), comp == 2 ? to_d(p[1]) : 0.0) * w[k];
+        parallel_for(pool, B * frames, [&](int64_t f0, int64_t f1) {
+          std::vector<cd> in(static_cast<size_t>(flen)), out(static_cast<size_t>(flen)),
+              scratch(static_cast<size_t>(fft.real_scratch_size()));
+          std::vector<double> re(static_cast<size_t>(flen));
+          for (int64_t bf = f0; bf < f1; ++bf) {
+            const T* frame = x + ((bf / frames) * L + (bf % frames) * step) * comp;
+            if (comp == 1) {
+              for (int64_t k = 0; k < flen; ++k) re[k] = to_d(frame[k]) * w[k];
+              fft.real(re.data(), out.data(), scratch.data());
+              for (int64_t k = flen / 2 + 1; k < bins; ++k) out[k] = std::conj(out[flen - k]);
+            } else {
+              for (int64_t k = 0; k < flen; ++k) in[k] = cd(to_d(frame[2 * k]), to_d(frame[2 * k + 1])) * w[k];
+              fft.complex(in.data(), out.data());
             }
-            dft.run(in, out);
-            T* o = y + ((b * frames + f) * bins) * 2;
+            T* o = y + bf * bins * 2;
             for (int64_t k = 0; k < bins; ++k) {
               o[2 * k] = from_d<T>(out[k].real());
               o[2 * k + 1] = from_d<T>(out[k].imag());
             }
           }
+        });
       });
     };
   });

@@ -67,9 +67,12 @@ std::vector<int64_t> enumerate_offsets(const Shape& shape, const std::vector<int
 
 struct ReducePlan {
   Shape out_shape;
-  std::vector<int64_t> base;  // per output element: offset of its first input element
-  std::vector<int64_t> roff;  // offsets of the reduced elements relative to base
-  int64_t run = 0;            // > 0: the reduced elements are [base, base + run), roff left empty
+  int64_t outputs = 0;
+  std::vector<int64_t> base;  // per output element: offset of its first input element (run == 0)
+  std::vector<int64_t> roff;  // offsets of the reduced elements relative to base (run == 0)
+  int64_t run = 0;            // > 0: output o reduces [o * run, (o + 1) * run); no tables
+
+  int64_t first(int64_t o) const { return run > 0 ? o * run : base[o]; }
 };
 
 ReducePlan make_plan(const Shape& in, const std::vector<int64_t>& axes, bool keepdims) {
@@ -92,9 +95,9 @@ ReducePlan make_plan(const Shape& in, const std::vector<int64_t>& axes, bool kee
     }
   }
   auto strides = contiguous_strides(in);
-  p.base = enumerate_offsets(in, strides, kept_dims);
+  p.outputs = shape_numel(p.out_shape);
   // Reduced dims trailing the kept ones (size-1 dims aside): one run per
-  // output, with no per-element offset table to build on every call.
+  // output, with no offset tables to build on every call.
   bool trailing = !red_dims.empty();
   int64_t run = 1;
   for (int d = rank - 1, seen_kept = 0; d >= 0; --d) {
@@ -102,8 +105,12 @@ ReducePlan make_plan(const Shape& in, const std::vector<int64_t>& axes, bool kee
     if (reduced[d]) trailing &= !seen_kept, run *= in[d];
     else seen_kept = 1;
   }
-  if (trailing && run > 0) p.run = run;
-  else p.roff = enumerate_offsets(in, strides, red_dims);
+  if (trailing && run > 0) {
+    p.run = run;
+  } else {
+    p.base = enumerate_offsets(in, strides, kept_dims);
+    p.roff = enumerate_offsets(in, strides, red_dims);
+  }
   return p;
 }
 
@@ -117,7 +124,7 @@ template <class T>
 void reduce_typed(RK kind, const Tensor& x, Tensor& y, const ReducePlan& p, ThreadPool* pool) {
   const T* in = x.data<T>();
   T* out = y.data<T>();
-  const int64_t nout = static_cast<int64_t>(p.base.size());
+  const int64_t nout = p.outputs;
   // float runs: the vectorized row reductions; anything else reads offsets
   const bool run = std::is_same_v<T, float> && p.run > 0 &&
                    (kind == RK::Sum || kind == RK::Mean || kind == RK::Max || kind == RK::Min);
@@ -128,10 +135,9 @@ void reduce_typed(RK kind, const Tensor& x, Tensor& y, const ReducePlan& p, Thre
   }
   const int64_t nr = p.run > 0 ? p.run : static_cast<int64_t>(p.roff.size());
   const int64_t* roff = p.run > 0 ? run_offsets.data() : p.roff.data();
-  const int64_t* base = p.base.data();
   auto body = [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
-      const T* s = in + base[o];
+      const T* s = in + p.first(o);
       if constexpr (std::is_same_v<T, float>) {
         if (run) {
           if (kind == RK::Max) out[o] = rr::max(s, nr);
@@ -266,9 +272,8 @@ KernelFactory reduce_factory(RK kind, const std::string& op) {
           // reduce over no axis: each element on its own (L1 -> |x|, SumSquare -> x*x, ...)
           ReducePlan p;
           p.out_shape = x.shape();
-          p.base.resize(static_cast<size_t>(x.numel()));
-          std::iota(p.base.begin(), p.base.end(), int64_t{0});
-          p.roff = {0};
+          p.outputs = x.numel();
+          p.run = 1;
           Tensor& y = ctx.allocate_output(0, x.dtype(), p.out_shape);
           if (x.dtype() == DataType::Bool) {
             for (int64_t i = 0; i < x.numel(); ++i) y.data<bool>()[i] = x.data<bool>()[i];
@@ -294,10 +299,10 @@ KernelFactory reduce_factory(RK kind, const std::string& op) {
           const bool* in = x.data<bool>();
           bool* out = y.data<bool>();
           const int64_t nr = p.run > 0 ? p.run : static_cast<int64_t>(p.roff.size());
-          for (size_t o = 0; o < p.base.size(); ++o) {
+          for (int64_t o = 0; o < p.outputs; ++o) {
             bool m = kind == RK::Min;
             for (int64_t k = 0; k < nr; ++k) {
-              bool v = in[p.base[o] + (p.run > 0 ? k : p.roff[k])];
+              bool v = in[p.first(o) + (p.run > 0 ? k : p.roff[k])];
               m = kind == RK::Max ? (m || v) : (m && v);
             }
             out[o] = m;

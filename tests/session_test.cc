@@ -239,6 +239,35 @@ TEST(Loader, UndefinedInputIsAGraphError) {
   EXPECT_NE(std::string(e.what()).find("'ghost'"), std::string::npos) << e.what();
 }
 
+// Nodes lacking a required input or output are refused before the optimizer
+// (whose fusions read a Conv's weights) at every level, naming the node and the input.
+TEST(Loader, MissingRequiredInputOrOutputIsAGraphError) {
+  for (auto level : {OptimizationLevel::Disable, OptimizationLevel::All}) {
+    SessionOptions o;
+    o.optimization_level = level;
+    auto m = test::add_relu_model();
+    auto* relu = m.mutable_graph()->mutable_node(1);
+    relu->set_op_type("Conv");  // a Conv reading only its X, then feeding a Relu: a fusion candidate
+    add_node(m.mutable_graph(), "Relu", {"y"}, {"z"}, "relu2");
+    Error e = error_of([&] { load(m, o); });
+    EXPECT_EQ(e.code(), ErrorCode::InvalidGraph);
+    EXPECT_NE(std::string(e.what()).find("node 'relu' (Conv): input 1 (W) is required but missing"), std::string::npos)
+        << e.what();
+
+    auto empty_b = test::add_relu_model();
+    empty_b.mutable_graph()->mutable_node(0)->set_input(1, "");
+    e = error_of([&] { load(empty_b, o); });
+    EXPECT_NE(std::string(e.what()).find("node 'add' (Add): input 1 (B) is required but missing"), std::string::npos)
+        << e.what();
+
+    auto no_output = test::add_relu_model();
+    no_output.mutable_graph()->mutable_node(1)->clear_output();
+    e = error_of([&] { load(no_output, o); });
+    EXPECT_NE(std::string(e.what()).find("node 'relu' (Relu): output 0 (Y) is required but missing"), std::string::npos)
+        << e.what();
+  }
+}
+
 class ExternalData : public test::TempDirTest {
  protected:
 

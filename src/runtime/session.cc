@@ -12,6 +12,7 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/dnnl_conv.h"
 #include "onnx/loader.h"
+#include "onnx/op_arity.h"
 #include "onnx/shape_inference.h"
 #include "onnx/writer.h"
 #include "opt/pass.h"
@@ -114,6 +115,7 @@ void Session::Impl::initialize() {
     // (saved as IR 3 it failed onnx.checker: "fc.weight in initializer but not in graph input").
     model.ir_version = std::max<int64_t>(model.ir_version, 4);
   }
+  check_node_arity(model);
   const int64_t opt_start = profiler ? profiler->now_ns() : 0;
   optimize();
   if (profiler) profile_optimizer(opt_start);

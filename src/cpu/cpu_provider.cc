@@ -12,6 +12,7 @@ static KernelRegistry build_cpu_registry() {
   register_contrib_llm(r);
   register_contrib_quantization(r);
   register_contrib_misc(r);
+  register_contrib_generation(r);
   register_control_flow(r);
   register_conv(r);
   register_data_movement(r);

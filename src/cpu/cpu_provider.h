@@ -17,6 +17,7 @@ void register_contrib_attention(KernelRegistry& r);    // called by register_con
 void register_contrib_llm(KernelRegistry& r);  // com.microsoft LLM ops: MatMulNBits, GroupQueryAttention, ...
 void register_contrib_quantization(KernelRegistry& r);  // com.microsoft QLinear* / QGemm
 void register_contrib_misc(KernelRegistry& r);  // com.microsoft CDist, Inverse, MurmurHash3, Unique, ...
+void register_contrib_generation(KernelRegistry& r);  // com.microsoft GreedySearch, BeamSearch
 void register_control_flow(KernelRegistry& r);
 void register_conv(KernelRegistry& r);
 void register_data_movement(KernelRegistry& r);

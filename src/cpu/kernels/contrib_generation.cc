@@ -1,0 +1,276 @@
+// com.microsoft GreedySearch and BeamSearch, the generation ops of ORT's
+// convert_generation tool, for decoder-only models (model_type 0): each step
+// runs the `decoder` subgraph (through the executor, like Loop's body) on the
+// tokens chosen so far, scores the next token as ORT's CPU provider does and
+// feeds the chosen tokens and the present states back. The pieces are in
+// generation.h.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "cpu/cpu_provider.h"
+#include "cpu/kernels/generation.h"
+
+namespace onyx {
+namespace {
+
+using gen::SearchParams;
+
+const char* const kMsDomain = "com.microsoft";
+constexpr int32_t kMaxLength = 4096;  // ORT's limit on max_length
+constexpr int32_t kMaxBeams = 128;
+
+// Input positions, which differ between the two ops.
+struct InputSlots {
+  int max_length, min_length, num_beams, num_return, length_penalty, repetition_penalty, vocab_mask,
+      prefix_vocab_mask, attention_mask;
+};
+constexpr InputSlots kBeamSlots{1, 2, 3, 4, 5, 6, 7, 8, 9};
+constexpr InputSlots kGreedySlots{1, 2, -1, -1, -1, 3, 4, 5, 6};
+
+bool present(const KernelContext& ctx, int i) { return i >= 0 && ctx.has_input(static_cast<size_t>(i)); }
+
+// A scalar input (shape [] or [1], as ORT accepts), or `def` when omitted.
+double scalar_input(const KernelContext& ctx, int i, const char* name, double def, bool is_float) {
+  if (!present(ctx, i)) return def;
+  const Tensor& t = ctx.input(static_cast<size_t>(i));
+  ONYX_KERNEL_CHECK(t.numel() == 1 && t.rank() <= 1,
+                    std::string("input ") + name + " must be a scalar, got shape " + shape_to_string(t.shape()));
+  if (is_float) {
+    ONYX_KERNEL_CHECK(t.dtype() == DataType::Float || t.dtype() == DataType::Float16,
+                      std::string("input ") + name + " must be float or float16, got " + dtype_name(t.dtype()));
+    return t.float_at(0);
+  }
+  ONYX_KERNEL_CHECK(t.dtype() == DataType::Int32,
+                    std::string("input ") + name + " must be int32, got " + dtype_name(t.dtype()));
+  return static_cast<double>(t.int_at(0));
+}
+
+// An optional int32 mask input of an expected shape.
+const int32_t* mask_input(const KernelContext& ctx, int i, const char* name, const Shape& want) {
+  if (!present(ctx, i)) return nullptr;
+  const Tensor& t = ctx.input(static_cast<size_t>(i));
+  ONYX_KERNEL_CHECK(t.dtype() == DataType::Int32,
+                    std::string("input ") + name + " must be int32, got " + dtype_name(t.dtype()));
+  ONYX_KERNEL_CHECK(t.shape() == want, std::string("input ") + name + " must have shape " + shape_to_string(want) +
+                                           ", got " + shape_to_string(t.shape()));
+  return t.data<int32_t>();
+}
+
+SearchParams attribute_params(const KernelInitContext& ic) {
+  SearchParams p;
+  p.model_type = ic.get_int("model_type", 0);
+  p.eos_token_id = static_cast<int32_t>(ic.get_int("eos_token_id", -1));
+  p.pad_token_id = static_cast<int32_t>(ic.get_int("pad_token_id", -1));
+  p.decoder_start_token_id = static_cast<int32_t>(ic.get_int("decoder_start_token_id", -1));
+  p.no_repeat_ngram_size = static_cast<int32_t>(ic.get_int("no_repeat_ngram_size", 0));
+  p.early_stopping = ic.get_int("early_stopping", 0) == 1;
+  p.vocab_attr = ic.get_int("vocab_size", -1);
+  ONYX_KERNEL_CHECK(p.no_repeat_ngram_size >= 0,
+                    "no_repeat_ngram_size must not be negative, got " + std::to_string(p.no_repeat_ngram_size));
+  if (p.model_type == 2) kernel_fail("model_type 2 (Whisper) is WhisperBeamSearch's: not supported");
+  ONYX_KERNEL_CHECK(p.model_type == 0, "model_type " + std::to_string(p.model_type) +
+                                           " is not supported (0: decoder-only GPT-2 style)");
+  return p;
+}
+
+// The parameters of one run: `p` holds the attributes' and the decoder's.
+SearchParams run_params(const KernelContext& ctx, SearchParams p, const InputSlots& in) {
+  const Tensor& ids = ctx.input(0);
+  ONYX_KERNEL_CHECK(ids.dtype() == DataType::Int32, "input_ids must be int32, got " + dtype_name(ids.dtype()));
+  ONYX_KERNEL_CHECK(ids.rank() == 2 && ids.dim(0) > 0 && ids.dim(1) > 0,
+                    "input_ids must be [batch, sequence] with both positive, got " + shape_to_string(ids.shape()));
+  p.batch = static_cast<int32_t>(ids.dim(0));
+  p.sequence_length = static_cast<int32_t>(ids.dim(1));
+  p.max_length = static_cast<int32_t>(scalar_input(ctx, in.max_length, "max_length", kMaxLength, false));
+  ONYX_KERNEL_CHECK(p.max_length > p.sequence_length, "max_length (" + std::to_string(p.max_length) +
+                                                          ") must be greater than the input sequence length (" +
+                                                          std::to_string(p.sequence_length) + ")");
+  ONYX_KERNEL_CHECK(p.max_length <= kMaxLength, "max_length (" + std::to_string(p.max_length) +
+                                                    ") must be no more than " + std::to_string(kMaxLength));
+  p.min_length = static_cast<int32_t>(scalar_input(ctx, in.min_length, "min_length", 0, false));
+  p.num_beams = static_cast<int32_t>(scalar_input(ctx, in.num_beams, "num_beams", 1, false));
+  ONYX_KERNEL_CHECK(p.num_beams >= 1 && p.num_beams <= kMaxBeams, "num_beams must be in [1, " +
+                                                                     std::to_string(kMaxBeams) + "], got " +
+                                                                     std::to_string(p.num_beams));
+  p.num_return_sequences = static_cast<int32_t>(scalar_input(ctx, in.num_return, "num_return_sequences", 1, false));
+  ONYX_KERNEL_CHECK(p.num_return_sequences >= 1 && p.num_return_sequences <= p.num_beams,
+                    "num_return_sequences must be in [1, num_beams = " + std::to_string(p.num_beams) + "], got " +
+                        std::to_string(p.num_return_sequences));
+  p.length_penalty = static_cast<float>(scalar_input(ctx, in.length_penalty, "length_penalty", 1.0, true));
+  p.repetition_penalty =
+      static_cast<float>(scalar_input(ctx, in.repetition_penalty, "repetition_penalty", 1.0, true));
+  ONYX_KERNEL_CHECK(p.repetition_penalty > 0.f,
+                    "repetition_penalty must be greater than 0, got " + std::to_string(p.repetition_penalty));
+  p.vocab_mask = mask_input(ctx, in.vocab_mask, "vocab_mask", {p.vocab});
+  p.prefix_vocab_mask = mask_input(ctx, in.prefix_vocab_mask, "prefix_vocab_mask", {p.batch, p.vocab});
+  mask_input(ctx, in.attention_mask, "attention_mask", ids.shape());
+  return p;
+}
+
+// What both searches share: the decoder subgraph(s) and the attribute parameters.
+struct Setup {
+  SearchParams params;
+  gen::GptDecoder decoder;
+  std::optional<gen::GptDecoder> init_decoder;  // runs the first step when given
+
+  Setup(const KernelInitContext& ic, SearchParams p) : params(p), decoder(ic, "decoder") {
+    if (ic.has("init_decoder")) init_decoder.emplace(ic, "init_decoder");
+    params.vocab = static_cast<int32_t>(decoder.vocab());
+    if (init_decoder)
+      ONYX_KERNEL_CHECK(init_decoder->vocab() == decoder.vocab(), "the init_decoder's vocabulary (" +
+                                                                      std::to_string(init_decoder->vocab()) +
+                                                                      ") differs from the decoder's (" +
+                                                                      std::to_string(decoder.vocab()) + ")");
+    // ORT reads the logits with the attribute's row width: another width gives it garbage.
+    if (params.vocab_attr > 0 && params.vocab_attr != params.vocab)
+      kernel_fail("vocab_size " + std::to_string(params.vocab_attr) + " differs from the decoder's logits width " +
+                  std::to_string(params.vocab) + ": not supported");
+  }
+
+  const gen::GptDecoder& step_decoder(int32_t step) const {
+    return step == 1 && init_decoder ? *init_decoder : decoder;
+  }
+  std::vector<Value> run_step(KernelContext& ctx, int32_t step, const std::vector<Value>& feeds) const {
+    std::vector<Value> outs = ctx.run_subgraph(step_decoder(step).graph(), feeds);
+    ONYX_KERNEL_CHECK(!outs.empty() && outs[0].is_tensor(), "the decoder returned no logits");
+    return outs;
+  }
+};
+
+// The decoder's first feeds for `p` (inputs expanded per beam).
+std::vector<Value> first_feeds(const Setup& s, KernelContext& ctx, const SearchParams& p, int attention_slot,
+                               std::vector<int32_t>& positions, std::vector<int32_t>& expanded) {
+  const Tensor* mask = present(ctx, attention_slot) ? &ctx.input(static_cast<size_t>(attention_slot)) : nullptr;
+  return s.step_decoder(1).first_feeds(ctx.input(0), mask, p.num_beams, p.pad_token_id, positions, expanded);
+}
+
+// ---- GreedySearch ----
+
+void run_greedy(const Setup& s, KernelContext& ctx) {
+  const SearchParams p = run_params(ctx, s.params, kGreedySlots);
+  std::vector<int32_t> positions, expanded;
+  std::vector<Value> feeds = first_feeds(s, ctx, p, kGreedySlots.attention_mask, positions, expanded);
+  gen::Sequences seq(p.batch, p.max_length, p.sequence_length, expanded.data());
+  std::vector<int32_t> tokens(static_cast<size_t>(p.batch));
+  std::vector<char> finished(static_cast<size_t>(p.batch), 0);
+  for (int32_t len = p.sequence_length, step = 1; len < p.max_length; ++step) {
+    std::vector<Value> outs = s.run_step(ctx, step, feeds);
+    std::vector<float> scores = gen::last_logits(outs[0].tensor(), p, "the decoder's");
+    gen::process_scores(p, seq, scores.data(), p.batch, step);
+    for (int32_t b = 0; b < p.batch; ++b) {
+      tokens[b] = gen::argmax(scores.data() + static_cast<size_t>(b) * p.vocab, p.vocab);
+      // A finished row gets pad tokens; EOS itself is written as pad, as ORT does.
+      if (tokens[b] == p.eos_token_id || finished[b]) {
+        finished[b] = 1;
+        tokens[b] = p.pad_token_id;
+      }
+    }
+    seq.append(tokens.data());
+    if (std::all_of(finished.begin(), finished.end(), [](char f) { return f != 0; })) break;
+    if (++len == p.max_length) break;
+    if (step > 1)
+      for (auto& x : positions) ++x;
+    s.decoder.next_feeds(feeds, outs, tokens.data(), positions.data(), nullptr, p.batch);
+  }
+  // After an early stop ORT leaves the tail unwritten; it is pad here.
+  Tensor& out = ctx.allocate_output(0, DataType::Int32, {p.batch, p.max_length});
+  std::fill_n(out.data<int32_t>(), out.numel(), p.pad_token_id);
+  for (int32_t b = 0; b < p.batch; ++b)
+    std::copy(seq.row(b), seq.row(b) + seq.length(), out.data<int32_t>() + static_cast<size_t>(b) * p.max_length);
+}
+
+// ---- BeamSearch ----
+
+// The 2 * beams best candidates of each batch item over its beams' scores:
+// scores, tokens and the beam (within the item) each continues.
+struct Candidates {
+  std::vector<float> scores;
+  std::vector<int32_t> tokens, beams;
+};
+
+Candidates best_candidates(const SearchParams& p, const std::vector<float>& scores) {
+  const int64_t width = static_cast<int64_t>(p.num_beams) * p.vocab, k = 2 * p.num_beams;
+  Candidates c;
+  c.scores.resize(static_cast<size_t>(p.batch * k));
+  c.tokens.resize(c.scores.size());
+  c.beams.resize(c.scores.size());
+  std::vector<int64_t> idx(static_cast<size_t>(k));
+  for (int32_t b = 0; b < p.batch; ++b) {
+    gen::top_k(scores.data() + b * width, width, k, c.scores.data() + b * k, idx.data());
+    for (int64_t j = 0; j < k; ++j) {
+      c.tokens[b * k + j] = static_cast<int32_t>(idx[j] % p.vocab);
+      c.beams[b * k + j] = static_cast<int32_t>(idx[j] / p.vocab);
+    }
+  }
+  return c;
+}
+
+// Log-softmax of the last logits, processed, plus each beam's running score.
+std::vector<float> beam_scores_of(const SearchParams& p, const Tensor& logits, const gen::Sequences& seq,
+                                  const std::vector<float>& beam_scores, int32_t step) {
+  const int32_t rows = p.batch_beams();
+  std::vector<float> scores = gen::last_logits(logits, p, "the decoder's");
+  gen::log_softmax_rows(scores.data(), scores.data(), rows, p.vocab);
+  gen::process_scores(p, seq, scores.data(), rows, step);
+  for (int32_t i = 0; i < rows; ++i)
+    for (int32_t v = 0; v < p.vocab; ++v) scores[static_cast<size_t>(i) * p.vocab + v] += beam_scores[i];
+  return scores;
+}
+
+void run_beam(const Setup& s, KernelContext& ctx) {
+  const SearchParams p = run_params(ctx, s.params, kBeamSlots);
+  const int32_t rows = p.batch_beams();
+  std::vector<int32_t> positions, expanded;
+  std::vector<Value> feeds = first_feeds(s, ctx, p, kBeamSlots.attention_mask, positions, expanded);
+  gen::Sequences seq(rows, p.max_length, p.sequence_length, expanded.data());
+  Tensor& sequences = ctx.allocate_output(0, DataType::Int32, {p.batch, p.num_return_sequences, p.max_length});
+  float* step_scores = nullptr;  // the optional `scores` output, [max_length - S, batch, beams, vocab]
+  if (ctx.wants_output(2)) {
+    Tensor& t = ctx.allocate_output(2, DataType::Float,
+                                    {p.max_length - p.sequence_length, p.batch, p.num_beams, p.vocab});
+    std::fill_n(t.data<float>(), t.numel(), 0.f);  // rows of steps not taken (ORT leaves them unwritten)
+    step_scores = t.data<float>();
+  }
+  // Beams of an item start equal: all but the first start at -1e9 so that they part.
+  std::vector<float> beam_scores(static_cast<size_t>(rows), 0.f);
+  for (int32_t i = 0; i < rows; ++i)
+    if (i % p.num_beams) beam_scores[i] = -1e9f;
+  gen::BeamScorer scorer(p);
+  for (int32_t len = p.sequence_length, step = 1; len < p.max_length; ++step) {
+    std::vector<Value> outs = s.run_step(ctx, step, feeds);
+    std::vector<float> scores = beam_scores_of(p, outs[0].tensor(), seq, beam_scores, step);
+    if (step_scores) std::copy(scores.begin(), scores.end(), step_scores + (step - 1) * scores.size());
+    Candidates c = best_candidates(p, scores);
+    scorer.process(seq, c.scores.data(), c.tokens.data(), c.beams.data());
+    beam_scores = scorer.next_scores();
+    seq.append_reordered(scorer.next_indices().data(), scorer.next_tokens().data());
+    if (scorer.all_done()) break;
+    if (++len == p.max_length) break;
+    if (step > 1)
+      for (auto& x : positions) ++x;
+    s.decoder.next_feeds(feeds, outs, scorer.next_tokens().data(), positions.data(),
+                         p.num_beams > 1 ? scorer.next_indices().data() : nullptr, rows);
+  }
+  float* sequence_scores = nullptr;
+  if (ctx.wants_output(1))
+    sequence_scores = ctx.allocate_output(1, DataType::Float, {p.batch, p.num_return_sequences}).data<float>();
+  scorer.finalize(seq, beam_scores.data(), sequences.data<int32_t>(), sequence_scores);
+}
+
+template <void (*Run)(const Setup&, KernelContext&)>
+KernelFactory search_factory() {
+  return lambda_factory([](const KernelInitContext& ic) {
+    auto setup = std::make_shared<const Setup>(ic, attribute_params(ic));
+    return [setup](KernelContext& ctx) { Run(*setup, ctx); };
+  });
+}
+
+}  // namespace
+
+void register_contrib_generation(KernelRegistry& r) {
+  r.add("GreedySearch", 1, kMaxOpset, search_factory<run_greedy>(), kMsDomain);
+  r.add("BeamSearch", 1, kMaxOpset, search_factory<run_beam>(), kMsDomain);
+}
+
+}  // namespace onyx

@@ -21,7 +21,8 @@ def _weights(seed):
         "wpe": rand((64, HIDDEN), seed + 1, low=-2.0, high=2.0),
         "wq": rand((HIDDEN, HIDDEN), seed + 2, low=-2.0, high=2.0),
         "wk": rand((HIDDEN, HIDDEN), seed + 3, low=-2.0, high=2.0),
-        "wv": rand((HIDDEN, HIDDEN), seed + 4, low=-3.0, high=3.0), "wo": rand((HIDDEN, VOCAB), seed + 5, low=-1.5, high=1.5),
+        "wv": rand((HIDDEN, HIDDEN), seed + 4, low=-3.0, high=3.0),
+        "wo": rand((HIDDEN, VOCAB), seed + 5, low=-1.5, high=1.5),
         "heads_shape": np.array([0, 0, HEADS, HEAD], np.int64), "hidden_shape": np.array([0, 0, HIDDEN], np.int64),
         "scale": np.array(1.0 / np.sqrt(HEAD), np.float32), "neg": np.array(-10000.0, np.float32),
         "one": np.array(1.0, np.float32), "ax0": np.array([0], np.int64), "ax12": np.array([1, 2], np.int64),
@@ -124,7 +125,7 @@ def _greedy(batch=1, length=4, max_length=12, seed=7, attrs=None, extra=None, pa
 
 
 def _beam(batch=1, length=4, max_length=12, beams=3, ret=1, seed=7, attrs=None, extra=None, pad_left=None,
-          with_mask=False, scores=True, step_scores=False, outer=False, fed=("input_ids",)):
+          with_mask=False, scores=True, step_scores=False, outer=False, fed=("input_ids",), decoder=None):
     def build():
         ids, mask = _prompt(batch, length, seed, pad_left)
         values = {"input_ids": ids, "max_length": max_length, "min_length": 0, "num_beams": beams,
@@ -135,8 +136,111 @@ def _beam(batch=1, length=4, max_length=12, beams=3, ret=1, seed=7, attrs=None, 
         a = {"eos_token_id": 49, "pad_token_id": 0, **(attrs or {})}
         outs = [("sequences", I32)] + ([("sequences_scores", F32)] if scores or step_scores else [])
         outs += [("scores", F32)] if step_scores else []
-        return generation_model("BeamSearch", values, a, outs, seed=seed, outer=outer,
+        return generation_model("BeamSearch", values, a, outs, seed=seed, outer=outer, decoder=decoder,
                                 fed=fed + (("attention_mask",) if with_mask else ()))
+    return build
+
+
+def _t5_weights(seed):
+    w = {
+        "wte_enc": rand((VOCAB, HIDDEN), seed, low=-2.0, high=2.0), "w_enc": rand((HIDDEN, HIDDEN), seed + 1),
+        "wte_dec": rand((VOCAB, HIDDEN), seed + 2, low=-2.0, high=2.0),
+        "wo": rand((HIDDEN, VOCAB), seed + 3, low=-1.5, high=1.5),
+        "heads_shape": np.array([0, 0, HEADS, HEAD], np.int64), "hidden_shape": np.array([0, 0, HIDDEN], np.int64),
+        "scale": np.array(1.0 / np.sqrt(HEAD), np.float32), "neg": np.array(-10000.0, np.float32),
+        "one": np.array(1.0, np.float32), "half": np.array(0.5, np.float32), "ax12": np.array([1, 2], np.int64),
+        "last": np.array([-1], np.int64),
+    }
+    for i, name in enumerate(["wq", "wk_s", "wv_s", "wk_c", "wv_c"]):
+        w[name] = rand((HIDDEN, HIDDEN), seed + 4 + i, low=-2.0, high=2.0)
+    return w
+
+
+def _heads(n, src, weight, out):
+    """src [B, L, E] @ weight as heads [B, H, L, D]."""
+    return [n("MatMul", [src, weight], [out + "_2"]), n("Reshape", [out + "_2", "heads_shape"], [out + "_4"]),
+            n("Transpose", [out + "_4"], [out], perm=[0, 2, 1, 3])]
+
+
+def _attend(n, q, k, v, out, mask=None):
+    """softmax(q k^T scale [+ padding bias]) v."""
+    nodes = [n("Transpose", [k], [out + "_kt"], perm=[0, 1, 3, 2]), n("MatMul", [q, out + "_kt"], [out + "_qk"]),
+             n("Mul", [out + "_qk", "scale"], [out + "_s"])]
+    scores = out + "_s"
+    if mask:
+        nodes += [n("Cast", [mask], [out + "_mf"], to=F32), n("Sub", ["one", out + "_mf"], [out + "_inv"]),
+                  n("Mul", [out + "_inv", "neg"], [out + "_b2"]), n("Unsqueeze", [out + "_b2", "ax12"], [out + "_b4"]),
+                  n("Add", [out + "_s", out + "_b4"], [out + "_sm"])]
+        scores = out + "_sm"
+    return nodes + [n("Softmax", [scores], [out + "_p"], axis=-1), n("MatMul", [out + "_p", v], [out])]
+
+
+def _t5_logits(n, x, ctx_self, ctx_cross, extra=None):
+    """logits = tanh(x + merged heads of both contexts [+ extra]) @ wo."""
+    nodes = [n("Add", [ctx_self, ctx_cross], ["ctx"]), n("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3]),
+             n("Reshape", ["ctx_t", "hidden_shape"], ["ctx_m"]), n("Add", ["ctx_m", x], ["h0"])]
+    h = "h0"
+    if extra:
+        nodes += [n("Add", ["h0", extra], ["h1"])]
+        h = "h1"
+    return nodes + [n("Tanh", [h], ["ht"]), n("MatMul", ["ht", "wo"], ["logits"])]
+
+
+def t5_subgraphs(seed=0, whole_sequence=False):
+    """A T5-style encoder (which also runs the first decoder step) and decoder."""
+    n = helper.make_node
+    inits = [numpy_helper.from_array(v, k) for k, v in _t5_weights(seed).items()]
+    enc_nodes = [n("Gather", ["wte_enc", "encoder_input_ids"], ["e"]), n("MatMul", ["e", "w_enc"], ["e2"]),
+                 n("Tanh", ["e2"], ["encoder_hidden_states"]),
+                 *_heads(n, "encoder_hidden_states", "wk_c", "present_key_cross_0"),
+                 *_heads(n, "encoder_hidden_states", "wv_c", "present_value_cross_0"),
+                 n("Gather", ["wte_dec", "decoder_input_ids"], ["x"]),
+                 *_heads(n, "x", "wk_s", "present_key_self_0"), *_heads(n, "x", "wv_s", "present_value_self_0"),
+                 *_heads(n, "x", "wq", "q"),
+                 *_attend(n, "q", "present_key_cross_0", "present_value_cross_0", "cross", "encoder_attention_mask"),
+                 *_t5_logits(n, "x", "present_value_self_0", "cross")]
+    B, S = "B", "S"
+    encoder = helper.make_graph(
+        enc_nodes, "encoder",
+        [helper.make_tensor_value_info("encoder_input_ids", I32, [B, S]),
+         helper.make_tensor_value_info("encoder_attention_mask", I32, [B, S]),
+         helper.make_tensor_value_info("decoder_input_ids", I32, [B, 1])],
+        [helper.make_tensor_value_info("logits", F32, [B, 1, VOCAB]),
+         helper.make_tensor_value_info("encoder_hidden_states", F32, [B, S, HIDDEN]),
+         *[helper.make_tensor_value_info(f"present_{kv}_{sc}_0", F32, [B, HEADS, 1 if sc == "self" else S, HEAD])
+           for sc in ("self", "cross") for kv in ("key", "value")]], inits)
+    ids = "input_ids"
+    dec_nodes = []
+    if whole_sequence:  # the decoder reads the whole sequence and uses its last token
+        dec_nodes.append(n("Gather", ["input_ids", "last"], ["last_ids"], axis=1))
+        ids = "last_ids"
+    dec_nodes += [n("Gather", ["wte_dec", ids], ["x"]), *_heads(n, "x", "wk_s", "k_new"),
+                  *_heads(n, "x", "wv_s", "v_new"),
+                  n("Concat", ["past_key_self_0", "k_new"], ["present_key_self_0"], axis=2),
+                  n("Concat", ["past_value_self_0", "v_new"], ["present_value_self_0"], axis=2),
+                  *_heads(n, "x", "wq", "q"),
+                  *_attend(n, "q", "present_key_self_0", "present_value_self_0", "self"),
+                  *_attend(n, "q", "past_key_cross_0", "past_value_cross_0", "cross", "encoder_attention_mask"),
+                  n("ReduceMean", ["encoder_hidden_states"], ["hmean"], axes=[1], keepdims=1),
+                  n("Mul", ["hmean", "half"], ["hmean2"]), *_t5_logits(n, "x", "self", "cross", "hmean2")]
+    decoder = helper.make_graph(
+        dec_nodes, "decoder",
+        [helper.make_tensor_value_info("input_ids", I32, [B, "L" if whole_sequence else 1]),
+         helper.make_tensor_value_info("encoder_attention_mask", I32, [B, S]),
+         helper.make_tensor_value_info("encoder_hidden_states", F32, [B, S, HIDDEN]),
+         *[helper.make_tensor_value_info(f"past_{kv}_{sc}_0", F32, [B, HEADS, "P" if sc == "self" else S, HEAD])
+           for sc in ("self", "cross") for kv in ("key", "value")]],
+        [helper.make_tensor_value_info("logits", F32, [B, 1, VOCAB]),
+         helper.make_tensor_value_info("present_key_self_0", F32, [B, HEADS, "T", HEAD]),
+         helper.make_tensor_value_info("present_value_self_0", F32, [B, HEADS, "T", HEAD])], inits)
+    return encoder, decoder
+
+
+def _t5_beam(whole_sequence=False, start=1, **kw):
+    def build():
+        encoder, decoder = t5_subgraphs(kw.pop("seed", 7), whole_sequence)
+        attrs = {"model_type": 1, "decoder_start_token_id": start, "encoder": encoder, **kw.pop("attrs", {})}
+        return _beam(attrs=attrs, decoder=decoder, **kw)()
     return build
 
 
@@ -216,4 +320,20 @@ CASES = [
     Case("BeamSearch_all_inputs_fed", _beam(batch=2, beams=3, ret=2, max_length=13, extra={"repetition_penalty": 1.2},
                                             fed=("input_ids", "max_length", "min_length", "num_beams",
                                                  "num_return_sequences", "length_penalty", "repetition_penalty"))),
+    # model_type 1: a T5-style encoder (giving the first step) and decoder with self and cross attention states
+    Case("BeamSearch_t5_b2_beams3", _t5_beam(batch=2, beams=3, ret=2, max_length=10)),
+    Case("BeamSearch_t5_whole_sequence_ids", _t5_beam(whole_sequence=True, batch=2, beams=3, ret=3, max_length=10,
+                                                      extra={"repetition_penalty": 1.6})),
+    Case("BeamSearch_t5_repetition_ngram", _t5_beam(batch=2, beams=4, ret=2, max_length=12,
+                                                    attrs={"no_repeat_ngram_size": 2},
+                                                    extra={"repetition_penalty": 1.3})),
+    Case("BeamSearch_t5_eos_left_pad", _t5_beam(batch=2, length=6, beams=3, ret=2, max_length=12, pad_left=[0, 2],
+                                                attrs={"eos_token_id": 35, "pad_token_id": 0},
+                                                extra={"repetition_penalty": 1.5})),
+    Case("BeamSearch_t5_attention_mask", _t5_beam(batch=2, length=6, beams=3, ret=2, max_length=12,
+                                                  pad_left=[3, 0], with_mask=True, extra={"repetition_penalty": 1.5})),
+    Case("BeamSearch_t5_one_beam_step_scores", _t5_beam(batch=2, beams=1, max_length=8, step_scores=True,
+                                                        extra={"vocab_mask": _NO_EOS})),
+    Case("BeamSearch_t5_step_scores", _t5_beam(batch=2, beams=3, ret=2, max_length=8, step_scores=True,
+                                               extra={"vocab_mask": _NO_EOS, "repetition_penalty": 1.5})),
 ]

@@ -43,7 +43,9 @@ onnx::GraphProto transition_decoder() {
   return g;
 }
 
-onnx::TensorProto i32(const std::string& name, int32_t v) { return int_tensor(name, onnx::TensorProto::INT32, {1}, {v}); }
+onnx::TensorProto i32(const std::string& name, int32_t v) {
+  return int_tensor(name, onnx::TensorProto::INT32, {1}, {v});
+}
 
 // One search node over the transition decoder; `scalars` are its int32 inputs after input_ids.
 onnx::ModelProto search_model(const std::string& op, const std::vector<std::pair<std::string, int32_t>>& scalars,

@@ -1,9 +1,9 @@
 // com.microsoft GreedySearch and BeamSearch, the generation ops of ORT's
-// convert_generation tool, for decoder-only models (model_type 0): each step
-// runs the `decoder` subgraph (through the executor, like Loop's body) on the
-// tokens chosen so far, scores the next token as ORT's CPU provider does and
-// feeds the chosen tokens and the present states back. The pieces are in
-// generation.h.
+// convert_generation tool, for decoder-only models (model_type 0) and, in
+// BeamSearch, encoder-decoder ones (model_type 1, T5 style): each step runs
+// the decoder subgraph (through the executor, like Loop's body) on the tokens
+// chosen so far, scores the next token as ORT's CPU provider does and feeds the
+// chosen tokens and the present states back. The pieces are in generation.h.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -69,8 +69,11 @@ SearchParams attribute_params(const KernelInitContext& ic) {
   ONYX_KERNEL_CHECK(p.no_repeat_ngram_size >= 0,
                     "no_repeat_ngram_size must not be negative, got " + std::to_string(p.no_repeat_ngram_size));
   if (p.model_type == 2) kernel_fail("model_type 2 (Whisper) is WhisperBeamSearch's: not supported");
-  ONYX_KERNEL_CHECK(p.model_type == 0, "model_type " + std::to_string(p.model_type) +
-                                           " is not supported (0: decoder-only GPT-2 style)");
+  ONYX_KERNEL_CHECK(p.model_type == 0 || p.model_type == 1,
+                    "model_type " + std::to_string(p.model_type) + " is not supported (0: decoder-only, 1: T5 style)");
+  if (p.model_type == 1)
+    ONYX_KERNEL_CHECK(p.decoder_start_token_id >= 0,
+                      "model_type 1 needs decoder_start_token_id (the encoder takes the start tokens)");
   return p;
 }
 
@@ -81,7 +84,8 @@ SearchParams run_params(const KernelContext& ctx, SearchParams p, const InputSlo
   ONYX_KERNEL_CHECK(ids.rank() == 2 && ids.dim(0) > 0 && ids.dim(1) > 0,
                     "input_ids must be [batch, sequence] with both positive, got " + shape_to_string(ids.shape()));
   p.batch = static_cast<int32_t>(ids.dim(0));
-  p.sequence_length = static_cast<int32_t>(ids.dim(1));
+  // A T5-style output starts with the one start token; the ids are the encoder's.
+  p.sequence_length = p.model_type == 1 ? 1 : static_cast<int32_t>(ids.dim(1));
   p.max_length = static_cast<int32_t>(scalar_input(ctx, in.max_length, "max_length", kMaxLength, false));
   ONYX_KERNEL_CHECK(p.max_length > p.sequence_length, "max_length (" + std::to_string(p.max_length) +
                                                           ") must be greater than the input sequence length (" +
@@ -108,20 +112,26 @@ SearchParams run_params(const KernelContext& ctx, SearchParams p, const InputSlo
   return p;
 }
 
-// What both searches share: the decoder subgraph(s) and the attribute parameters.
+// What both searches share: the subgraph(s) and the attribute parameters.
 struct Setup {
   SearchParams params;
-  gen::GptDecoder decoder;
-  std::optional<gen::GptDecoder> init_decoder;  // runs the first step when given
+  std::optional<gen::GptDecoder> decoder, init_decoder;  // model_type 0; init_decoder runs the first step
+  std::optional<gen::T5Decoder> t5;                      // model_type 1
 
-  Setup(const KernelInitContext& ic, SearchParams p) : params(p), decoder(ic, "decoder") {
-    if (ic.has("init_decoder")) init_decoder.emplace(ic, "init_decoder");
-    params.vocab = static_cast<int32_t>(decoder.vocab());
-    if (init_decoder)
-      ONYX_KERNEL_CHECK(init_decoder->vocab() == decoder.vocab(), "the init_decoder's vocabulary (" +
-                                                                      std::to_string(init_decoder->vocab()) +
-                                                                      ") differs from the decoder's (" +
-                                                                      std::to_string(decoder.vocab()) + ")");
+  Setup(const KernelInitContext& ic, SearchParams p) : params(p) {
+    if (params.model_type == 1) {
+      t5.emplace(ic);
+      params.vocab = static_cast<int32_t>(t5->vocab());
+    } else {
+      decoder.emplace(ic, "decoder");
+      if (ic.has("init_decoder")) init_decoder.emplace(ic, "init_decoder");
+      params.vocab = static_cast<int32_t>(decoder->vocab());
+      if (init_decoder)
+        ONYX_KERNEL_CHECK(init_decoder->vocab() == decoder->vocab(), "the init_decoder's vocabulary (" +
+                                                                        std::to_string(init_decoder->vocab()) +
+                                                                        ") differs from the decoder's (" +
+                                                                        std::to_string(decoder->vocab()) + ")");
+    }
     // ORT reads the logits with the attribute's row width: another width gives it garbage.
     if (params.vocab_attr > 0 && params.vocab_attr != params.vocab)
       kernel_fail("vocab_size " + std::to_string(params.vocab_attr) + " differs from the decoder's logits width " +
@@ -129,16 +139,17 @@ struct Setup {
   }
 
   const gen::GptDecoder& step_decoder(int32_t step) const {
-    return step == 1 && init_decoder ? *init_decoder : decoder;
-  }
-  std::vector<Value> run_step(KernelContext& ctx, int32_t step, const std::vector<Value>& feeds) const {
-    std::vector<Value> outs = ctx.run_subgraph(step_decoder(step).graph(), feeds);
-    ONYX_KERNEL_CHECK(!outs.empty() && outs[0].is_tensor(), "the decoder returned no logits");
-    return outs;
+    return step == 1 && init_decoder ? *init_decoder : *decoder;
   }
 };
 
-// The decoder's first feeds for `p` (inputs expanded per beam).
+std::vector<Value> run_graph(KernelContext& ctx, const CompiledGraph& graph, const std::vector<Value>& feeds) {
+  std::vector<Value> outs = ctx.run_subgraph(graph, feeds);
+  ONYX_KERNEL_CHECK(!outs.empty() && outs[0].is_tensor(), "a generation subgraph returned no logits");
+  return outs;
+}
+
+// The GPT decoder's first feeds for `p` (inputs expanded per beam).
 std::vector<Value> first_feeds(const Setup& s, KernelContext& ctx, const SearchParams& p, int attention_slot,
                                std::vector<int32_t>& positions, std::vector<int32_t>& expanded) {
   const Tensor* mask = present(ctx, attention_slot) ? &ctx.input(static_cast<size_t>(attention_slot)) : nullptr;
@@ -148,6 +159,7 @@ std::vector<Value> first_feeds(const Setup& s, KernelContext& ctx, const SearchP
 // ---- GreedySearch ----
 
 void run_greedy(const Setup& s, KernelContext& ctx) {
+  ONYX_KERNEL_CHECK(!s.t5, "GreedySearch runs model_type 0 only (as ORT's CPU provider)");
   const SearchParams p = run_params(ctx, s.params, kGreedySlots);
   std::vector<int32_t> positions, expanded;
   std::vector<Value> feeds = first_feeds(s, ctx, p, kGreedySlots.attention_mask, positions, expanded);
@@ -155,7 +167,7 @@ void run_greedy(const Setup& s, KernelContext& ctx) {
   std::vector<int32_t> tokens(static_cast<size_t>(p.batch));
   std::vector<char> finished(static_cast<size_t>(p.batch), 0);
   for (int32_t len = p.sequence_length, step = 1; len < p.max_length; ++step) {
-    std::vector<Value> outs = s.run_step(ctx, step, feeds);
+    std::vector<Value> outs = run_graph(ctx, s.step_decoder(step).graph(), feeds);
     std::vector<float> scores = gen::last_logits(outs[0].tensor(), p, "the decoder's");
     gen::process_scores(p, seq, scores.data(), p.batch, step);
     for (int32_t b = 0; b < p.batch; ++b) {
@@ -171,7 +183,7 @@ void run_greedy(const Setup& s, KernelContext& ctx) {
     if (++len == p.max_length) break;
     if (step > 1)
       for (auto& x : positions) ++x;
-    s.decoder.next_feeds(feeds, outs, tokens.data(), positions.data(), nullptr, p.batch);
+    s.decoder->next_feeds(feeds, outs, tokens.data(), positions.data(), nullptr, p.batch);
   }
   // After an early stop ORT leaves the tail unwritten; it is pad here.
   Tensor& out = ctx.allocate_output(0, DataType::Int32, {p.batch, p.max_length});
@@ -206,56 +218,103 @@ Candidates best_candidates(const SearchParams& p, const std::vector<float>& scor
   return c;
 }
 
-// Log-softmax of the last logits, processed, plus each beam's running score.
-std::vector<float> beam_scores_of(const SearchParams& p, const Tensor& logits, const gen::Sequences& seq,
-                                  const std::vector<float>& beam_scores, int32_t step) {
-  const int32_t rows = p.batch_beams();
-  std::vector<float> scores = gen::last_logits(logits, p, "the decoder's");
-  gen::log_softmax_rows(scores.data(), scores.data(), rows, p.vocab);
-  gen::process_scores(p, seq, scores.data(), rows, step);
-  for (int32_t i = 0; i < rows; ++i)
-    for (int32_t v = 0; v < p.vocab; ++v) scores[static_cast<size_t>(i) * p.vocab + v] += beam_scores[i];
-  return scores;
-}
+// The state of one BeamSearch run.
+struct BeamRun {
+  const SearchParams& p;
+  gen::Sequences seq;
+  std::vector<float> beam_scores;  // each beam's running score
+  gen::BeamScorer scorer;
+  float* step_scores = nullptr;    // the optional `scores` output, [max_length - S, batch, beams, vocab]
 
-void run_beam(const Setup& s, KernelContext& ctx) {
-  const SearchParams p = run_params(ctx, s.params, kBeamSlots);
-  const int32_t rows = p.batch_beams();
-  std::vector<int32_t> positions, expanded;
-  std::vector<Value> feeds = first_feeds(s, ctx, p, kBeamSlots.attention_mask, positions, expanded);
-  gen::Sequences seq(rows, p.max_length, p.sequence_length, expanded.data());
-  Tensor& sequences = ctx.allocate_output(0, DataType::Int32, {p.batch, p.num_return_sequences, p.max_length});
-  float* step_scores = nullptr;  // the optional `scores` output, [max_length - S, batch, beams, vocab]
-  if (ctx.wants_output(2)) {
-    Tensor& t = ctx.allocate_output(2, DataType::Float,
-                                    {p.max_length - p.sequence_length, p.batch, p.num_beams, p.vocab});
-    std::fill_n(t.data<float>(), t.numel(), 0.f);  // rows of steps not taken (ORT leaves them unwritten)
-    step_scores = t.data<float>();
+  BeamRun(const SearchParams& params, const int32_t* first_ids)
+      : p(params), seq(params.batch_beams(), params.max_length, params.sequence_length, first_ids),
+        beam_scores(static_cast<size_t>(params.batch_beams()), 0.f), scorer(params) {
+    // Beams of an item start equal: all but the first start at -1e9 so that they part.
+    for (int32_t i = 0; i < p.batch_beams(); ++i)
+      if (i % p.num_beams) beam_scores[i] = -1e9f;
   }
-  // Beams of an item start equal: all but the first start at -1e9 so that they part.
-  std::vector<float> beam_scores(static_cast<size_t>(rows), 0.f);
-  for (int32_t i = 0; i < rows; ++i)
-    if (i % p.num_beams) beam_scores[i] = -1e9f;
-  gen::BeamScorer scorer(p);
-  for (int32_t len = p.sequence_length, step = 1; len < p.max_length; ++step) {
-    std::vector<Value> outs = s.run_step(ctx, step, feeds);
-    std::vector<float> scores = beam_scores_of(p, outs[0].tensor(), seq, beam_scores, step);
+
+  // Scores step `step`'s logits (log-softmax, processors, plus the beams'
+  // scores), picks the next beams and extends the sequences.
+  void advance(const Tensor& logits, int32_t step) {
+    const int32_t rows = p.batch_beams();
+    std::vector<float> scores = gen::last_logits(logits, p, "the decoder's");
+    gen::log_softmax_rows(scores.data(), scores.data(), rows, p.vocab);
+    gen::process_scores(p, seq, scores.data(), rows, step);
+    for (int32_t i = 0; i < rows; ++i)
+      for (int32_t v = 0; v < p.vocab; ++v) scores[static_cast<size_t>(i) * p.vocab + v] += beam_scores[i];
     if (step_scores) std::copy(scores.begin(), scores.end(), step_scores + (step - 1) * scores.size());
     Candidates c = best_candidates(p, scores);
     scorer.process(seq, c.scores.data(), c.tokens.data(), c.beams.data());
     beam_scores = scorer.next_scores();
     seq.append_reordered(scorer.next_indices().data(), scorer.next_tokens().data());
-    if (scorer.all_done()) break;
-    if (++len == p.max_length) break;
-    if (step > 1)
-      for (auto& x : positions) ++x;
-    s.decoder.next_feeds(feeds, outs, scorer.next_tokens().data(), positions.data(),
-                         p.num_beams > 1 ? scorer.next_indices().data() : nullptr, rows);
   }
+  const int32_t* tokens() const { return scorer.next_tokens().data(); }
+  const int32_t* beam_rows() const { return p.num_beams > 1 ? scorer.next_indices().data() : nullptr; }
+};
+
+// Allocates the outputs, runs the search's steps, writes the best sequences.
+template <class Steps>
+void beam_search(KernelContext& ctx, const SearchParams& p, const std::vector<int32_t>& first_ids, Steps steps) {
+  BeamRun run(p, first_ids.data());
+  Tensor& sequences = ctx.allocate_output(0, DataType::Int32, {p.batch, p.num_return_sequences, p.max_length});
+  if (ctx.wants_output(2)) {
+    Tensor& t = ctx.allocate_output(2, DataType::Float,
+                                    {p.max_length - p.sequence_length, p.batch, p.num_beams, p.vocab});
+    std::fill_n(t.data<float>(), t.numel(), 0.f);  // rows of steps not taken (ORT leaves them unwritten)
+    run.step_scores = t.data<float>();
+  }
+  steps(run);
   float* sequence_scores = nullptr;
   if (ctx.wants_output(1))
     sequence_scores = ctx.allocate_output(1, DataType::Float, {p.batch, p.num_return_sequences}).data<float>();
-  scorer.finalize(seq, beam_scores.data(), sequences.data<int32_t>(), sequence_scores);
+  run.scorer.finalize(run.seq, run.beam_scores.data(), sequences.data<int32_t>(), sequence_scores);
+}
+
+void run_beam_gpt(const Setup& s, KernelContext& ctx, const SearchParams& p) {
+  std::vector<int32_t> positions, expanded;
+  std::vector<Value> feeds = first_feeds(s, ctx, p, kBeamSlots.attention_mask, positions, expanded);
+  beam_search(ctx, p, expanded, [&](BeamRun& run) {
+    for (int32_t len = p.sequence_length, step = 1; len < p.max_length; ++step) {
+      std::vector<Value> outs = run_graph(ctx, s.step_decoder(step).graph(), feeds);
+      run.advance(outs[0].tensor(), step);
+      if (run.scorer.all_done() || ++len == p.max_length) break;
+      if (step > 1)
+        for (auto& x : positions) ++x;
+      s.decoder->next_feeds(feeds, outs, run.tokens(), positions.data(), run.beam_rows(), p.batch_beams());
+    }
+  });
+}
+
+// T5 style: the encoder gives the first step's logits (one row per batch item)
+// and the decoder's cross-attention states; the decoder runs the later steps.
+void run_beam_t5(const Setup& s, KernelContext& ctx, const SearchParams& p) {
+  ONYX_KERNEL_CHECK(p.max_length > 2, "max_length must be at least 3 for model_type 1, got " +
+                                          std::to_string(p.max_length) + " (ORT runs no decoder step then)");
+  const Tensor* mask = present(ctx, kBeamSlots.attention_mask) ? &ctx.input(kBeamSlots.attention_mask) : nullptr;
+  std::vector<Value> enc_feeds = s.t5->encoder_feeds(ctx.input(0), mask, p.pad_token_id, p.decoder_start_token_id);
+  std::vector<Value> enc_outs = run_graph(ctx, s.t5->encoder(), enc_feeds);
+  const std::vector<int32_t> start(static_cast<size_t>(p.batch_beams()), p.decoder_start_token_id);
+  beam_search(ctx, p, start, [&](BeamRun& run) {
+    // As ORT: the first step (from the encoder's logits) does not stop the search.
+    run.advance(enc_outs[0].tensor(), 1);
+    std::vector<Value> feeds = s.t5->first_feeds(enc_feeds, enc_outs, run.seq, run.tokens(), p.num_beams);
+    enc_outs.clear();
+    for (int32_t len = p.sequence_length + 1, step = 2; len < p.max_length; ++step) {
+      std::vector<Value> outs = run_graph(ctx, s.t5->decoder(), feeds);
+      run.advance(outs[0].tensor(), step);
+      if (run.scorer.all_done() || ++len == p.max_length) break;
+      s.t5->next_feeds(feeds, outs, run.seq, run.tokens(), run.beam_rows(), p.batch_beams());
+    }
+  });
+}
+
+void run_beam(const Setup& s, KernelContext& ctx) {
+  const SearchParams p = run_params(ctx, s.params, kBeamSlots);
+  if (s.t5)
+    run_beam_t5(s, ctx, p);
+  else
+    run_beam_gpt(s, ctx, p);
 }
 
 template <void (*Run)(const Setup&, KernelContext&)>

@@ -127,6 +127,53 @@ class GptDecoder {
   size_t num_past_ = 0;
 };
 
+// An encoder-decoder (T5 style) pair of subgraphs. The encoder (inputs
+// encoder_input_ids, encoder_attention_mask, decoder_input_ids; outputs logits,
+// encoder_hidden_states, present_{key,value}_self_* then present_{key,value}_cross_*)
+// runs once on the batch and gives the first step's logits; the decoder
+// (inputs input_ids, encoder_attention_mask, [encoder_hidden_states], past_*
+// in the encoder's output order; outputs logits, present_{key,value}_self_*)
+// runs each later step on batch * beams rows.
+class T5Decoder {
+ public:
+  explicit T5Decoder(const KernelInitContext& ctx);
+  int64_t vocab() const { return vocab_; }
+  const CompiledGraph& encoder() const { return *encoder_; }
+  const CompiledGraph& decoder() const { return *decoder_; }
+  // The encoder's feeds: the ids, the mask (given, or 0 on leading pads) and
+  // the start token per batch item.
+  std::vector<Value> encoder_feeds(const Tensor& input_ids, const Tensor* attention_mask, int32_t pad_token_id,
+                                   int32_t start_token_id) const;
+  // The decoder's first feeds: the tokens chosen from the encoder's logits (or
+  // the whole sequences), the mask, hidden states and past states expanded per beam.
+  std::vector<Value> first_feeds(const std::vector<Value>& enc_feeds, const std::vector<Value>& enc_outputs,
+                                 const Sequences& seq, const int32_t* tokens, int32_t beams) const;
+  // The next feeds: tokens (or sequences), self-attention presents picked by
+  // `beam_rows` (null: kept in place) as the next pasts.
+  void next_feeds(std::vector<Value>& feeds, std::vector<Value>& outputs, const Sequences& seq,
+                  const int32_t* tokens, const int32_t* beam_rows, int32_t rows) const;
+
+ private:
+  Value input_ids(const Sequences& seq, const int32_t* tokens, int32_t rows) const;
+  std::shared_ptr<const CompiledGraph> encoder_, decoder_;
+  int64_t vocab_ = 0;
+  size_t first_past_ = 3, layers_ = 0;
+  bool whole_sequence_ = true;  // the decoder's input_ids are [rows, length], not [rows, 1]
+};
+
+// Checks of a subgraph's declared inputs and outputs, naming its attribute.
+std::string dims_of(const TypeInfo& t);                // "[2, ?, 4]"
+int64_t static_dim(const TypeInfo& t, size_t i);       // -1 when unknown
+void check_name(const std::vector<ValueInfo>& list, size_t i, const char* want, const std::string& attr,
+                const char* what);
+void check_type(const ValueInfo& v, DataType want, const std::string& attr);
+
+// Rows of a tensor [rows, ...] picked by `beam_rows` (rows along `axis` 0 or 1).
+Tensor pick_rows(const Tensor& t, const int32_t* beam_rows, int axis);
+
+// A tensor [batch, ...] with each item repeated `beams` times: [batch * beams, ...].
+Tensor expand_rows(const Tensor& t, int32_t beams);
+
 // The logits of the last position of each row of a decoder's logits output
 // [rows or batch, S, vocab], as [batch * beams, vocab] floats (ORT lets a
 // decoder return one row per batch item, shared by its beams).

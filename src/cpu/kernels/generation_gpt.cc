@@ -7,8 +7,6 @@
 
 namespace onyx::gen {
 
-namespace {
-
 std::string dims_of(const TypeInfo& t) {
   std::string s = "[";
   for (size_t i = 0; i < t.shape.size(); ++i)
@@ -29,26 +27,40 @@ void check_type(const ValueInfo& v, DataType want, const std::string& attr) {
                                                   dtype_name(want) + ", got " + dtype_name(v.type.elem_type));
 }
 
+namespace {
+
 Tensor int_column(const int32_t* values, int32_t rows) {
   Tensor t(DataType::Int32, {rows, 1});
   std::copy(values, values + rows, t.data<int32_t>());
   return t;
 }
 
-// Rows `beam_rows` of a present state [2, rows, heads, T, head_size] as the next past.
-Tensor pick_rows(const Tensor& present, const int32_t* beam_rows) {
-  Tensor past(present.dtype(), present.shape());
-  const int64_t rows = present.dim(1);
-  const size_t block = static_cast<size_t>(present.numel() / (2 * rows)) * dtype_size(present.dtype());
-  const char* src = static_cast<const char*>(present.raw());
-  char* dst = static_cast<char*>(past.raw());
-  for (int half = 0; half < 2; ++half)
+}  // namespace
+
+Tensor pick_rows(const Tensor& t, const int32_t* beam_rows, int axis) {
+  Tensor out(t.dtype(), t.shape());
+  const int64_t outer = axis == 0 ? 1 : t.dim(0), rows = t.dim(axis);
+  const size_t block = static_cast<size_t>(t.numel() / (outer * rows)) * dtype_size(t.dtype());
+  const char* src = static_cast<const char*>(t.raw());
+  char* dst = static_cast<char*>(out.raw());
+  for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < rows; ++j)
-      std::memcpy(dst + (half * rows + j) * block, src + (half * rows + beam_rows[j]) * block, block);
-  return past;
+      std::memcpy(dst + (o * rows + j) * block, src + (o * rows + beam_rows[j]) * block, block);
+  return out;
 }
 
-}  // namespace
+Tensor expand_rows(const Tensor& t, int32_t beams) {
+  Shape shape = t.shape();
+  const int64_t batch = shape[0];
+  shape[0] *= beams;
+  Tensor out(t.dtype(), shape);
+  const size_t block = batch ? t.nbytes() / static_cast<size_t>(batch) : 0;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int32_t k = 0; k < beams; ++k)
+      std::memcpy(static_cast<char*>(out.raw()) + (b * beams + k) * block,
+                  static_cast<const char*>(t.raw()) + b * block, block);
+  return out;
+}
 
 GptDecoder::GptDecoder(const KernelInitContext& ctx, const std::string& attr) {
   ONYX_KERNEL_CHECK(ctx.has(attr), "the '" + attr + "' subgraph attribute is required");
@@ -143,7 +155,7 @@ void GptDecoder::next_feeds(std::vector<Value>& feeds, std::vector<Value>& outpu
                       "the decoder's present_" + std::to_string(i) + " must be [2, " + std::to_string(rows) +
                           ", heads, length, head_size], got " +
                           (present.is_tensor() ? shape_to_string(present.tensor().shape()) : std::string("no tensor")));
-    feeds[3 + i] = beam_rows ? Value(pick_rows(present.tensor(), beam_rows)) : std::move(present);
+    feeds[3 + i] = beam_rows ? Value(pick_rows(present.tensor(), beam_rows, 1)) : std::move(present);
   }
 }
 

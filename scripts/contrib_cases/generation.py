@@ -291,6 +291,11 @@ CASES = [
                                                    attrs={"eos_token_id": 10})),
     Case("BeamSearch_eos_b3_no_early_stopping", _beam(batch=3, beams=3, ret=3, max_length=16, seed=11,
                                                       attrs={"eos_token_id": 28})),
+    # a batch item's done test reads candidates of the item before it (ORT's offset): these end differently otherwise
+    Case("BeamSearch_b3_done_test_offset_a", _beam(batch=3, beams=3, ret=3, max_length=14, seed=7,
+                                                   attrs={"eos_token_id": 43})),
+    Case("BeamSearch_b3_done_test_offset_b", _beam(batch=3, beams=2, ret=2, max_length=14, seed=11,
+                                                   attrs={"eos_token_id": 28})),
     Case("BeamSearch_length_penalty_0_6", _beam(batch=2, beams=4, ret=3, max_length=14,
                                                 attrs={"eos_token_id": 27}, extra={"length_penalty": 0.6})),
     Case("BeamSearch_length_penalty_2", _beam(batch=2, beams=4, ret=3, max_length=14,

@@ -57,7 +57,7 @@ const int32_t* mask_input(const KernelContext& ctx, int i, const char* name, con
   return t.data<int32_t>();
 }
 
-SearchParams attribute_params(const KernelInitContext& ic) {
+SearchParams attribute_params(const KernelInitContext& ic, bool beam) {
   SearchParams p;
   p.model_type = ic.get_int("model_type", 0);
   p.eos_token_id = static_cast<int32_t>(ic.get_int("eos_token_id", -1));
@@ -69,8 +69,9 @@ SearchParams attribute_params(const KernelInitContext& ic) {
   ONYX_KERNEL_CHECK(p.no_repeat_ngram_size >= 0,
                     "no_repeat_ngram_size must not be negative, got " + std::to_string(p.no_repeat_ngram_size));
   if (p.model_type == 2) kernel_fail("model_type 2 (Whisper) is WhisperBeamSearch's: not supported");
-  ONYX_KERNEL_CHECK(p.model_type == 0 || p.model_type == 1,
-                    "model_type " + std::to_string(p.model_type) + " is not supported (0: decoder-only, 1: T5 style)");
+  ONYX_KERNEL_CHECK(p.model_type == 0 || (p.model_type == 1 && beam),
+                    "model_type " + std::to_string(p.model_type) + " is not supported (0: decoder-only" +
+                        (beam ? ", 1: T5 style)" : "; ORT's CPU GreedySearch runs no other)"));
   if (p.model_type == 1)
     ONYX_KERNEL_CHECK(p.decoder_start_token_id >= 0,
                       "model_type 1 needs decoder_start_token_id (the encoder takes the start tokens)");
@@ -159,7 +160,6 @@ std::vector<Value> first_feeds(const Setup& s, KernelContext& ctx, const SearchP
 // ---- GreedySearch ----
 
 void run_greedy(const Setup& s, KernelContext& ctx) {
-  ONYX_KERNEL_CHECK(!s.t5, "GreedySearch runs model_type 0 only (as ORT's CPU provider)");
   const SearchParams p = run_params(ctx, s.params, kGreedySlots);
   std::vector<int32_t> positions, expanded;
   std::vector<Value> feeds = first_feeds(s, ctx, p, kGreedySlots.attention_mask, positions, expanded);
@@ -203,6 +203,8 @@ struct Candidates {
 
 Candidates best_candidates(const SearchParams& p, const std::vector<float>& scores) {
   const int64_t width = static_cast<int64_t>(p.num_beams) * p.vocab, k = 2 * p.num_beams;
+  ONYX_KERNEL_CHECK(k <= width, "BeamSearch needs 2 * num_beams candidates, the vocabulary of " +
+                                    std::to_string(p.vocab) + " gives " + std::to_string(width));
   Candidates c;
   c.scores.resize(static_cast<size_t>(p.batch * k));
   c.tokens.resize(c.scores.size());
@@ -309,18 +311,22 @@ void run_beam_t5(const Setup& s, KernelContext& ctx, const SearchParams& p) {
   });
 }
 
+constexpr int kLogitsProcessorSlot = 11;  // ORT's Whisper-only processors: checked, otherwise unused
+
 void run_beam(const Setup& s, KernelContext& ctx) {
   const SearchParams p = run_params(ctx, s.params, kBeamSlots);
+  ONYX_KERNEL_CHECK(scalar_input(ctx, kLogitsProcessorSlot, "logits_processor", 0, false) >= 0,
+                    "logits_processor must not be negative");
   if (s.t5)
     run_beam_t5(s, ctx, p);
   else
     run_beam_gpt(s, ctx, p);
 }
 
-template <void (*Run)(const Setup&, KernelContext&)>
+template <void (*Run)(const Setup&, KernelContext&), bool Beam>
 KernelFactory search_factory() {
   return lambda_factory([](const KernelInitContext& ic) {
-    auto setup = std::make_shared<const Setup>(ic, attribute_params(ic));
+    auto setup = std::make_shared<const Setup>(ic, attribute_params(ic, Beam));
     return [setup](KernelContext& ctx) { Run(*setup, ctx); };
   });
 }
@@ -328,8 +334,8 @@ KernelFactory search_factory() {
 }  // namespace
 
 void register_contrib_generation(KernelRegistry& r) {
-  r.add("GreedySearch", 1, kMaxOpset, search_factory<run_greedy>(), kMsDomain);
-  r.add("BeamSearch", 1, kMaxOpset, search_factory<run_beam>(), kMsDomain);
+  r.add("GreedySearch", 1, kMaxOpset, search_factory<run_greedy, false>(), kMsDomain);
+  r.add("BeamSearch", 1, kMaxOpset, search_factory<run_beam, true>(), kMsDomain);
 }
 
 }  // namespace onyx

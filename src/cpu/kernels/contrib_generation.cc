@@ -37,8 +37,9 @@ double scalar_input(const KernelContext& ctx, int i, const char* name, double de
   ONYX_KERNEL_CHECK(t.numel() == 1 && t.rank() <= 1,
                     std::string("input ") + name + " must be a scalar, got shape " + shape_to_string(t.shape()));
   if (is_float) {
-    ONYX_KERNEL_CHECK(t.dtype() == DataType::Float || t.dtype() == DataType::Float16,
-                      std::string("input ") + name + " must be float or float16, got " + dtype_name(t.dtype()));
+    // T is float: ORT's CPU kernels are registered for float only.
+    ONYX_KERNEL_CHECK(t.dtype() == DataType::Float,
+                      std::string("input ") + name + " must be float, got " + dtype_name(t.dtype()));
     return t.float_at(0);
   }
   ONYX_KERNEL_CHECK(t.dtype() == DataType::Int32,

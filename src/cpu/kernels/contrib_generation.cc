@@ -61,8 +61,8 @@ const int32_t* mask_input(const KernelContext& ctx, int i, const char* name, con
 SearchParams attribute_params(const KernelInitContext& ic, bool beam) {
   SearchParams p;
   p.model_type = ic.get_int("model_type", 0);
-  p.eos_token_id = static_cast<int32_t>(ic.get_int("eos_token_id", -1));
-  p.pad_token_id = static_cast<int32_t>(ic.get_int("pad_token_id", -1));
+  p.eos_token_id = static_cast<int32_t>(ic.get_int("eos_token_id"));  // both required by ORT's schemas
+  p.pad_token_id = static_cast<int32_t>(ic.get_int("pad_token_id"));
   p.decoder_start_token_id = static_cast<int32_t>(ic.get_int("decoder_start_token_id", -1));
   p.no_repeat_ngram_size = static_cast<int32_t>(ic.get_int("no_repeat_ngram_size", 0));
   p.early_stopping = ic.get_int("early_stopping", 0) == 1;

@@ -129,10 +129,10 @@ struct Setup {
       if (ic.has("init_decoder")) init_decoder.emplace(ic, "init_decoder");
       params.vocab = static_cast<int32_t>(decoder->vocab());
       if (init_decoder)
-        ONYX_KERNEL_CHECK(init_decoder->vocab() == decoder->vocab(), "the init_decoder's vocabulary (" +
-                                                                        std::to_string(init_decoder->vocab()) +
-                                                                        ") differs from the decoder's (" +
-                                                                        std::to_string(decoder->vocab()) + ")");
+        ONYX_KERNEL_CHECK(init_decoder->vocab() == decoder->vocab() && init_decoder->layers() == decoder->layers(),
+                          "the init_decoder (vocabulary " + std::to_string(init_decoder->vocab()) + ", " +
+                              std::to_string(init_decoder->layers()) + " past states) does not match the decoder (" +
+                              std::to_string(decoder->vocab()) + ", " + std::to_string(decoder->layers()) + ")");
     }
     // ORT reads the logits with the attribute's row width: another width gives it garbage.
     if (params.vocab_attr > 0 && params.vocab_attr != params.vocab)

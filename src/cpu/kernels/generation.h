@@ -108,6 +108,7 @@ class GptDecoder {
   // Checks the subgraph held by attribute `attr` of the node, ORT's rules.
   GptDecoder(const KernelInitContext& ctx, const std::string& attr);
   int64_t vocab() const { return vocab_; }
+  size_t layers() const { return num_past_; }
   const CompiledGraph& graph() const { return *graph_; }
   // The first run's feeds: input_ids, position_ids and attention_mask of
   // [batch, S] repeated per beam, empty past states. Sets sequence_lengths

@@ -14,6 +14,7 @@ static KernelRegistry build_cpu_registry() {
   register_contrib_misc(r);
   register_contrib_generation(r);
   register_contrib_vision(r);
+  register_contrib_sequence(r);
   register_control_flow(r);
   register_conv(r);
   register_data_movement(r);

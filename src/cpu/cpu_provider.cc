@@ -15,6 +15,7 @@ static KernelRegistry build_cpu_registry() {
   register_contrib_generation(r);
   register_contrib_vision(r);
   register_contrib_sequence(r);
+  register_contrib_word_conv_embedding(r);
   register_control_flow(r);
   register_conv(r);
   register_data_movement(r);

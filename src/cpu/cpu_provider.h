@@ -20,6 +20,7 @@ void register_contrib_misc(KernelRegistry& r);  // com.microsoft CDist, Inverse,
 void register_contrib_generation(KernelRegistry& r);  // com.microsoft GreedySearch, BeamSearch
 void register_contrib_vision(KernelRegistry& r);  // com.microsoft CropAndResize, MaxpoolWithMask
 void register_contrib_sequence(KernelRegistry& r);  // NGramRepeatBlock, BifurcationDetector, DTW, UnfoldTensor
+void register_contrib_word_conv_embedding(KernelRegistry& r);  // com.microsoft WordConvEmbedding
 void register_control_flow(KernelRegistry& r);
 void register_conv(KernelRegistry& r);
 void register_data_movement(KernelRegistry& r);

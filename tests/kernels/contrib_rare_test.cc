@@ -84,8 +84,8 @@ TEST(ContribRare, CropAndResizeBilinearAndExtrapolation) {
   auto rois = Tensor::from_vector<float>({0, 0, 1, 1, 0, 0.5f, 0, 1.5f}, {2, 4});
   auto bidx = Tensor::from_vector<int32_t>({0, 0}, {2});
   auto crop = Tensor::from_vector<int32_t>({3, 3}, {2});
-  auto node = make_node("CropAndResize", {"x", "rois", "b", "crop"}, {"y"},
-                        {{"extrapolation_value", attr_float(-1.f)}}, kMs);
+  auto node =
+      make_node("CropAndResize", {"x", "rois", "b", "crop"}, {"y"}, {{"extrapolation_value", attr_float(-1.f)}}, kMs);
   auto out = run_op(node, {x, rois, bidx, crop});
   EXPECT_EQ(out[0].shape(), (Shape{2, 1, 3, 3}));
   // Box 2 is a row at y = 0 with x = 0.5, 1, 1.5 (the last outside).
@@ -136,10 +136,10 @@ TEST(ContribRare, MatMulBnb4Nf4AndFp4) {
   auto B = Tensor::from_vector<uint8_t>(codes, {16});
   auto absmax = Tensor::from_vector<float>({2.f, 3.f}, {2});
   auto node = [](int64_t quant_type) {
-    return make_node("MatMulBnb4", {"a", "b", "m"}, {"y"},
-                     {{"K", attr_int(16)}, {"N", attr_int(2)}, {"block_size", attr_int(16)},
-                      {"quant_type", attr_int(quant_type)}},
-                     kMs);
+    return make_node(
+        "MatMulBnb4", {"a", "b", "m"}, {"y"},
+        {{"K", attr_int(16)}, {"N", attr_int(2)}, {"block_size", attr_int(16)}, {"quant_type", attr_int(quant_type)}},
+        kMs);
   };
   auto out = run_op(node(1), {A, B, absmax});
   expect_near(out[0], {272.f, 0.f});
@@ -147,6 +147,27 @@ TEST(ContribRare, MatMulBnb4Nf4AndFp4) {
   out = run_op(node(0), {A, B, absmax});
   expect_near(out[0], {-0.25f * 2 * 136, 0.25f * 3 * 136});
   EXPECT_THROW(run_op(node(1), {A, B, Tensor::from_vector<float>({2.f}, {1})}), Error);
+}
+
+TEST(ContribRare, MoERoutesToTheLikeliestExpert) {
+  // Router probabilities [0.25, 0.75]: k = 1 picks expert 1, whose fc1 row [1, 2] gives 3 for x = [1, 1] and
+  // whose fc2 column [3, 4] gives [9, 12], weighted by 0.75 (or by 1 once the weights are renormalized).
+  auto x = Tensor::from_vector<float>({1.f, 1.f}, {1, 2});
+  auto router = Tensor::from_vector<float>({0.f, std::log(3.f)}, {1, 2});
+  auto w1 = Tensor::from_vector<float>({5.f, 5.f, 1.f, 2.f}, {2, 1, 2});
+  auto w2 = Tensor::from_vector<float>({5.f, 5.f, 3.f, 4.f}, {2, 2, 1});
+  auto node = [](int64_t normalize) {
+    return make_node("MoE", {"x", "r", "w1", "", "w2"}, {"y"},
+                     {{"k", attr_int(1)},
+                      {"activation_type", attr_string("identity")},
+                      {"normalize_routing_weights", attr_int(normalize)}},
+                     kMs);
+  };
+  expect_near(run_op(node(0), {x, router, w1, Tensor(), w2})[0], {6.75f, 9.f});
+  expect_near(run_op(node(1), {x, router, w1, Tensor(), w2})[0], {9.f, 12.f});
+  // k larger than the number of experts.
+  auto k3 = make_node("MoE", {"x", "r", "w1", "", "w2"}, {"y"}, {{"k", attr_int(3)}}, kMs);
+  EXPECT_THROW(run_op(k3, {x, router, w1, Tensor(), w2}), Error);
 }
 
 }  // namespace

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/float_values.h"
 #include "cpu/gemm.h"
-#include "cpu/half_convert.h"
 
 namespace onyx {
 namespace {
@@ -52,15 +52,6 @@ void moe_swiglu(const float* in, float* out, int64_t n, const MoeAttrs& a) {
     const float sig = z > 0 ? 1.f / (1.f + std::exp(-z)) : std::exp(z) / (1.f + std::exp(z));
     out[i] = gate * sig * (linear + a.beta);
   }
-}
-
-std::vector<float> as_floats(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  if (t.dtype() == DataType::Float16)
-    halves_to_floats(static_cast<const uint16_t*>(t.raw()), v.data(), t.numel());
-  else
-    std::copy(t.data<float>(), t.data<float>() + t.numel(), v.begin());
-  return v;
 }
 
 // float16 models: ORT keeps each layer's result in half precision (after the
@@ -162,10 +153,11 @@ void run_moe(KernelContext& ctx, const MoeAttrs& a) {
   const MoeShapes s = check_moe_inputs(ctx, a);
   const Tensor& X = ctx.input(0);
   const bool half = X.dtype() == DataType::Float16;
-  const std::vector<float> x = as_floats(X), w1 = as_floats(ctx.input(2)), w2 = as_floats(ctx.input(4));
-  const std::vector<float> b1 = ctx.has_input(3) ? as_floats(ctx.input(3)) : std::vector<float>();
-  const std::vector<float> b2 = ctx.has_input(5) ? as_floats(ctx.input(5)) : std::vector<float>();
-  const auto routes = route_tokens(as_floats(ctx.input(1)), s, a);
+  const std::vector<float> x = load_floats<float>(X), w1 = load_floats<float>(ctx.input(2)),
+                           w2 = load_floats<float>(ctx.input(4));
+  const std::vector<float> b1 = ctx.has_input(3) ? load_floats<float>(ctx.input(3)) : std::vector<float>();
+  const std::vector<float> b2 = ctx.has_input(5) ? load_floats<float>(ctx.input(5)) : std::vector<float>();
+  const auto routes = route_tokens(load_floats<float>(ctx.input(1)), s, a);
   std::vector<float> y(static_cast<size_t>(s.rows * s.hidden), 0.f);
   std::vector<float> in, h1, h2, act;
   for (int64_t e = 0; e < s.experts; ++e) {
@@ -205,10 +197,7 @@ void run_moe(KernelContext& ctx, const MoeAttrs& a) {
     }
   }
   Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
-  if (half)
-    floats_to_halves(y.data(), static_cast<uint16_t*>(Y.raw()), Y.numel());
-  else
-    std::copy(y.begin(), y.end(), Y.data<float>());
+  store_floats(y.data(), Y);
 }
 
 MoeAttrs read_moe_attrs(const KernelInitContext& ic) {

@@ -51,7 +51,7 @@ def check_case(case, args):
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
-        expected = sess.run(None, feeds)
+        expected = case.ort_run(sess, feeds) if case.ort_run else sess.run(None, feeds)
         got = run_onyx(args.onyx, model_path, feeds, workdir, args.threads)
     if len(got) != len(expected):
         return 0.0, [f"{len(got)} outputs, expected {len(expected)}"]

@@ -17,6 +17,8 @@ class Case:
     build: Callable[[], Tuple[onnx.ModelProto, Dict[str, np.ndarray]]]  # -> (model, feeds)
     rtol: float = 1e-4
     atol: float = 1e-5
+    # How onnxruntime runs it, when sess.run cannot (e.g. ops that need IO binding): (session, feeds) -> outputs
+    ort_run: Optional[Callable] = None
 
 
 def node_model(op: str, feeds: Dict[str, np.ndarray], outputs: Sequence[Tuple[str, int]],

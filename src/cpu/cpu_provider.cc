@@ -18,6 +18,7 @@ static KernelRegistry build_cpu_registry() {
   register_contrib_word_conv_embedding(r);
   register_contrib_matmul_bnb4(r);
   register_contrib_moe(r);
+  register_contrib_sparse_attention(r);
   register_control_flow(r);
   register_conv(r);
   register_data_movement(r);

@@ -23,6 +23,7 @@ void register_contrib_sequence(KernelRegistry& r);  // NGramRepeatBlock, Bifurca
 void register_contrib_word_conv_embedding(KernelRegistry& r);  // com.microsoft WordConvEmbedding
 void register_contrib_matmul_bnb4(KernelRegistry& r);  // com.microsoft MatMulBnb4 (bitsandbytes FP4 / NF4)
 void register_contrib_moe(KernelRegistry& r);  // com.microsoft MoE (mixture of experts)
+void register_contrib_sparse_attention(KernelRegistry& r);  // com.microsoft SparseAttention (block-sparse GQA)
 void register_control_flow(KernelRegistry& r);
 void register_conv(KernelRegistry& r);
 void register_data_movement(KernelRegistry& r);

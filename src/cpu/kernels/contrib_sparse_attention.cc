@@ -17,6 +17,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/float_values.h"
+#include "cpu/kernels/attention_rows.h"
 #include "cpu/kernels/rotary.h"
 
 namespace onyx {
@@ -214,38 +215,33 @@ void run_sparse_attention(KernelContext& ctx, const SparseAttrs& a) {
   }
   const float scale = a.scale == 0.f ? 1.f / std::sqrt(static_cast<float>(d.D)) : a.scale;
   const int64_t group = a.heads / a.kv_heads;
-  std::vector<float> out(static_cast<size_t>(d.B * d.S * a.heads * d.D), 0.f), scores;
-  std::vector<char> visible(static_cast<size_t>((d.row_stride - 1) * a.block));
-  for (int64_t b = 0; b < d.B; ++b) {
-    const int64_t past = d.prompt ? 0 : lens[b] - d.S;
-    for (int64_t h = 0; h < a.heads; ++h) {
-      const int64_t layout = h % d.layouts;
-      const int32_t* lr = rows + layout * d.row_stride;
-      const int32_t* lc = cols + layout * d.col_stride;
+  std::vector<float> out(static_cast<size_t>(d.B * d.S * a.heads * d.D));
+  // One (batch, head) per task: a query row's scores, mask, softmax and values.
+  parallel_for(ctx.thread_pool(), d.B * a.heads, [&](int64_t i0, int64_t i1) {
+    std::vector<float> scores;
+    std::vector<char> visible(static_cast<size_t>((d.row_stride - 1) * a.block));
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t b = i / a.heads, h = i % a.heads, past = d.prompt ? 0 : lens[b] - d.S;
+      const int32_t* lr = rows + (h % d.layouts) * d.row_stride;
+      const int32_t* lc = cols + (h % d.layouts) * d.col_stride;
       const bool sparse = lr[d.row_stride - 1] < d.row_stride * (d.row_stride - 1) / 2;
       const float* keys = pk.data() + (b * a.kv_heads + h / group) * d.cache * d.D;
       const float* values = pv.data() + (b * a.kv_heads + h / group) * d.cache * d.D;
       for (int64_t s = 0; s < d.S; ++s) {
         const int64_t pos = past + s, causal = pos + 1;
-        const float* qi = q.data() + ((b * d.S + s) * a.heads + h) * d.D;
-        scores.assign(static_cast<size_t>(causal), 0.f);
-        for (int64_t t = 0; t < causal; ++t) {
-          float dot = 0.f;
-          for (int64_t e = 0; e < d.D; ++e) dot += qi[e] * keys[t * d.D + e];
-          scores[t] = scale * dot;
-        }
+        scores.resize(static_cast<size_t>(causal));
+        attention_row_scores(q.data() + ((b * d.S + s) * a.heads + h) * d.D, keys, causal, d.D, d.D, false, scale,
+                             scores.data());
         if (sparse) {
           visible_keys(lr, lc, pos, a.block, visible);
           for (int64_t t = 0; t < causal; ++t)
             if (!visible[t]) scores[t] = std::numeric_limits<float>::lowest();
         }
         softmax_prefix(scores.data(), causal);
-        float* o = out.data() + ((b * d.S + s) * a.heads + h) * d.D;
-        for (int64_t t = 0; t < causal; ++t)
-          for (int64_t e = 0; e < d.D; ++e) o[e] += scores[t] * values[t * d.D + e];
+        attention_row_values(scores.data(), values, causal, d.D, d.D, out.data() + ((b * d.S + s) * a.heads + h) * d.D);
       }
     }
-  }
+  });
   const DataType dt = ctx.input(kQuery).dtype();
   store_floats(out.data(), ctx.allocate_output(0, dt, {d.B, d.S, a.heads * d.D}));
   const Shape cache_shape{d.B, a.kv_heads, d.cache, d.D};

@@ -1,8 +1,9 @@
 """com.microsoft SparseAttention on the CPU: block-sparse causal GQA over a
 fixed-length KV cache. ORT's CPU kernel runs only with past and present key /
 value bound to one buffer, so onnxruntime runs these cases through IO
-binding. Prompt and decode steps (one and several new tokens), packed QKV, several layouts (sparse and dense rows), rotary
-(half-split and interleaved), scale, float16.
+binding. Prompt and decode steps (one and several new tokens), packed QKV,
+several layouts (sparse and dense rows), rotary (half-split and interleaved),
+scale, float16.
 
 Batches in a decode step all have the same key length here: where they
 differ, ORT's CPU kernel writes each head's probabilities at a stride of the

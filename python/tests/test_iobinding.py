@@ -42,6 +42,22 @@ def test_ortvalue_from_shape_and_type():
         assert v.numpy().dtype == np.dtype(et)
 
 
+def test_ortvalue_from_dlpack_shares_memory():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for source in (x, x.__dlpack__()):  # a protocol object, and a raw capsule
+        v = ort.OrtValue.from_dlpack(source)
+        r = onnxruntime.OrtValue.from_dlpack(x)
+        assert v.shape() == r.shape() == [3, 4] and v.data_type() == r.data_type() == "tensor(float)"
+        x[0, 0] = 100.0
+        assert v.numpy()[0, 0] == 100.0  # no copy
+        x[0, 0] = 0.0
+    flags = ort.OrtValue.from_dlpack(np.array([True, False]))
+    assert flags.data_type() == "tensor(bool)"
+    np.testing.assert_array_equal(flags.numpy(), [True, False])
+    with pytest.raises(TypeError, match="from_dlpack"):
+        ort.OrtValue.from_dlpack(42)
+
+
 def test_run_with_ort_values(add_path):
     sess = ort.InferenceSession(add_path)
     a = np.ones((2, 3), np.float32)

@@ -25,6 +25,9 @@ from onyx._core import (  # noqa: F401  (re-exported)
     OrtValue,
     RuntimeException,
 )
+from onyx.capi._dlpack import ortvalue_from_dlpack as _ortvalue_from_dlpack
+
+OrtValue.from_dlpack = classmethod(_ortvalue_from_dlpack)
 
 
 class _OrtEnum(enum.IntEnum):

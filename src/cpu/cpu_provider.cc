@@ -1,4 +1,5 @@
 #include "cpu/cpu_provider.h"
+#include "cpu/kernel_families.h"
 
 namespace onyx {
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/kernel_families.h"
 #include "cpu/gemm_vmath.h"
 #include "cpu/row_reduce.h"
 

@@ -268,6 +268,18 @@ TEST(Loader, MissingRequiredInputOrOutputIsAGraphError) {
   }
 }
 
+// A node reading its own output (or any cycle) is refused before the optimizer,
+// whose rewrites would go round it forever, naming a node on the cycle.
+TEST(Loader, CycleIsAGraphError) {
+  for (auto level : {OptimizationLevel::Disable, OptimizationLevel::All}) {
+    auto m = test::add_relu_model();
+    m.mutable_graph()->mutable_node(0)->set_input(0, "y");  // add reads relu's output, which reads add's
+    Error e = error_of([&] { load(m, level); });
+    EXPECT_EQ(e.code(), ErrorCode::InvalidGraph);
+    EXPECT_NE(std::string(e.what()).find("has a cycle through node"), std::string::npos) << e.what();
+  }
+}
+
 class ExternalData : public test::TempDirTest {
  protected:
 

@@ -67,6 +67,46 @@ std::vector<std::string> free_names(const Graph& g) {
   return out;
 }
 
+const Node* node_on_cycle(const Graph& g) {
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (auto& o : g.nodes[i].outputs)
+      if (!o.empty()) producer.emplace(o, i);
+  std::vector<std::vector<size_t>> deps(g.nodes.size()), consumers(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    std::vector<std::string> reads = g.nodes[i].inputs;
+    collect_subgraph_free_names(g.nodes[i], reads);
+    std::set<size_t> from;
+    for (auto& name : reads)
+      if (auto it = producer.find(name); it != producer.end()) from.insert(it->second);
+    deps[i].assign(from.begin(), from.end());
+    for (size_t d : from) consumers[d].push_back(i);
+  }
+  // Kahn's order; whatever it cannot reach waits on a cycle.
+  std::vector<size_t> pending(g.nodes.size()), ready;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if ((pending[i] = deps[i].size()) == 0) ready.push_back(i);
+  while (!ready.empty()) {
+    size_t i = ready.back();
+    ready.pop_back();
+    for (size_t c : consumers[i])
+      if (--pending[c] == 0) ready.push_back(c);
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (pending[i] == 0) continue;
+    // Stepping back along unordered dependencies as many times as there are nodes ends on the cycle.
+    size_t at = i;
+    for (size_t step = 0; step < g.nodes.size(); ++step)
+      for (size_t d : deps[at])
+        if (pending[d] != 0) {
+          at = d;
+          break;
+        }
+    return &g.nodes[at];
+  }
+  return nullptr;
+}
+
 std::string canonical_domain(const std::string& domain) { return domain == "ai.onnx" ? "" : domain; }
 
 int64_t Model::opset(const std::string& d) const {

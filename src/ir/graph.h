@@ -103,6 +103,11 @@ std::vector<std::string> free_names(const Graph& graph);
 // The free names of a node's subgraphs, appended to `out` (once each).
 void collect_subgraph_free_names(const Node& n, std::vector<std::string>& out);
 
+// A node on a cycle of g's nodes (through their inputs and what their subgraphs
+// read), or null when the nodes can be ordered. Names no node of g produces come
+// from outside and order nothing; nested graphs are not searched.
+const Node* node_on_cycle(const Graph& g);
+
 // Normalizes "ai.onnx" to "".
 std::string canonical_domain(const std::string& domain);
 

@@ -93,6 +93,18 @@ std::string names_of(const std::vector<ValueMeta>& metas) {
   return s;
 }
 
+// The optimizer's rewrites assume nodes can be ordered; a cycle would send them round it.
+void check_acyclic(const Model& model, const Graph& g) {
+  if (const Node* n = node_on_cycle(g))
+    fail(ErrorCode::InvalidGraph, "model '" + model.path + "': graph '" + g.name + "' has a cycle through node " +
+                                      n->describe());
+  for (auto& n : g.nodes)
+    for (auto& [key, a] : n.attributes) {
+      if (a.g) check_acyclic(model, *a.g);
+      for (auto& sub : a.graphs) check_acyclic(model, *sub);
+    }
+}
+
 }  // namespace
 
 void Session::Impl::initialize() {
@@ -115,6 +127,7 @@ void Session::Impl::initialize() {
     // (saved as IR 3 it failed onnx.checker: "fc.weight in initializer but not in graph input").
     model.ir_version = std::max<int64_t>(model.ir_version, 4);
   }
+  check_acyclic(model, model.graph);
   check_node_arity(model);
   const int64_t opt_start = profiler ? profiler->now_ns() : 0;
   optimize();

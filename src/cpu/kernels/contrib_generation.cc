@@ -1,6 +1,7 @@
 // com.microsoft GreedySearch and BeamSearch, the generation ops of ORT's
 // convert_generation tool, for decoder-only models (model_type 0) and, in
-// BeamSearch, encoder-decoder ones (model_type 1, T5 style): each step runs
+// BeamSearch, encoder-decoder ones (model_type 1, T5 style; model_type 2 and
+// WhisperBeamSearch, Whisper's audio encoder and decoder): each step runs
 // the decoder subgraph (through the executor, like Loop's body) on the tokens
 // chosen so far, scores the next token as ORT's CPU provider does and feeds the
 // chosen tokens and the present states back. The pieces are in generation.h.
@@ -20,13 +21,16 @@ const char* const kMsDomain = "com.microsoft";
 constexpr int32_t kMaxLength = 4096;  // ORT's limit on max_length
 constexpr int32_t kMaxBeams = 128;
 
-// Input positions, which differ between the two ops.
+// Input positions, which differ between the ops.
 struct InputSlots {
   int max_length, min_length, num_beams, num_return, length_penalty, repetition_penalty, vocab_mask,
-      prefix_vocab_mask, attention_mask;
+      prefix_vocab_mask, attention_mask, decoder_input_ids, temperature;
 };
-constexpr InputSlots kBeamSlots{1, 2, 3, 4, 5, 6, 7, 8, 9};
-constexpr InputSlots kGreedySlots{1, 2, -1, -1, -1, 3, 4, 5, 6};
+constexpr InputSlots kBeamSlots{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1};
+constexpr InputSlots kWhisperSlots{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14};
+constexpr InputSlots kGreedySlots{1, 2, -1, -1, -1, 3, 4, 5, 6, -1, -1};
+// WhisperBeamSearch's inputs and outputs for cross attention (Q*K per frame) and no-speech probabilities.
+constexpr size_t kExtraDecodingIdsSlot = 13, kCrossQkOutput = 3, kNoSpeechOutput = 4;
 
 bool present(const KernelContext& ctx, int i) { return i >= 0 && ctx.has_input(static_cast<size_t>(i)); }
 
@@ -58,9 +62,12 @@ const int32_t* mask_input(const KernelContext& ctx, int i, const char* name, con
   return t.data<int32_t>();
 }
 
-SearchParams attribute_params(const KernelInitContext& ic, bool beam) {
+enum class Op { Greedy, Beam, Whisper };
+
+SearchParams attribute_params(const KernelInitContext& ic, Op op) {
+  const bool beam = op != Op::Greedy;
   SearchParams p;
-  p.model_type = ic.get_int("model_type", 0);
+  p.model_type = ic.get_int("model_type", op == Op::Whisper ? 2 : 0);
   p.eos_token_id = static_cast<int32_t>(ic.get_int("eos_token_id"));  // both required by ORT's schemas
   p.pad_token_id = static_cast<int32_t>(ic.get_int("pad_token_id"));
   p.decoder_start_token_id = static_cast<int32_t>(ic.get_int("decoder_start_token_id", -1));
@@ -69,10 +76,20 @@ SearchParams attribute_params(const KernelInitContext& ic, bool beam) {
   p.vocab_attr = ic.get_int("vocab_size", -1);
   ONYX_KERNEL_CHECK(p.no_repeat_ngram_size >= 0,
                     "no_repeat_ngram_size must not be negative, got " + std::to_string(p.no_repeat_ngram_size));
-  if (p.model_type == 2) kernel_fail("model_type 2 (Whisper) is WhisperBeamSearch's: not supported");
-  ONYX_KERNEL_CHECK(p.model_type == 0 || (p.model_type == 1 && beam),
+  if (op == Op::Whisper)
+    ONYX_KERNEL_CHECK(p.model_type == 2, "WhisperBeamSearch needs model_type 2, got " + std::to_string(p.model_type));
+  ONYX_KERNEL_CHECK(p.model_type == 0 || ((p.model_type == 1 || p.model_type == 2) && beam),
                     "model_type " + std::to_string(p.model_type) + " is not supported (0: decoder-only" +
-                        (beam ? ", 1: T5 style)" : "; ORT's CPU GreedySearch runs no other)"));
+                        (beam ? ", 1: T5 style, 2: Whisper)" : "; ORT's CPU GreedySearch runs no other)"));
+  if (p.model_type == 2) {
+    // Cross-attention Q*K and no-speech probabilities come from decoders ORT rewrites for CUDA
+    // (DecoderMaskedMultiHeadAttention sharing past and present buffers).
+    ONYX_KERNEL_CHECK(ic.get_int("decoder_output_cross_qk", 0) == 0,
+                      "decoder_output_cross_qk (a decoder returning cross-attention Q*K) is not supported");
+    ONYX_KERNEL_CHECK(!ic.has_output(kCrossQkOutput), "the cross_qk output is not supported");
+    ONYX_KERNEL_CHECK(!ic.has_output(kNoSpeechOutput), "the no_speech_probs output is not supported");
+    ONYX_KERNEL_CHECK(!ic.has_input(kExtraDecodingIdsSlot), "the extra_decoding_ids input is not supported");
+  }
   if (p.model_type == 1)
     ONYX_KERNEL_CHECK(p.decoder_start_token_id >= 0,
                       "model_type 1 needs decoder_start_token_id (the encoder takes the start tokens)");
@@ -82,12 +99,37 @@ SearchParams attribute_params(const KernelInitContext& ic, bool beam) {
 // The parameters of one run: `p` holds the attributes' and the decoder's.
 SearchParams run_params(const KernelContext& ctx, SearchParams p, const InputSlots& in) {
   const Tensor& ids = ctx.input(0);
-  ONYX_KERNEL_CHECK(ids.dtype() == DataType::Int32, "input_ids must be int32, got " + dtype_name(ids.dtype()));
-  ONYX_KERNEL_CHECK(ids.rank() == 2 && ids.dim(0) > 0 && ids.dim(1) > 0,
-                    "input_ids must be [batch, sequence] with both positive, got " + shape_to_string(ids.shape()));
+  if (p.model_type == 2) {
+    // Whisper's input_ids are the encoder's audio features.
+    ONYX_KERNEL_CHECK(ids.dtype() == DataType::Float,
+                      "input_ids (the audio features) must be float, got " + dtype_name(ids.dtype()));
+    ONYX_KERNEL_CHECK(ids.rank() == 3 && ids.dim(0) > 0,
+                      "input_ids (the audio features) must be [batch, features, frames], got " +
+                          shape_to_string(ids.shape()));
+  } else {
+    ONYX_KERNEL_CHECK(ids.dtype() == DataType::Int32, "input_ids must be int32, got " + dtype_name(ids.dtype()));
+    ONYX_KERNEL_CHECK(ids.rank() == 2 && ids.dim(0) > 0 && ids.dim(1) > 0,
+                      "input_ids must be [batch, sequence] with both positive, got " + shape_to_string(ids.shape()));
+  }
   p.batch = static_cast<int32_t>(ids.dim(0));
   // A T5-style output starts with the one start token; the ids are the encoder's.
   p.sequence_length = p.model_type == 1 ? 1 : static_cast<int32_t>(ids.dim(1));
+  if (p.model_type == 2) {
+    // Whisper's output starts with the forced decoder ids, or the start token alone.
+    p.sequence_length = 1;
+    if (present(ctx, in.decoder_input_ids)) {
+      const Tensor& d = ctx.input(static_cast<size_t>(in.decoder_input_ids));
+      ONYX_KERNEL_CHECK(d.dtype() == DataType::Int32,
+                        "decoder_input_ids must be int32, got " + dtype_name(d.dtype()));
+      ONYX_KERNEL_CHECK(d.rank() == 2 && d.dim(0) == p.batch && d.dim(1) > 0,
+                        "decoder_input_ids must be [batch = " + std::to_string(p.batch) + ", n] with n positive, got " +
+                            shape_to_string(d.shape()));
+      p.sequence_length = static_cast<int32_t>(d.dim(1));
+    } else {
+      ONYX_KERNEL_CHECK(p.decoder_start_token_id >= 0,
+                        "without decoder_input_ids Whisper needs decoder_start_token_id");
+    }
+  }
   p.max_length = static_cast<int32_t>(scalar_input(ctx, in.max_length, "max_length", kMaxLength, false));
   ONYX_KERNEL_CHECK(p.max_length > p.sequence_length, "max_length (" + std::to_string(p.max_length) +
                                                           ") must be greater than the input sequence length (" +
@@ -108,9 +150,11 @@ SearchParams run_params(const KernelContext& ctx, SearchParams p, const InputSlo
       static_cast<float>(scalar_input(ctx, in.repetition_penalty, "repetition_penalty", 1.0, true));
   ONYX_KERNEL_CHECK(p.repetition_penalty > 0.f,
                     "repetition_penalty must be greater than 0, got " + std::to_string(p.repetition_penalty));
+  p.temperature = static_cast<float>(scalar_input(ctx, in.temperature, "temperature", 1.0, true));
   p.vocab_mask = mask_input(ctx, in.vocab_mask, "vocab_mask", {p.vocab});
   p.prefix_vocab_mask = mask_input(ctx, in.prefix_vocab_mask, "prefix_vocab_mask", {p.batch, p.vocab});
-  mask_input(ctx, in.attention_mask, "attention_mask", ids.shape());
+  if (p.model_type != 2)  // Whisper's encoder takes no mask (ORT checks only its rank and ignores it)
+    mask_input(ctx, in.attention_mask, "attention_mask", ids.shape());
   return p;
 }
 
@@ -118,11 +162,11 @@ SearchParams run_params(const KernelContext& ctx, SearchParams p, const InputSlo
 struct Setup {
   SearchParams params;
   std::optional<gen::GptDecoder> decoder, init_decoder;  // model_type 0; init_decoder runs the first step
-  std::optional<gen::T5Decoder> t5;                      // model_type 1
+  std::optional<gen::T5Decoder> t5;                      // model_type 1 and 2 (Whisper)
 
   Setup(const KernelInitContext& ic, SearchParams p) : params(p) {
-    if (params.model_type == 1) {
-      t5.emplace(ic);
+    if (params.model_type == 1 || params.model_type == 2) {
+      t5.emplace(ic, params.model_type == 2);
       params.vocab = static_cast<int32_t>(t5->vocab());
     } else {
       decoder.emplace(ic, "decoder");
@@ -291,13 +335,34 @@ void run_beam_gpt(const Setup& s, KernelContext& ctx, const SearchParams& p) {
 
 // T5 style: the encoder gives the first step's logits (one row per batch item)
 // and the decoder's cross-attention states; the decoder runs the later steps.
+// Whisper's encoder takes the audio features and the forced decoder ids, which
+// begin every beam's sequence.
 void run_beam_t5(const Setup& s, KernelContext& ctx, const SearchParams& p) {
-  ONYX_KERNEL_CHECK(p.max_length > 2, "max_length must be at least 3 for model_type 1, got " +
-                                          std::to_string(p.max_length) + " (ORT runs no decoder step then)");
-  const Tensor* mask = present(ctx, kBeamSlots.attention_mask) ? &ctx.input(kBeamSlots.attention_mask) : nullptr;
-  std::vector<Value> enc_feeds = s.t5->encoder_feeds(ctx.input(0), mask, p.pad_token_id, p.decoder_start_token_id);
+  ONYX_KERNEL_CHECK(p.max_length > p.sequence_length + 1,
+                    "max_length must be at least " + std::to_string(p.sequence_length + 2) + " for model_type " +
+                        std::to_string(p.model_type) + ", got " + std::to_string(p.max_length) +
+                        " (ORT runs no decoder step then)");
+  std::vector<Value> enc_feeds;
+  std::vector<int32_t> start(static_cast<size_t>(p.batch_beams()), p.decoder_start_token_id);
+  if (s.t5->whisper()) {
+    Tensor ids(DataType::Int32, {p.batch, p.sequence_length});
+    if (present(ctx, kBeamSlots.decoder_input_ids)) {
+      const Tensor& d = ctx.input(kBeamSlots.decoder_input_ids);
+      std::copy(d.data<int32_t>(), d.data<int32_t>() + d.numel(), ids.data<int32_t>());
+    } else {
+      std::fill_n(ids.data<int32_t>(), ids.numel(), p.decoder_start_token_id);
+    }
+    // Each beam starts with its batch item's ids.
+    start.resize(static_cast<size_t>(p.batch_beams()) * p.sequence_length);
+    for (int32_t i = 0; i < p.batch_beams(); ++i)
+      std::copy_n(ids.data<int32_t>() + static_cast<size_t>(i / p.num_beams) * p.sequence_length, p.sequence_length,
+                  start.begin() + static_cast<size_t>(i) * p.sequence_length);
+    enc_feeds = s.t5->whisper_encoder_feeds(ctx.input(0), ids);
+  } else {
+    const Tensor* mask = present(ctx, kBeamSlots.attention_mask) ? &ctx.input(kBeamSlots.attention_mask) : nullptr;
+    enc_feeds = s.t5->encoder_feeds(ctx.input(0), mask, p.pad_token_id, p.decoder_start_token_id);
+  }
   std::vector<Value> enc_outs = run_graph(ctx, s.t5->encoder(), enc_feeds);
-  const std::vector<int32_t> start(static_cast<size_t>(p.batch_beams()), p.decoder_start_token_id);
   beam_search(ctx, p, start, [&](BeamRun& run) {
     // As ORT: the first step (from the encoder's logits) does not stop the search.
     run.advance(enc_outs[0].tensor(), 1);
@@ -314,20 +379,24 @@ void run_beam_t5(const Setup& s, KernelContext& ctx, const SearchParams& p) {
 
 constexpr int kLogitsProcessorSlot = 11;  // ORT's Whisper-only processors: checked, otherwise unused
 
+template <const InputSlots& Slots>
 void run_beam(const Setup& s, KernelContext& ctx) {
-  const SearchParams p = run_params(ctx, s.params, kBeamSlots);
-  ONYX_KERNEL_CHECK(scalar_input(ctx, kLogitsProcessorSlot, "logits_processor", 0, false) >= 0,
-                    "logits_processor must not be negative");
+  const SearchParams p = run_params(ctx, s.params, Slots);
+  const double processor = scalar_input(ctx, kLogitsProcessorSlot, "logits_processor", 0, false);
+  ONYX_KERNEL_CHECK(processor >= 0, "logits_processor must not be negative");
+  // 1 adds ORT's Whisper timestamp processor; ORT ignores other values.
+  if (p.model_type == 2 && processor == 1)
+    kernel_fail("logits_processor 1 (Whisper's timestamp rules) is not supported");
   if (s.t5)
     run_beam_t5(s, ctx, p);
   else
     run_beam_gpt(s, ctx, p);
 }
 
-template <void (*Run)(const Setup&, KernelContext&), bool Beam>
+template <void (*Run)(const Setup&, KernelContext&), Op Kind>
 KernelFactory search_factory() {
   return lambda_factory([](const KernelInitContext& ic) {
-    auto setup = std::make_shared<const Setup>(ic, attribute_params(ic, Beam));
+    auto setup = std::make_shared<const Setup>(ic, attribute_params(ic, Kind));
     return [setup](KernelContext& ctx) { Run(*setup, ctx); };
   });
 }
@@ -335,8 +404,9 @@ KernelFactory search_factory() {
 }  // namespace
 
 void register_contrib_generation(KernelRegistry& r) {
-  r.add("GreedySearch", 1, kMaxOpset, search_factory<run_greedy, false>(), kMsDomain);
-  r.add("BeamSearch", 1, kMaxOpset, search_factory<run_beam, true>(), kMsDomain);
+  r.add("GreedySearch", 1, kMaxOpset, search_factory<run_greedy, Op::Greedy>(), kMsDomain);
+  r.add("BeamSearch", 1, kMaxOpset, search_factory<run_beam<kBeamSlots>, Op::Beam>(), kMsDomain);
+  r.add("WhisperBeamSearch", 1, kMaxOpset, search_factory<run_beam<kWhisperSlots>, Op::Whisper>(), kMsDomain);
 }
 
 }  // namespace onyx

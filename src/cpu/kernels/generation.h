@@ -18,7 +18,7 @@ namespace onyx::gen {
 // The search as attributes and inputs set it.
 struct SearchParams {
   // attributes
-  int64_t model_type = 0;  // 0: decoder only (GPT-2), 1: encoder-decoder (T5)
+  int64_t model_type = 0;  // 0: decoder only (GPT-2), 1: encoder-decoder (T5), 2: Whisper
   int32_t eos_token_id = -1, pad_token_id = -1, decoder_start_token_id = -1;
   int32_t no_repeat_ngram_size = 0;
   bool early_stopping = false;
@@ -27,6 +27,7 @@ struct SearchParams {
   int32_t batch = 0, sequence_length = 0, max_length = 0, min_length = 0;
   int32_t num_beams = 1, num_return_sequences = 1;
   float length_penalty = 1.f, repetition_penalty = 1.f;
+  float temperature = 1.f;                     // WhisperBeamSearch's; divides the scores when positive
   const int32_t* vocab_mask = nullptr;         // [vocab]
   const int32_t* prefix_vocab_mask = nullptr;  // [batch, vocab]
   int32_t vocab = 0;                           // the decoder's logits width
@@ -52,7 +53,8 @@ class Sequences {
 
 // next-token scores [rows, vocab] in place, through ORT's logits processors in
 // its order: repetition penalty, no-repeat n-grams, vocab mask, prefix vocab
-// mask (first step only), min length. `rows` = batch * beams; step counts from 1.
+// mask (first step only), min length, temperature. `rows` = batch * beams; step
+// counts from 1.
 void process_scores(const SearchParams& p, const Sequences& seq, float* scores, int32_t rows, int32_t step);
 
 // out = log(softmax(in)) over each of `rows` rows of n (out may be in).
@@ -135,9 +137,14 @@ class GptDecoder {
 // (inputs input_ids, encoder_attention_mask, [encoder_hidden_states], past_*
 // in the encoder's output order; outputs logits, present_{key,value}_self_*)
 // runs each later step on batch * beams rows.
+// Whisper's pair (model_type 2) is the same without the attention masks: its
+// encoder takes the audio features (encoder_input_ids, float [batch, features,
+// frames]) and the decoder's forced ids (decoder_input_ids [batch, n]), whose
+// last position's logits give the first step.
 class T5Decoder {
  public:
-  explicit T5Decoder(const KernelInitContext& ctx);
+  T5Decoder(const KernelInitContext& ctx, bool whisper);
+  bool whisper() const { return mask_inputs_ == 0; }
   int64_t vocab() const { return vocab_; }
   const CompiledGraph& encoder() const { return *encoder_; }
   const CompiledGraph& decoder() const { return *decoder_; }
@@ -145,6 +152,8 @@ class T5Decoder {
   // the start token per batch item.
   std::vector<Value> encoder_feeds(const Tensor& input_ids, const Tensor* attention_mask, int32_t pad_token_id,
                                    int32_t start_token_id) const;
+  // Whisper's encoder feeds: the features and the decoder's first ids [batch, n].
+  std::vector<Value> whisper_encoder_feeds(const Tensor& features, const Tensor& decoder_ids) const;
   // The decoder's first feeds: the tokens chosen from the encoder's logits (or
   // the whole sequences), the mask, hidden states and past states expanded per beam.
   std::vector<Value> first_feeds(const std::vector<Value>& enc_feeds, const std::vector<Value>& enc_outputs,
@@ -158,6 +167,8 @@ class T5Decoder {
   Value input_ids(const Sequences& seq, const int32_t* tokens, int32_t rows) const;
   std::shared_ptr<const CompiledGraph> encoder_, decoder_;
   int64_t vocab_ = 0;
+  size_t mask_inputs_ = 1;   // the decoder's encoder_attention_mask input (none in Whisper's)
+  bool hidden_input_ = true;  // the decoder takes encoder_hidden_states
   size_t first_past_ = 3, layers_ = 0;
   bool whole_sequence_ = true;  // the decoder's input_ids are [rows, length], not [rows, 1]
 };

@@ -94,6 +94,9 @@ void process_scores(const SearchParams& p, const Sequences& seq, float* scores, 
   // ORT's min-length processor bans EOS while the sequence (prompt included) is shorter.
   if (p.min_length > 0 && seq.length() < p.min_length && p.eos_token_id >= 0 && p.eos_token_id < vocab)
     for (int32_t i = 0; i < rows; ++i) scores[static_cast<size_t>(i) * vocab + p.eos_token_id] = kLowest;
+  // ORT scales by a positive temperature only (its processor is left out otherwise).
+  if (p.temperature > 0.f && p.temperature != 1.f)
+    for (size_t i = 0; i < static_cast<size_t>(rows) * vocab; ++i) scores[i] /= p.temperature;
 }
 
 void log_softmax_rows(const float* in, float* out, int64_t rows, int64_t n) {

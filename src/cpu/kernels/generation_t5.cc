@@ -1,5 +1,6 @@
-// The encoder-decoder (T5 style, model_type 1) subgraphs of BeamSearch: their
-// checks (ORT's) and the feeds of each run.
+// The encoder-decoder subgraphs of BeamSearch, T5 style (model_type 1) and
+// Whisper's (model_type 2, WhisperBeamSearch): their checks (ORT's) and the
+// feeds of each run.
 #include <algorithm>
 
 #include "cpu/kernels/generation.h"
@@ -29,18 +30,47 @@ void check_encoder(const Graph& g) {
   for (const auto& o : out) check_type(o, DataType::Float, "encoder");
 }
 
+// Whisper's encoder: the features and the forced decoder ids in; logits, hidden
+// states and 4 present states per layer out.
+void check_whisper_encoder(const Graph& g) {
+  const auto& in = g.inputs;
+  const auto& out = g.outputs;
+  ONYX_KERNEL_CHECK(in.size() == 2, "the 'encoder' subgraph must have 2 inputs (encoder_input_ids, "
+                                    "decoder_input_ids), got " + std::to_string(in.size()));
+  ONYX_KERNEL_CHECK(out.size() >= 6 && (out.size() - 2) % 4 == 0,
+                    "the 'encoder' subgraph must output logits, encoder_hidden_states and 4 present states per "
+                    "layer, got " + std::to_string(out.size()) + " outputs");
+  check_name(in, 0, "encoder_input_ids", "encoder", "input");
+  check_name(in, 1, "decoder_input_ids", "encoder", "input");
+  check_name(out, 0, "logits", "encoder", "output");
+  check_name(out, 1, "encoder_hidden_states", "encoder", "output");
+  check_name(out, 2, "present_key_self_0", "encoder", "output");
+  check_name(out, 3, "present_value_self_0", "encoder", "output");
+  if (in[0].type.elem_type == DataType::Float16 || out[0].type.elem_type == DataType::Float16)
+    kernel_fail("the 'encoder' subgraph is float16: Onyx runs Whisper's float subgraphs only");
+  check_type(in[0], DataType::Float, "encoder");
+  check_type(in[1], DataType::Int32, "encoder");
+  for (const auto& o : out) check_type(o, DataType::Float, "encoder");
+}
+
 }  // namespace
 
-T5Decoder::T5Decoder(const KernelInitContext& ctx) {
-  ONYX_KERNEL_CHECK(ctx.has("encoder"), "model_type 1 needs the 'encoder' subgraph attribute");
+T5Decoder::T5Decoder(const KernelInitContext& ctx, bool whisper) : mask_inputs_(whisper ? 0 : 1) {
+  ONYX_KERNEL_CHECK(ctx.has("encoder"), std::string(whisper ? "Whisper" : "model_type 1") +
+                                            " needs the 'encoder' subgraph attribute");
   ONYX_KERNEL_CHECK(ctx.has("decoder"), "the 'decoder' subgraph attribute is required");
   const Graph& enc = *ctx.get("encoder", AttrType::Graph).g;
   const Graph& dec = *ctx.get("decoder", AttrType::Graph).g;
-  check_encoder(enc);
+  if (whisper)
+    check_whisper_encoder(enc);
+  else
+    check_encoder(enc);
   const auto& in = dec.inputs;
   const auto& out = dec.outputs;
-  ONYX_KERNEL_CHECK(in.size() >= 3, "the 'decoder' subgraph has " + std::to_string(in.size()) + " inputs");
-  first_past_ = in[2].name == "encoder_hidden_states" ? 3 : 2;
+  ONYX_KERNEL_CHECK(in.size() >= 2 + mask_inputs_,
+                    "the 'decoder' subgraph has " + std::to_string(in.size()) + " inputs");
+  hidden_input_ = in[1 + mask_inputs_].name == "encoder_hidden_states";
+  first_past_ = 1 + mask_inputs_ + (hidden_input_ ? 1 : 0);
   ONYX_KERNEL_CHECK(out.size() >= 3 && (out.size() - 1) % 2 == 0,
                     "the 'decoder' subgraph must output logits and 2 present states per layer, got " +
                         std::to_string(out.size()) + " outputs");
@@ -49,20 +79,21 @@ T5Decoder::T5Decoder(const KernelInitContext& ctx) {
     kernel_fail("the 'decoder' subgraph shares its past and present buffers (a past_sequence_length input): "
                 "not supported");
   ONYX_KERNEL_CHECK(in.size() == first_past_ + 4 * layers_,
-                    "the 'decoder' subgraph must have " + std::to_string(first_past_ + 4 * layers_) +
-                        " inputs (input_ids, encoder_attention_mask, [encoder_hidden_states], 4 past states per "
-                        "layer), got " + std::to_string(in.size()));
+                    "the 'decoder' subgraph must have " + std::to_string(first_past_ + 4 * layers_) + " inputs (" +
+                        (whisper ? "input_ids" : "input_ids, encoder_attention_mask") +
+                        ", [encoder_hidden_states], 4 past states per layer), got " + std::to_string(in.size()));
   ONYX_KERNEL_CHECK(enc.outputs.size() - 2 == 4 * layers_,
                     "the encoder gives " + std::to_string(enc.outputs.size() - 2) +
                         " present states, the decoder takes " + std::to_string(4 * layers_));
   check_name(in, 0, "input_ids", "decoder", "input");
-  check_name(in, 1, "encoder_attention_mask", "decoder", "input");
+  if (!whisper) check_name(in, 1, "encoder_attention_mask", "decoder", "input");
   check_name(out, 0, "logits", "decoder", "output");
   check_type(in[0], DataType::Int32, "decoder");
-  check_type(in[1], DataType::Int32, "decoder");
+  if (!whisper) check_type(in[1], DataType::Int32, "decoder");
   if (out[0].type.elem_type == DataType::Float16)
-    kernel_fail("the 'decoder' subgraph's logits are float16: ORT's CPU provider runs float only");
-  for (size_t i = 2; i < in.size(); ++i) check_type(in[i], DataType::Float, "decoder");
+    kernel_fail(std::string("the 'decoder' subgraph's logits are float16: ") +
+                (whisper ? "Onyx runs Whisper's float subgraphs only" : "ORT's CPU provider runs float only"));
+  for (size_t i = 1 + mask_inputs_; i < in.size(); ++i) check_type(in[i], DataType::Float, "decoder");
   for (const auto& o : out) check_type(o, DataType::Float, "decoder");
   const TypeInfo& logits = out[0].type;
   ONYX_KERNEL_CHECK(logits.shape.size() == 3 && static_dim(logits, 2) > 0,
@@ -99,6 +130,10 @@ std::vector<Value> T5Decoder::encoder_feeds(const Tensor& input_ids, const Tenso
   return {Value(input_ids), Value(mask), Value(start)};
 }
 
+std::vector<Value> T5Decoder::whisper_encoder_feeds(const Tensor& features, const Tensor& decoder_ids) const {
+  return {Value(features), Value(decoder_ids)};
+}
+
 Value T5Decoder::input_ids(const Sequences& seq, const int32_t* tokens, int32_t rows) const {
   const int32_t len = whole_sequence_ ? seq.length() : 1;
   Tensor ids(DataType::Int32, {rows, len});
@@ -114,9 +149,10 @@ Value T5Decoder::input_ids(const Sequences& seq, const int32_t* tokens, int32_t 
 std::vector<Value> T5Decoder::first_feeds(const std::vector<Value>& enc_feeds, const std::vector<Value>& enc_outputs,
                                           const Sequences& seq, const int32_t* tokens, int32_t beams) const {
   const int32_t rows = static_cast<int32_t>(enc_feeds[0].tensor().dim(0)) * beams;
-  std::vector<Value> feeds{input_ids(seq, tokens, rows), Value(expand_rows(enc_feeds[1].tensor(), beams))};
+  std::vector<Value> feeds{input_ids(seq, tokens, rows)};
+  if (mask_inputs_) feeds.push_back(Value(expand_rows(enc_feeds[1].tensor(), beams)));
   // With encoder_hidden_states among its inputs the decoder takes encoder outputs 1.., else 2..
-  for (size_t j = 4 - first_past_; j < enc_outputs.size(); ++j) {
+  for (size_t j = hidden_input_ ? 1 : 2; j < enc_outputs.size(); ++j) {
     ONYX_KERNEL_CHECK(enc_outputs[j].is_tensor(), "the encoder's output " + std::to_string(j) + " is not a tensor");
     feeds.push_back(Value(expand_rows(enc_outputs[j].tensor(), beams)));
   }

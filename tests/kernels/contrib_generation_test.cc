@@ -123,6 +123,132 @@ TEST(ContribGeneration, BeamSearchFindsTheBetterPathGreedyMisses) {
   EXPECT_NEAR(scores[1], std::log(0.6f * 0.5f) / 3, 1e-4);
 }
 
+// WhisperBeamSearch's pair over the same transition table: the encoder
+// (features, forced ids in) gives the table rows of the ids as logits, the ids
+// as self-attention states and the features as cross-attention states; the
+// decoder gives the next token's row and appends it to the self states.
+onnx::GraphProto whisper_encoder() {
+  onnx::GraphProto g;
+  g.set_name("encoder");
+  *g.add_input() = tensor_info("encoder_input_ids", onnx::TensorProto::FLOAT, {-1, 2, 3}, {"B"});
+  *g.add_input() = tensor_info("decoder_input_ids", onnx::TensorProto::INT32, {-1, -1}, {"B", "L"});
+  *g.add_output() = tensor_info("logits", onnx::TensorProto::FLOAT, {-1, -1, kVocab}, {"B", "L"});
+  *g.add_output() = tensor_info("encoder_hidden_states", onnx::TensorProto::FLOAT, {-1, 3, 2}, {"B"});
+  for (const char* name : {"present_key_self_0", "present_value_self_0"})
+    *g.add_output() = tensor_info(name, onnx::TensorProto::FLOAT, {-1, 1, -1, 1}, {"B", "", "L"});
+  for (const char* name : {"present_key_cross_0", "present_value_cross_0"})
+    *g.add_output() = tensor_info(name, onnx::TensorProto::FLOAT, {-1, 1, 3, 2}, {"B"});
+  *g.add_initializer() = float_tensor("table", {kVocab, kVocab}, transition_logits());
+  *g.add_initializer() = int64_tensor("axes13", {2}, {1, 3});
+  *g.add_initializer() = int64_tensor("axis1", {1}, {1});
+  add_node(&g, "Gather", {"table", "decoder_input_ids"}, {"logits"});
+  add_int_attr(add_node(&g, "Cast", {"decoder_input_ids"}, {"ids_f"}), "to", onnx::TensorProto::FLOAT);
+  add_node(&g, "Unsqueeze", {"ids_f", "axes13"}, {"present_key_self_0"});
+  add_node(&g, "Identity", {"present_key_self_0"}, {"present_value_self_0"});
+  auto* t = add_node(&g, "Transpose", {"encoder_input_ids"}, {"encoder_hidden_states"});
+  auto* perm = t->add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : {0, 2, 1}) perm->add_ints(v);
+  add_node(&g, "Unsqueeze", {"encoder_hidden_states", "axis1"}, {"present_key_cross_0"});
+  add_node(&g, "Identity", {"present_key_cross_0"}, {"present_value_cross_0"});
+  return g;
+}
+
+onnx::GraphProto whisper_decoder() {
+  onnx::GraphProto g;
+  g.set_name("decoder");
+  *g.add_input() = tensor_info("input_ids", onnx::TensorProto::INT32, {-1, 1}, {"B"});
+  *g.add_input() = tensor_info("encoder_hidden_states", onnx::TensorProto::FLOAT, {-1, 3, 2}, {"B"});
+  for (const char* name : {"past_key_self_0", "past_value_self_0"})
+    *g.add_input() = tensor_info(name, onnx::TensorProto::FLOAT, {-1, 1, -1, 1}, {"B", "", "P"});
+  for (const char* name : {"past_key_cross_0", "past_value_cross_0"})
+    *g.add_input() = tensor_info(name, onnx::TensorProto::FLOAT, {-1, 1, 3, 2}, {"B"});
+  *g.add_output() = tensor_info("logits", onnx::TensorProto::FLOAT, {-1, 1, kVocab}, {"B"});
+  for (const char* name : {"present_key_self_0", "present_value_self_0"})
+    *g.add_output() = tensor_info(name, onnx::TensorProto::FLOAT, {-1, 1, -1, 1}, {"B", "", "T"});
+  *g.add_initializer() = float_tensor("table", {kVocab, kVocab}, transition_logits());
+  *g.add_initializer() = int64_tensor("axes13", {2}, {1, 3});
+  add_node(&g, "Gather", {"table", "input_ids"}, {"logits"});
+  add_int_attr(add_node(&g, "Cast", {"input_ids"}, {"ids_f"}), "to", onnx::TensorProto::FLOAT);
+  add_node(&g, "Unsqueeze", {"ids_f", "axes13"}, {"kv"});
+  add_int_attr(add_node(&g, "Concat", {"past_key_self_0", "kv"}, {"present_key_self_0"}), "axis", 2);
+  add_int_attr(add_node(&g, "Concat", {"past_value_self_0", "kv"}, {"present_value_self_0"}), "axis", 2);
+  return g;
+}
+
+// A WhisperBeamSearch node: 2 beams, both returned, forced decoder ids fed as `decoder_input_ids`.
+onnx::ModelProto whisper_model(int32_t max_length, int64_t start_token) {
+  onnx::ModelProto m = make_model();
+  auto* ms = m.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("input_features", onnx::TensorProto::FLOAT, {-1, 2, 3}, {"B"});
+  *g->add_input() = tensor_info("decoder_input_ids", onnx::TensorProto::INT32, {-1, -1}, {"B", "L"});
+  *g->add_initializer() = i32("max_length", max_length);
+  *g->add_initializer() = i32("num_beams", 2);
+  *g->add_initializer() = i32("num_return_sequences", 2);
+  auto* n = add_node(g, "WhisperBeamSearch",
+                     {"input_features", "max_length", "", "num_beams", "num_return_sequences", "", "", "", "", "",
+                      "decoder_input_ids"},
+                     {"sequences", "sequences_scores"}, "whisper");
+  n->set_domain("com.microsoft");
+  add_int_attr(n, "eos_token_id", 9);
+  add_int_attr(n, "pad_token_id", 4);
+  add_int_attr(n, "decoder_start_token_id", start_token);
+  for (auto [name, graph] : {std::pair{"encoder", whisper_encoder()}, std::pair{"decoder", whisper_decoder()}}) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = graph;
+  }
+  for (const char* name : {"sequences", "sequences_scores"}) {
+    *g->add_output() = tensor_info(name, onnx::TensorProto::INT32, {});
+    g->mutable_output(g->output_size() - 1)->mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  g->mutable_output(1)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  return m;
+}
+
+TEST(ContribGeneration, WhisperBeamSearchContinuesTheForcedIds) {
+  // Forced ids 4 0: the encoder's last logits row is 0's, so two steps give 0 2 3 (0.36)
+  // and 0 1 3 (0.3) after the prefix; the scores divide by the whole length, 4.
+  auto s = load(whisper_model(4, 4));
+  Value features(Tensor::from_vector<float>({0.5f, -1.f, 2.f, 0.f, 1.f, 3.f}, {1, 2, 3}));
+  Value forced(Tensor::from_vector<int32_t>({4, 0}, {1, 2}));
+  auto out = s->run({{"input_features", features}, {"decoder_input_ids", forced}});
+  EXPECT_EQ(out[0].tensor().shape(), (Shape{1, 2, 4}));
+  EXPECT_EQ(ints(out[0]), (std::vector<int32_t>{4, 0, 2, 3, 4, 0, 1, 3}));
+  const float* scores = out[1].tensor().data<float>();
+  EXPECT_NEAR(scores[0], std::log(0.4f * 0.9f) / 4, 1e-4);
+  EXPECT_NEAR(scores[1], std::log(0.6f * 0.5f) / 4, 1e-4);
+}
+
+TEST(ContribGeneration, WhisperBeamSearchBadInputsGiveClearErrors) {
+  auto s = load(whisper_model(3, 4));
+  Value features(Tensor::from_vector<float>({0.5f, -1.f, 2.f, 0.f, 1.f, 3.f}, {1, 2, 3}));
+  // Two forced ids leave no room for a decoder step below max_length 3.
+  Error short_max = error_of([&] {
+    s->run({{"input_features", features}, {"decoder_input_ids", Value(Tensor::from_vector<int32_t>({4, 0}, {1, 2}))}});
+  });
+  EXPECT_NE(std::string(short_max.what()).find("max_length must be at least 4"), std::string::npos)
+      << short_max.what();
+  Error batch = error_of([&] {
+    s->run({{"input_features", features}, {"decoder_input_ids", Value(Tensor::from_vector<int32_t>({4, 0}, {2, 1}))}});
+  });
+  EXPECT_NE(std::string(batch.what()).find("decoder_input_ids must be [batch = 1, n]"), std::string::npos)
+      << batch.what();
+
+  auto m = whisper_model(6, 4);
+  auto* node = m.mutable_graph()->mutable_node(0);
+  for (const char* name : {"", "", "no_speech_probs"}) node->add_output(name);
+  Error no_speech = error_of([&] { load(m); });
+  EXPECT_NE(std::string(no_speech.what()).find("no_speech_probs output is not supported"), std::string::npos)
+      << no_speech.what();
+  EXPECT_NE(std::string(no_speech.what()).find("whisper"), std::string::npos) << no_speech.what();
+}
+
 TEST(ContribGeneration, BadInputsGiveClearErrors) {
   auto s = load(search_model("GreedySearch", {{"max_length", 2}}, 9, 4));
   Error e = error_of([&] { s->run({{"input_ids", prompt({0, 1, 2})}}); });

@@ -90,6 +90,13 @@ SearchParams attribute_params(const KernelInitContext& ic, Op op) {
     ONYX_KERNEL_CHECK(!ic.has_output(kNoSpeechOutput), "the no_speech_probs output is not supported");
     ONYX_KERNEL_CHECK(!ic.has_input(kExtraDecodingIdsSlot), "the extra_decoding_ids input is not supported");
   }
+  auto& t = p.timestamps;
+  t.begin = static_cast<int32_t>(ic.get_int("beginning_timestamp_token_id", -1));
+  t.no_timestamps = static_cast<int32_t>(ic.get_int("no_timestamps_token_id", -1));
+  t.start_of_lm = static_cast<int32_t>(ic.get_int("start_of_lm_token_id", -1));
+  t.translate = static_cast<int32_t>(ic.get_int("translate_token_id", -1));
+  t.transcribe = static_cast<int32_t>(ic.get_int("transcribe_token_id", -1));
+  t.start = p.decoder_start_token_id;
   if (p.model_type == 1)
     ONYX_KERNEL_CHECK(p.decoder_start_token_id >= 0,
                       "model_type 1 needs decoder_start_token_id (the encoder takes the start tokens)");
@@ -377,16 +384,20 @@ void run_beam_t5(const Setup& s, KernelContext& ctx, const SearchParams& p) {
   });
 }
 
-constexpr int kLogitsProcessorSlot = 11;  // ORT's Whisper-only processors: checked, otherwise unused
+constexpr int kLogitsProcessorSlot = 11;  // 1: Whisper's timestamp rules (model_type 2); other values unused
 
 template <const InputSlots& Slots>
 void run_beam(const Setup& s, KernelContext& ctx) {
-  const SearchParams p = run_params(ctx, s.params, Slots);
+  SearchParams p = run_params(ctx, s.params, Slots);
   const double processor = scalar_input(ctx, kLogitsProcessorSlot, "logits_processor", 0, false);
   ONYX_KERNEL_CHECK(processor >= 0, "logits_processor must not be negative");
-  // 1 adds ORT's Whisper timestamp processor; ORT ignores other values.
-  if (p.model_type == 2 && processor == 1)
-    kernel_fail("logits_processor 1 (Whisper's timestamp rules) is not supported");
+  // 1 adds Whisper's timestamp rules; ORT ignores other values.
+  if (p.model_type == 2 && processor == 1) {
+    ONYX_KERNEL_CHECK(p.timestamps.begin > 0 && p.timestamps.begin < p.vocab,
+                      "logits_processor 1 needs beginning_timestamp_token_id in (0, " + std::to_string(p.vocab) +
+                          "), got " + std::to_string(p.timestamps.begin));
+    p.timestamps.on = true;
+  }
   if (s.t5)
     run_beam_t5(s, ctx, p);
   else

@@ -28,6 +28,11 @@ struct SearchParams {
   int32_t num_beams = 1, num_return_sequences = 1;
   float length_penalty = 1.f, repetition_penalty = 1.f;
   float temperature = 1.f;                     // WhisperBeamSearch's; divides the scores when positive
+  // Whisper's timestamp rules (logits_processor 1): the token ids of its attributes.
+  struct Timestamps {
+    bool on = false;
+    int32_t begin = -1, no_timestamps = -1, start_of_lm = -1, start = -1, translate = -1, transcribe = -1;
+  } timestamps;
   const int32_t* vocab_mask = nullptr;         // [vocab]
   const int32_t* prefix_vocab_mask = nullptr;  // [batch, vocab]
   int32_t vocab = 0;                           // the decoder's logits width

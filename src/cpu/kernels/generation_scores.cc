@@ -77,6 +77,60 @@ void mask_tokens(const int32_t* mask, float* scores, int32_t vocab) {
     if (mask[k] == 0) scores[k] = kLowest;
 }
 
+// Whisper's timestamp rules on one row, as ORT's TimestampLogitsProcessor: the
+// control tokens are banned, timestamps come in pairs and never decrease, the
+// first is at most 50 steps in, and when the timestamps together are likelier
+// than the best text token only a timestamp may follow.
+void timestamp_rules(const SearchParams& p, const int32_t* tokens, int32_t len, float* s) {
+  const auto& t = p.timestamps;
+  const int32_t vocab = p.vocab, begin = t.begin;
+  constexpr int32_t kMaxInitialTimestamp = 50;
+  // One past the first timestamp, or the whole length when there is none.
+  int32_t sample_begin = 0;
+  for (int32_t j = 0; j < len; ++j) {
+    ++sample_begin;
+    if (tokens[j] >= begin) break;
+  }
+  auto ban = [&](int32_t k) {
+    if (k >= 0 && k < vocab) s[k] = kLowest;
+  };
+  ban(t.no_timestamps);
+  ban(t.start_of_lm);
+  if (len > sample_begin) {
+    ban(t.start);
+    ban(t.translate);
+    ban(t.transcribe);
+  }
+  const bool last_was_timestamp = len > 0 && tokens[len - 1] >= begin;
+  const bool penultimate_was_timestamp = len <= sample_begin || tokens[len - 2] >= begin;
+  if (last_was_timestamp) {
+    if (penultimate_was_timestamp)  // a pair (or the first) ends: text follows
+      for (int32_t k = begin; k < vocab; ++k) s[k] = kLowest;
+    else  // an open timestamp: its pair follows
+      for (int32_t k = 0; k < p.eos_token_id && k < vocab; ++k) s[k] = kLowest;
+  }
+  int32_t last_timestamp = -1;
+  for (int32_t j = 0; j < len; ++j)
+    if (tokens[j] >= begin) last_timestamp = tokens[j];
+  if (last_timestamp >= 0) {
+    // An open timestamp's pair may repeat it; after a pair the next one must be later.
+    const int32_t lowest_allowed =
+        last_was_timestamp && !penultimate_was_timestamp ? last_timestamp : last_timestamp + 1;
+    for (int32_t k = begin; k < lowest_allowed && k < vocab; ++k) s[k] = kLowest;
+  }
+  if (len == sample_begin)
+    for (int32_t k = begin + kMaxInitialTimestamp + 1; k < vocab; ++k) s[k] = kLowest;
+  // log(sum(exp)) over the timestamps still allowed, against the best text token.
+  float timestamp_logprob = kLowest;
+  const float top = *std::max_element(s + begin, s + vocab);
+  float sum = 0.f;
+  for (int32_t k = begin; k < vocab; ++k)
+    if (s[k] > kLowest) sum += std::exp(s[k] - top);
+  if (sum > 0.f) timestamp_logprob = std::log(sum) + top;
+  if (timestamp_logprob > *std::max_element(s, s + begin))
+    for (int32_t k = 0; k < begin; ++k) s[k] = kLowest;
+}
+
 }  // namespace
 
 void process_scores(const SearchParams& p, const Sequences& seq, float* scores, int32_t rows, int32_t step) {
@@ -97,6 +151,9 @@ void process_scores(const SearchParams& p, const Sequences& seq, float* scores, 
   // ORT scales by a positive temperature only (its processor is left out otherwise).
   if (p.temperature > 0.f && p.temperature != 1.f)
     for (size_t i = 0; i < static_cast<size_t>(rows) * vocab; ++i) scores[i] /= p.temperature;
+  if (p.timestamps.on)
+    for (int32_t i = 0; i < rows; ++i)
+      timestamp_rules(p, seq.row(i), seq.length(), scores + static_cast<size_t>(i) * vocab);
 }
 
 void log_softmax_rows(const float* in, float* out, int64_t rows, int64_t n) {

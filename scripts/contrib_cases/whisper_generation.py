@@ -168,6 +168,9 @@ def _whisper(batch=1, max_length=10, beams=3, ret=1, seed=7, attrs=None, extra=N
 _VOCAB_MASK = (np.arange(VOCAB) % 3 != 1).astype(np.int32)
 _PREFIX_MASK = np.stack([(np.arange(VOCAB) < 20), (np.arange(VOCAB) >= 25)]).astype(np.int32)
 _NO_EOS = (np.arange(VOCAB) != EOS).astype(np.int32)
+# eos, start, translate, transcribe, start of LM, no timestamps, then the timestamps 36-49
+_TIMESTAMPS = {"eos_token_id": 30, "decoder_start_token_id": 31, "translate_token_id": 32, "transcribe_token_id": 33,
+               "start_of_lm_token_id": 34, "no_timestamps_token_id": 35, "beginning_timestamp_token_id": 36}
 _FORCED2 = [[START, 7, 12], [START, 9, 30]]
 _FORCED3 = [[START, 3, 4, 5], [START, 44, 2, 8], [START, 11, 11, 6]]
 
@@ -209,6 +212,24 @@ CASES = [
     Case("WhisperBeamSearch_prefix_vocab_mask", _whisper(batch=2, beams=3, ret=2, max_length=12,
                                                          extra={"prefix_vocab_mask": _PREFIX_MASK})),
     Case("WhisperBeamSearch_logits_processor_0", _whisper(batch=2, beams=3, ret=2, extra={"logits_processor": 0})),
+    # Whisper's timestamp rules (logits_processor 1), with its control tokens laid out as in Whisper's vocabulary
+    Case("WhisperBeamSearch_timestamps_b2", _whisper(batch=2, beams=3, ret=2, max_length=14, attrs=_TIMESTAMPS,
+                                                     extra={"logits_processor": 1})),
+    Case("WhisperBeamSearch_timestamps_forced", _whisper(batch=3, beams=4, ret=3, max_length=16, attrs=_TIMESTAMPS,
+                                                         forced=[[31, 33], [31, 32], [31, 35]], seed=11,
+                                                         extra={"logits_processor": 1})),
+    Case("WhisperBeamSearch_timestamps_b3", _whisper(batch=3, beams=3, ret=3, max_length=16, seed=21,
+                                                     attrs=_TIMESTAMPS, extra={"logits_processor": 1})),
+    Case("WhisperBeamSearch_timestamps_no_translate_id", _whisper(
+        batch=2, beams=3, ret=2, max_length=14, extra={"logits_processor": 1},
+        attrs={k: v for k, v in _TIMESTAMPS.items() if k != "translate_token_id"})),
+    Case("WhisperBeamSearch_timestamps_eos_apart", _whisper(batch=3, beams=3, ret=2, max_length=16, seed=3,
+                                                            attrs={**_TIMESTAMPS, "eos_token_id": 27},
+                                                            extra={"logits_processor": 1})),
+    Case("WhisperBeamSearch_timestamps_step_scores", _whisper(batch=2, beams=2, ret=2, max_length=10, seed=5,
+                                                              attrs=_TIMESTAMPS, step_scores=True,
+                                                              extra={"logits_processor": 1,
+                                                                     "repetition_penalty": 1.3})),
     # the per-step scores output (EOS masked out, so that every step is taken)
     Case("WhisperBeamSearch_step_scores", _whisper(batch=2, beams=3, ret=2, max_length=9, step_scores=True,
                                                    forced=_FORCED2, extra={"vocab_mask": _NO_EOS})),

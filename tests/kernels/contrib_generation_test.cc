@@ -178,7 +178,8 @@ onnx::GraphProto whisper_decoder() {
 }
 
 // A WhisperBeamSearch node: 2 beams, both returned, forced decoder ids fed as `decoder_input_ids`.
-onnx::ModelProto whisper_model(int32_t max_length, int64_t start_token) {
+// With `logits_processor` >= 0 that input is given too.
+onnx::ModelProto whisper_model(int32_t max_length, int64_t start_token, int32_t logits_processor = -1) {
   onnx::ModelProto m = make_model();
   auto* ms = m.add_opset_import();
   ms->set_domain("com.microsoft");
@@ -189,10 +190,13 @@ onnx::ModelProto whisper_model(int32_t max_length, int64_t start_token) {
   *g->add_initializer() = i32("max_length", max_length);
   *g->add_initializer() = i32("num_beams", 2);
   *g->add_initializer() = i32("num_return_sequences", 2);
-  auto* n = add_node(g, "WhisperBeamSearch",
-                     {"input_features", "max_length", "", "num_beams", "num_return_sequences", "", "", "", "", "",
-                      "decoder_input_ids"},
-                     {"sequences", "sequences_scores"}, "whisper");
+  std::vector<std::string> inputs{"input_features", "max_length", "", "num_beams", "num_return_sequences", "", "", "",
+                                  "", "", "decoder_input_ids"};
+  if (logits_processor >= 0) {
+    *g->add_initializer() = i32("logits_processor", logits_processor);
+    inputs.push_back("logits_processor");
+  }
+  auto* n = add_node(g, "WhisperBeamSearch", inputs, {"sequences", "sequences_scores"}, "whisper");
   n->set_domain("com.microsoft");
   add_int_attr(n, "eos_token_id", 9);
   add_int_attr(n, "pad_token_id", 4);
@@ -239,6 +243,14 @@ TEST(ContribGeneration, WhisperBeamSearchBadInputsGiveClearErrors) {
   });
   EXPECT_NE(std::string(batch.what()).find("decoder_input_ids must be [batch = 1, n]"), std::string::npos)
       << batch.what();
+
+  // Whisper's timestamp rules need the first timestamp's id.
+  auto timestamps = load(whisper_model(6, 4, 1));
+  Value start(Tensor::from_vector<int32_t>({4}, {1, 1}));
+  Error no_begin = error_of([&] { timestamps->run({{"input_features", features}, {"decoder_input_ids", start}}); });
+  EXPECT_NE(std::string(no_begin.what()).find("needs beginning_timestamp_token_id in (0, 5), got -1"),
+            std::string::npos)
+      << no_begin.what();
 
   auto m = whisper_model(6, 4);
   auto* node = m.mutable_graph()->mutable_node(0);

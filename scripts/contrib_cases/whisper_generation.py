@@ -26,6 +26,7 @@ def _weights(seed):
         "heads_shape": np.array([0, 0, HEADS, HEAD], np.int64), "hidden_shape": np.array([0, 0, HIDDEN], np.int64),
         "scale": np.array(1.0 / np.sqrt(HEAD), np.float32), "half": np.array(0.5, np.float32),
         "last": np.array([-1], np.int64), "shape_b11": np.array([0, 1, 1], np.int64),
+        "second": np.array([1], np.int64),
     }
     for i, name in enumerate(["wq", "wk_s", "wv_s", "wk_c", "wv_c"]):
         w[name] = rand((HIDDEN, HIDDEN), seed + 4 + i, low=-2.0, high=2.0)
@@ -85,10 +86,16 @@ def whisper_subgraphs(seed=0, whole_sequence=False, layers=1, hidden_input=True)
 
     ids = "input_ids"
     dec_nodes = []
-    if whole_sequence:  # the decoder reads the whole sequence and uses its last token
-        dec_nodes.append(n("Gather", ["input_ids", "last"], ["last_ids"], axis=1))
-        ids = "last_ids"
-    dec_nodes += [n("Gather", ["wte_dec", ids], ["x"]), *_heads(n, "x", "wq", "q")]
+    x = "x"
+    if whole_sequence:  # the decoder reads the whole sequence: its last token, plus half its second's embedding
+        dec_nodes += [n("Gather", ["input_ids", "last"], ["last_ids"], axis=1),
+                      n("Gather", ["input_ids", "second"], ["second_ids"], axis=1),
+                      n("Gather", ["wte_dec", "second_ids"], ["x3"]), n("Mul", ["x3", "half"], ["x3h"])]
+        ids, x = "last_ids", "x_last"
+    dec_nodes.append(n("Gather", ["wte_dec", ids], [x]))
+    if whole_sequence:
+        dec_nodes.append(n("Add", ["x_last", "x3h"], ["x"]))
+    dec_nodes += _heads(n, "x", "wq", "q")
     dec_outs = [helper.make_tensor_value_info("logits", F32, [B, 1, VOCAB])]
     for i in range(layers):
         for kv, w in (("key", "wk_s"), ("value", "wv_s")):
@@ -185,6 +192,11 @@ CASES = [
     Case("WhisperBeamSearch_two_layers", _whisper(batch=2, beams=3, ret=2, max_length=11, layers=2, seed=5)),
     Case("WhisperBeamSearch_decoder_without_hidden_states", _whisper(batch=2, beams=3, ret=2, max_length=11,
                                                                      forced=_FORCED2, hidden_input=False, seed=3)),
+    Case("WhisperBeamSearch_decoder_reads_whole_sequence", _whisper(batch=2, beams=3, ret=2, max_length=11,
+                                                                    forced=_FORCED2, whole_sequence=True,
+                                                                    extra={"repetition_penalty": 1.4})),
+    Case("WhisperBeamSearch_whole_sequence_start_only", _whisper(batch=2, beams=2, ret=2, max_length=10,
+                                                                 whole_sequence=True, seed=5)),
     Case("BeamSearch_model_type_2", _whisper(batch=2, beams=3, ret=2, max_length=10, forced=_FORCED2, op="BeamSearch")),
     # EOS: early_stopping on and off; length_penalty below and above 1
     Case("WhisperBeamSearch_eos_early_stopping", _whisper(batch=2, beams=3, ret=2, max_length=14,

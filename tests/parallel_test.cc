@@ -307,6 +307,35 @@ TEST(ThreadPoolChunks, StaticChunksByDefault) {
   for (int64_t s : sizes) EXPECT_EQ(s, 10);
 }
 
+// An exception thrown on a worker (not only on the caller) reaches the caller
+// once every chunk has ended, on spinning, sleeping and OpenMP pools; the
+// pool stays usable afterwards. Before, a worker's exception ended the process.
+TEST(ThreadPoolChunks, WorkerExceptionIsRethrownOnTheCaller) {
+  for (int kind = 0; kind < 3; ++kind) {
+    ThreadPoolOptions o;
+    o.num_threads = 3;
+    o.allow_spinning = kind != 1;
+    o.use_openmp_team = kind == 2;
+    ThreadPool pool(o);
+    const std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int> chunks{0};
+    try {
+      parallel_for(&pool, 64, [&](int64_t, int64_t) {
+        ++chunks;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // every thread takes chunks
+        if (std::this_thread::get_id() != caller) throw std::runtime_error("bad chunk");
+      });
+      if (pool.num_threads() > 1) ADD_FAILURE() << "no exception, pool kind " << kind;
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "bad chunk");
+    }
+    EXPECT_EQ(chunks.load(), 12) << "every chunk ran, pool kind " << kind;  // 4 x threads
+    std::atomic<int64_t> sum{0};
+    parallel_for(&pool, 100, [&](int64_t b, int64_t e) { sum += e - b; });
+    EXPECT_EQ(sum.load(), 100);
+  }
+}
+
 // A pool on the OpenMP team (where Onyx has OpenMP): no workers of its own,
 // yet every chunk runs once, several threads take part, nested calls run
 // inline, and the application's thread functions turn the team off.

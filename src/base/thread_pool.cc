@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "base/openmp_team.h"
 #include "base/thread_placement.h"
@@ -145,7 +146,16 @@ bool ThreadPool::run_chunks(uint32_t gen) {
     } else {
       chunk_range(job_n_, parts_of(s), next_of(s), &b, &e);
     }
-    if (b < e) (*job_)(b, e);
+    if (b < e) {
+      try {
+        (*job_)(b, e);
+      } catch (...) {
+        // Leaving a worker (or an OpenMP region) it would end the process: kept for the
+        // caller instead, and the job's other chunks still run so that it ends as usual.
+        std::lock_guard<std::mutex> lock(error_mutex_);
+        if (!job_error_) job_error_ = std::current_exception();
+      }
+    }
     finish_chunk();
   }
   return true;
@@ -208,27 +218,16 @@ void ThreadPool::run_job(int64_t n, const RangeFn& fn) {
   uint32_t gen = gen_of(state_.load(std::memory_order_relaxed)) + 1;
   state_.store((uint64_t{gen} << 32) | static_cast<uint64_t>(parts), std::memory_order_seq_cst);
   if (openmp_team_) {
-    // The team's threads claim chunks like workers; the region ends when all
-    // have. An exception must not leave an OpenMP region (that terminates):
-    // the first is kept and rethrown on the caller, the other threads finish
-    // the remaining chunks.
+    // The team's threads claim chunks like workers; the region ends when all have.
     struct TeamJob {
       ThreadPool* pool;
       uint32_t gen;
-      std::mutex mutex;
-      std::exception_ptr error;
-    } team_job{this, gen, {}, nullptr};
+    } team_job{this, gen};
     run_on_openmp_team(num_threads_, [](void* a) {
       auto* j = static_cast<TeamJob*>(a);
-      try {
-        j->pool->run_chunks(j->gen);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(j->mutex);
-        if (!j->error) j->error = std::current_exception();
-      }
+      j->pool->run_chunks(j->gen);
     }, &team_job);
-    job_ = nullptr;
-    if (team_job.error) std::rethrow_exception(team_job.error);
+    end_job();
     return;
   }
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
@@ -244,7 +243,17 @@ void ThreadPool::run_job(int64_t n, const RangeFn& fn) {
     done_.wait(lock, all_done);
     caller_sleeping_.store(false);
   }
+  end_job();
+}
+
+void ThreadPool::end_job() {
   job_ = nullptr;
+  std::exception_ptr error;
+  {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    error = std::exchange(job_error_, nullptr);
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 void ThreadPool::worker_loop() {

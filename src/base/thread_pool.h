@@ -24,6 +24,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -78,7 +79,8 @@ class ThreadPool {
   bool uses_openmp_team() const { return openmp_team_; }
   int dynamic_block_base() const { return block_base_; }
   // Calls fn(begin, end) over [0, n) split in contiguous chunks. Called from
-  // inside one of this pool's jobs, it runs inline. Concurrent callers from
+  // inside one of this pool's jobs, it runs inline. The first exception fn
+  // throws, on any thread, is rethrown here once every chunk has ended. Concurrent callers from
   // other threads take turns; on the OpenMP team, a caller that finds the
   // team busy runs its loop inline instead.
   void parallel_for(int64_t n, RangeFn fn);
@@ -93,6 +95,7 @@ class ThreadPool {
   void worker_loop();
   bool run_chunks(uint32_t gen);  // claims and runs chunks of job `gen`; false when it is stale
   void finish_chunk();
+  void end_job();  // after the last chunk: rethrows the job's first exception
 
   std::vector<std::thread> workers_;  // without create_thread
   std::vector<void*> handles_;        // with create_thread
@@ -116,6 +119,8 @@ class ThreadPool {
   std::atomic<bool> stop_{false};
   const RangeFn* job_ = nullptr;
   int64_t job_n_ = 0;
+  std::mutex error_mutex_;
+  std::exception_ptr job_error_;  // the job's first exception, from whichever thread
 };
 
 // Runs fn over [0, n) on `pool` when given, else inline.

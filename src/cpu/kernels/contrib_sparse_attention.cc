@@ -166,7 +166,11 @@ void visible_keys(const int32_t* rows, const int32_t* cols, int64_t pos, int64_t
     return;
   }
   std::fill(visible.begin(), visible.end(), 0);
-  for (int32_t j = begin; j < end; ++j) std::fill_n(visible.begin() + cols[j] * block, block, 1);
+  const int64_t keys = static_cast<int64_t>(visible.size());
+  for (int32_t j = begin; j < end; ++j) {
+    const int64_t first = cols[j] * block;
+    if (first < keys) std::fill_n(visible.begin() + first, std::min(block, keys - first), 1);
+  }
 }
 
 // Softmax over the first n scores, ORT's way: masked scores hold the lowest
@@ -219,7 +223,7 @@ void run_sparse_attention(KernelContext& ctx, const SparseAttrs& a) {
   // One (batch, head) per task: a query row's scores, mask, softmax and values.
   parallel_for(ctx.thread_pool(), d.B * a.heads, [&](int64_t i0, int64_t i1) {
     std::vector<float> scores;
-    std::vector<char> visible(static_cast<size_t>((d.row_stride - 1) * a.block));
+    std::vector<char> visible(static_cast<size_t>(d.total));  // keys past the total are never read
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t b = i / a.heads, h = i % a.heads, past = d.prompt ? 0 : lens[b] - d.S;
       const int32_t* lr = rows + (h % d.layouts) * d.row_stride;

@@ -16,6 +16,8 @@ struct TypeTag {
 };
 
 [[noreturn]] void unsupported_type(DataType t, const char* what);
+// Fails with "OP: NAME must be WANT, got ..." unless t has element type `want`.
+void check_dtype(const char* op, const char* name, const Tensor& t, DataType want);
 
 // Element <-> double: float16/bfloat16 go through float, integers convert directly.
 template <class T>

@@ -10,6 +10,11 @@ void unsupported_type(DataType t, const char* what) {
   fail(ErrorCode::NotImplemented, "element type " + dtype_name(t) + " is not supported here (expected " + what + ")");
 }
 
+void check_dtype(const char* op, const char* name, const Tensor& t, DataType want) {
+  if (t.dtype() != want)
+    kernel_fail(std::string(op) + ": " + name + " must be " + dtype_name(want) + ", got " + dtype_name(t.dtype()));
+}
+
 // ---- AttributeReader ----
 
 const Attribute* AttributeReader::find(const std::string& name, AttrType expected) const {

@@ -16,10 +16,6 @@ namespace {
 
 const char* const kMsDomain = "com.microsoft";
 
-void check_dtype(const char* op, const char* name, const Tensor& t, DataType want) {
-  if (t.dtype() != want)
-    kernel_fail(std::string(op) + ": " + name + " must be " + dtype_name(want) + ", got " + dtype_name(t.dtype()));
-}
 
 // ---- CropAndResize ----
 

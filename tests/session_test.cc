@@ -280,6 +280,26 @@ TEST(Loader, CycleIsAGraphError) {
   }
 }
 
+// A zero stride or dilation is refused before ONNX's shape inference, which
+// divides by it (a SIGFPE inside libonnx when a fuzzed model reached it).
+TEST(Loader, ZeroStrideIsAGraphError) {
+  for (const char* key : {"strides", "dilations", "kernel_shape"}) {
+    onnx::ModelProto m = test::make_model();
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+    *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {-1, -1, -1, -1});
+    *g->add_initializer() = test::float_tensor("w", {1, 1, 1, 1}, {2.0f});
+    auto* conv = add_node(g, "Conv", {"x", "w"}, {"y"}, "conv");
+    test::add_ints_attr(conv, key, {1, 0});
+    Error e = error_of([&] { load(m); });
+    EXPECT_EQ(e.code(), ErrorCode::InvalidGraph);
+    EXPECT_NE(std::string(e.what()).find("node 'conv' (Conv): attribute '" + std::string(key) +
+                                         "' must hold positive values, got [1, 0]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 class ExternalData : public test::TempDirTest {
  protected:
 

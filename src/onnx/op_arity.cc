@@ -99,8 +99,27 @@ void check_graph(const Model& model, const Graph& g) {
   }
 }
 
+void check_windows(const Model& model, const Graph& g) {
+  for (const Node& n : g.nodes) {
+    for (const char* key : {"strides", "dilations", "kernel_shape"}) {
+      const Attribute* a = n.attr(key);
+      if (!a || std::all_of(a->ints.begin(), a->ints.end(), [](int64_t v) { return v >= 1; })) continue;
+      std::string values;
+      for (int64_t v : a->ints) values += (values.empty() ? "" : ", ") + std::to_string(v);
+      fail(ErrorCode::InvalidGraph, "model '" + model.path + "', node '" + n.name + "' (" + n.op_type +
+                                        "): attribute '" + key + "' must hold positive values, got [" + values + "]");
+    }
+    for (auto& [key, attr] : n.attributes) {
+      if (attr.g) check_windows(model, *attr.g);
+      for (auto& sub : attr.graphs) check_windows(model, *sub);
+    }
+  }
+}
+
 }  // namespace
 
 void check_node_arity(const Model& model) { check_graph(model, model.graph); }
+
+void check_window_attributes(const Model& model) { check_windows(model, model.graph); }
 
 }  // namespace onyx

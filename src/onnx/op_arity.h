@@ -13,4 +13,9 @@ namespace onyx {
 // than the table, are left to their kernels.
 void check_node_arity(const Model& model);
 
+// Throws Error(InvalidGraph) for a node (any domain, subgraphs too) whose
+// strides, dilations or kernel_shape hold a value below 1: ONNX's shape
+// inference divides by them (a zero stride was a SIGFPE inside libonnx).
+void check_window_attributes(const Model& model);
+
 }  // namespace onyx

@@ -129,6 +129,7 @@ void Session::Impl::initialize() {
   }
   check_acyclic(model, model.graph);
   check_node_arity(model);
+  check_window_attributes(model);
   const int64_t opt_start = profiler ? profiler->now_ns() : 0;
   optimize();
   if (profiler) profile_optimizer(opt_start);

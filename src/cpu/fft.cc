@@ -15,7 +15,7 @@ inline cd mul(cd a, cd b) {
 
 }  // namespace
 
-Fft::Fft(int64_t n, bool inverse) : n_(n), inverse_(inverse), tw_(static_cast<size_t>(n)) {
+Fft::Fft(int64_t n, bool inverse, bool for_real) : n_(n), inverse_(inverse), tw_(static_cast<size_t>(n)) {
   for (int64_t k = 0; k < n; ++k) {
     const double a = -2.0 * M_PI * static_cast<double>(k) / static_cast<double>(n);
     tw_[k] = cd(std::cos(a), std::sin(a));
@@ -31,7 +31,7 @@ Fft::Fft(int64_t n, bool inverse) : n_(n), inverse_(inverse), tw_(static_cast<si
       bit_reverse_[r] = static_cast<int32_t>(i);
     }
   }
-  if (n % 2 == 0) half_ = std::make_unique<Fft>(n / 2, false);
+  if (for_real && n % 2 == 0) half_ = std::make_unique<Fft>(n / 2, false, false);
 }
 
 void Fft::forward(const cd* in, cd* out) const {

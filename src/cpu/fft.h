@@ -14,8 +14,9 @@ class Fft {
  public:
   using cd = std::complex<double>;
 
-  // A transform of length n >= 1 (the inverse scaled by 1 / n).
-  Fft(int64_t n, bool inverse);
+  // A transform of length n >= 1 (the inverse scaled by 1 / n). `for_real`:
+  // also what `real` needs (for even n, the forward transform of n / 2).
+  Fft(int64_t n, bool inverse, bool for_real = true);
 
   int64_t size() const { return n_; }
   // Scratch values `real` needs.
@@ -24,7 +25,8 @@ class Fft {
   // out[0..n) = the transform of in[0..n); out must not alias in.
   void complex(const cd* in, cd* out) const;
   // out[0..n/2] = bins 0..n/2 of the transform of the real x[0..n) (the rest
-  // are their conjugates); `scratch` holds real_scratch_size() values.
+  // are their conjugates); `scratch` holds real_scratch_size() values. Needs
+  // for_real.
   void real(const double* x, cd* out, cd* scratch) const;
 
  private:
@@ -36,7 +38,7 @@ class Fft {
   bool inverse_;
   std::vector<cd> tw_;                // W_n^k = exp(-2 pi i k / n), the forward transform's
   std::vector<int32_t> bit_reverse_;  // powers of two: the input order of the butterflies
-  std::unique_ptr<Fft> half_;         // even n: the forward transform of n / 2 that `real` runs
+  std::unique_ptr<Fft> half_;         // even n, for_real: the forward transform of n / 2 that `real` runs
 };
 
 }  // namespace onyx

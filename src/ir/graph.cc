@@ -67,6 +67,15 @@ std::vector<std::string> free_names(const Graph& g) {
   return out;
 }
 
+void for_each_graph(const Graph& g, const std::function<void(const Graph&)>& fn) {
+  fn(g);
+  for (auto& n : g.nodes)
+    for (auto& [key, a] : n.attributes) {
+      if (a.g) for_each_graph(*a.g, fn);
+      for (auto& sub : a.graphs) for_each_graph(*sub, fn);
+    }
+}
+
 const Node* node_on_cycle(const Graph& g) {
   std::unordered_map<std::string, size_t> producer;
   for (size_t i = 0; i < g.nodes.size(); ++i)

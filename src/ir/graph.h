@@ -1,6 +1,7 @@
 // The graph IR: nodes connected by value names, as ONNX has them. Kept close
 // to the proto so loading and saving are direct, but free of protobuf types.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -102,6 +103,10 @@ struct Model {
 std::vector<std::string> free_names(const Graph& graph);
 // The free names of a node's subgraphs, appended to `out` (once each).
 void collect_subgraph_free_names(const Node& n, std::vector<std::string>& out);
+
+// Calls fn on g, then on every graph nested in its nodes' attributes (If, Loop
+// and Scan bodies, theirs in turn), outer before inner.
+void for_each_graph(const Graph& g, const std::function<void(const Graph&)>& fn);
 
 // A node on a cycle of g's nodes (through their inputs and what their subgraphs
 // read), or null when the nodes can be ordered. Names no node of g produces come

@@ -94,15 +94,12 @@ std::string names_of(const std::vector<ValueMeta>& metas) {
 }
 
 // The optimizer's rewrites assume nodes can be ordered; a cycle would send them round it.
-void check_acyclic(const Model& model, const Graph& g) {
-  if (const Node* n = node_on_cycle(g))
-    fail(ErrorCode::InvalidGraph, "model '" + model.path + "': graph '" + g.name + "' has a cycle through node " +
-                                      n->describe());
-  for (auto& n : g.nodes)
-    for (auto& [key, a] : n.attributes) {
-      if (a.g) check_acyclic(model, *a.g);
-      for (auto& sub : a.graphs) check_acyclic(model, *sub);
-    }
+void check_acyclic(const Model& model) {
+  for_each_graph(model.graph, [&](const Graph& g) {
+    if (const Node* n = node_on_cycle(g))
+      fail(ErrorCode::InvalidGraph, "model '" + model.path + "': graph '" + g.name + "' has a cycle through node " +
+                                        n->describe());
+  });
 }
 
 }  // namespace
@@ -127,7 +124,7 @@ void Session::Impl::initialize() {
     // (saved as IR 3 it failed onnx.checker: "fc.weight in initializer but not in graph input").
     model.ir_version = std::max<int64_t>(model.ir_version, 4);
   }
-  check_acyclic(model, model.graph);
+  check_acyclic(model);
   check_node_arity(model);
   check_window_attributes(model);
   const int64_t opt_start = profiler ? profiler->now_ns() : 0;
@@ -221,16 +218,12 @@ void Session::Impl::profile_optimizer(int64_t start_ns) const {
 
 namespace {
 
-bool graph_uses_domain(const Graph& g, const std::string& domain) {
-  for (auto& n : g.nodes) {
-    if (n.domain == domain) return true;
-    for (auto& [key, a] : n.attributes) {
-      if (a.g && graph_uses_domain(*a.g, domain)) return true;
-      for (auto& sub : a.graphs)
-        if (graph_uses_domain(*sub, domain)) return true;
-    }
-  }
-  return false;
+bool graph_uses_domain(const Graph& graph, const std::string& domain) {
+  bool used = false;
+  for_each_graph(graph, [&](const Graph& g) {
+    used = used || std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return n.domain == domain; });
+  });
+  return used;
 }
 
 }  // namespace

@@ -9,21 +9,26 @@ namespace onyx::gen {
 
 namespace {
 
+// Both encoders' outputs: logits, encoder_hidden_states and 4 present states per layer.
+void check_encoder_output_names(const std::vector<ValueInfo>& out) {
+  ONYX_KERNEL_CHECK(out.size() >= 6 && (out.size() - 2) % 4 == 0,
+                    "the 'encoder' subgraph must output logits, encoder_hidden_states and 4 present states per "
+                    "layer, got " + std::to_string(out.size()) + " outputs");
+  check_name(out, 0, "logits", "encoder", "output");
+  check_name(out, 1, "encoder_hidden_states", "encoder", "output");
+  check_name(out, 2, "present_key_self_0", "encoder", "output");
+  check_name(out, 3, "present_value_self_0", "encoder", "output");
+}
+
 void check_encoder(const Graph& g) {
   const auto& in = g.inputs;
   const auto& out = g.outputs;
   ONYX_KERNEL_CHECK(in.size() == 3, "the 'encoder' subgraph must have 3 inputs (encoder_input_ids, "
                                     "encoder_attention_mask, decoder_input_ids), got " + std::to_string(in.size()));
-  ONYX_KERNEL_CHECK(out.size() >= 6 && (out.size() - 2) % 4 == 0,
-                    "the 'encoder' subgraph must output logits, encoder_hidden_states and 4 present states per "
-                    "layer, got " + std::to_string(out.size()) + " outputs");
   check_name(in, 0, "encoder_input_ids", "encoder", "input");
   check_name(in, 1, "encoder_attention_mask", "encoder", "input");
   check_name(in, 2, "decoder_input_ids", "encoder", "input");
-  check_name(out, 0, "logits", "encoder", "output");
-  check_name(out, 1, "encoder_hidden_states", "encoder", "output");
-  check_name(out, 2, "present_key_self_0", "encoder", "output");
-  check_name(out, 3, "present_value_self_0", "encoder", "output");
+  check_encoder_output_names(out);
   for (size_t i = 0; i < 3; ++i) check_type(in[i], DataType::Int32, "encoder");
   if (out[0].type.elem_type == DataType::Float16)
     kernel_fail("the 'encoder' subgraph's logits are float16: ORT's CPU provider runs float only");
@@ -37,15 +42,9 @@ void check_whisper_encoder(const Graph& g) {
   const auto& out = g.outputs;
   ONYX_KERNEL_CHECK(in.size() == 2, "the 'encoder' subgraph must have 2 inputs (encoder_input_ids, "
                                     "decoder_input_ids), got " + std::to_string(in.size()));
-  ONYX_KERNEL_CHECK(out.size() >= 6 && (out.size() - 2) % 4 == 0,
-                    "the 'encoder' subgraph must output logits, encoder_hidden_states and 4 present states per "
-                    "layer, got " + std::to_string(out.size()) + " outputs");
   check_name(in, 0, "encoder_input_ids", "encoder", "input");
   check_name(in, 1, "decoder_input_ids", "encoder", "input");
-  check_name(out, 0, "logits", "encoder", "output");
-  check_name(out, 1, "encoder_hidden_states", "encoder", "output");
-  check_name(out, 2, "present_key_self_0", "encoder", "output");
-  check_name(out, 3, "present_value_self_0", "encoder", "output");
+  check_encoder_output_names(out);
   if (in[0].type.elem_type == DataType::Float16 || out[0].type.elem_type == DataType::Float16)
     kernel_fail("the 'encoder' subgraph is float16: Onyx runs Whisper's float subgraphs only");
   check_type(in[0], DataType::Float, "encoder");

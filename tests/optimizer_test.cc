@@ -381,6 +381,70 @@ TEST(Optimizer, BlockedLayoutThroughZeroPadAndStandaloneBatchNorm) {
   EXPECT_EQ(r.fusions["BatchNormalization+Relu as depthwise NchwcConv"], 1);
 }
 
+// HGNetV2's learnable affine blocks after a trained run: a scalar scale and
+// a scalar shift after Conv + Relu become one depthwise 1x1 NchwcConv, and a
+// per-channel scale then a shift then a Relu another.
+TEST(Optimizer, ChannelAffineChainsComposeIntoOneDepthwise) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build: no blocked layout";
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 16, 9, 9});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 32, 9, 9});
+  *g->add_initializer() = float_tensor("w1", {32, 16, 1, 1}, random_values(512, 21));
+  *g->add_initializer() = float_tensor("w2", {32, 32, 1, 1}, random_values(1024, 22));
+  *g->add_initializer() = float_tensor("w3", {32, 32, 1, 1}, random_values(1024, 23));
+  *g->add_initializer() = float_tensor("scale", {1}, {1.7f});
+  *g->add_initializer() = float_tensor("shift", {}, {-0.3f});
+  *g->add_initializer() = float_tensor("channel_scale", {1, 32, 1, 1}, random_values(32, 24));
+  add_node(g, "Conv", {"x", "w1"}, {"c1"});
+  add_node(g, "Relu", {"c1"}, {"r1"});
+  add_node(g, "Mul", {"r1", "scale"}, {"m1"});
+  add_node(g, "Add", {"shift", "m1"}, {"a1"});
+  add_node(g, "Conv", {"a1", "w2"}, {"c2"});
+  add_node(g, "Relu", {"c2"}, {"r2"});
+  add_node(g, "Mul", {"channel_scale", "r2"}, {"m2"});
+  add_node(g, "Sub", {"m2", "shift"}, {"s2"});
+  add_node(g, "Relu", {"s2"}, {"r3"});
+  add_node(g, "Conv", {"r3", "w3"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(1296, 25), {1, 16, 9, 9}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
+  EXPECT_EQ(r.fusions["Mul+Add as depthwise NchwcConv"], 1);
+  EXPECT_EQ(r.fusions["Mul+Sub+Relu as depthwise NchwcConv"], 1);
+}
+
+// x * 1, 1 * x, x + 0, x - 0, x / 1 go; an Add of zeros that broadcasts x to a
+// larger shape stays (its output is not x).
+TEST(Optimizer, NeutralArithmeticIsRemoved) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 3});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 3});
+  *g->add_output() = tensor_info("wide", onnx::TensorProto::FLOAT, {2, 2, 3});
+  *g->add_initializer() = float_tensor("one", {1}, {1.0f});
+  *g->add_initializer() = float_tensor("ones", {1, 3}, {1.0f, 1.0f, 1.0f});
+  *g->add_initializer() = float_tensor("zero", {}, {0.0f});
+  *g->add_initializer() = float_tensor("zeros", {2, 2, 3}, std::vector<float>(12, 0.0f));
+  *g->add_initializer() = float_tensor("half", {}, {0.5f});
+  add_node(g, "Mul", {"x", "one"}, {"a"});
+  add_node(g, "Mul", {"ones", "a"}, {"b"});
+  add_node(g, "Sub", {"b", "zero"}, {"c"});
+  add_node(g, "Div", {"c", "one"}, {"d"});
+  add_node(g, "Add", {"zero", "d"}, {"e"});
+  add_node(g, "Mul", {"e", "half"}, {"y"});  // not neutral: stays
+  add_node(g, "Add", {"x", "zeros"}, {"wide"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>({1, -2, 3, -4, 5, -6}, {2, 3}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Basic);
+  EXPECT_EQ(r.fusions["Mul by a neutral constant"], 2);
+  EXPECT_EQ(r.fusions["Sub by a neutral constant"], 1);
+  EXPECT_EQ(r.fusions["Div by a neutral constant"], 1);
+  EXPECT_EQ(r.fusions["Add by a neutral constant"], 1);
+  auto s = load(m, OptimizationLevel::Basic);
+  auto out = s->run(feeds);
+  EXPECT_EQ(out[0].tensor().shape(), (Shape{2, 3}));
+  EXPECT_FLOAT_EQ(out[0].tensor().data<float>()[1], -1.0f);
+  EXPECT_EQ(out[1].tensor().shape(), (Shape{2, 2, 3}));
+}
+
 // An inverted residual block's expansion (1x1 + Relu) and depthwise 3x3
 // stride 2 (+ Clip) become one NchwcPointwiseDepthwise. 96 channels at 96x96
 // expand to 3.5 MB, so the session runs the band-by-band fused kernel. When

@@ -1,6 +1,7 @@
 // Data movement: Transpose, Concat, Split, Slice, Tile, Pad, DepthToSpace,
 // SpaceToDepth, ReverseSequence. All element types (strings included).
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "cpu/cpu_provider.h"
@@ -76,6 +77,27 @@ KernelFactory transpose_factory() {
 
 // ---- Concat ----
 
+template <size_t Bytes>
+void copy_fixed_rows(const char* src, int64_t src_stride, char* dst, int64_t dst_stride, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_stride, src + r * src_stride, Bytes);
+}
+
+// `rows` copies of `bytes` bytes: a fixed-size copy the compiler inlines for
+// the short rows of a Concat along a last axis (rotary embeddings interleave
+// two tensors one element at a time), a memcpy call per row otherwise.
+void copy_rows(const char* src, int64_t src_stride, char* dst, int64_t dst_stride, int64_t rows, size_t bytes) {
+  switch (bytes) {
+    case 1: return copy_fixed_rows<1>(src, src_stride, dst, dst_stride, rows);
+    case 2: return copy_fixed_rows<2>(src, src_stride, dst, dst_stride, rows);
+    case 4: return copy_fixed_rows<4>(src, src_stride, dst, dst_stride, rows);
+    case 8: return copy_fixed_rows<8>(src, src_stride, dst, dst_stride, rows);
+    case 16: return copy_fixed_rows<16>(src, src_stride, dst, dst_stride, rows);
+    case 32: return copy_fixed_rows<32>(src, src_stride, dst, dst_stride, rows);
+    default:
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_stride, src + r * src_stride, bytes);
+  }
+}
+
 KernelFactory concat_factory() {
   return lambda_factory([](const KernelInitContext& init) {
     int64_t axis = init.opset() < 4 ? init.get_int("axis", 1) : init.get_int("axis");
@@ -109,6 +131,17 @@ KernelFactory concat_factory() {
       for (int64_t d = 0; d < a; ++d) outer *= out_shape[d];
       for (int64_t d = a + 1; d < r; ++d) inner *= out_shape[d];
       int64_t out_row = out_shape[a] * inner;
+      const size_t es = dtype_size(first.dtype());
+      if (first.dtype() != DataType::String && es > 0 && out_row * static_cast<int64_t>(es) <= 256) {
+        // Short rows: one strided pass per input (the pieces below would be one call per row).
+        char* dst = static_cast<char*>(out.raw());
+        for (const Tensor* t : ins) {
+          const int64_t chunk = t->shape()[a] * inner;
+          copy_rows(static_cast<const char*>(t->raw()), chunk * es, dst, out_row * es, outer, chunk * es);
+          dst += chunk * es;
+        }
+        return;
+      }
       // Every input's rows as copies of at most `piece` elements: fn(input, src, dst, n). Over
       // the pool, pieces of about a quarter of a thread's share (a dense block's growing
       // concatenation is one large and one small input).

@@ -54,6 +54,15 @@ std::optional<ChannelAffine> arithmetic_affine(const GraphView& view, const Node
   return r;
 }
 
+ChannelAffine compose(const ChannelAffine& first, const ChannelAffine& second) {
+  ChannelAffine r = second;
+  for (size_t c = 0; c < r.scale.size(); ++c) {
+    r.scale[c] = first.scale[c] * second.scale[c];
+    r.shift[c] = first.shift[c] * second.scale[c] + second.shift[c];
+  }
+  return r;
+}
+
 std::optional<Node> conv_with_affine(const GraphView& view, const Node& conv, const ChannelAffine& a,
                                      const std::string& output, Patch& p) {
   const Tensor* w = view.constant(conv.inputs[1]);

@@ -23,6 +23,9 @@ std::optional<ChannelAffine> batchnorm_affine(const GraphView& view, const Node&
 // scalar or varies along channels only ([C, 1, 1] or [1, C, 1, 1]).
 std::optional<ChannelAffine> arithmetic_affine(const GraphView& view, const Node& n, const std::string& x, int64_t C);
 
+// `second` applied after `first`: x * (s1 * s2) + (t1 * s2 + t2).
+ChannelAffine compose(const ChannelAffine& first, const ChannelAffine& second);
+
 // The Conv `conv` (constant float weights, a constant float bias or none)
 // followed by the map: the same Conv writing `output`, its weights scaled per
 // output channel and its bias b * scale + shift, new constants added to `p`

@@ -186,6 +186,14 @@ class NchwcLayout final : public GraphPass {
       }
       return std::nullopt;
     };
+    // The map of a per-channel node reading NCHW value `v` (C channels), for chaining.
+    auto channel_affine_of = [&](const Node& r, const std::string& v,
+                                 int64_t C) -> std::optional<ChannelAffine> {
+      if (!r.domain.empty() || r.inputs.empty() || r.outputs.size() != 1) return std::nullopt;
+      if (r.op_type == "BatchNormalization" && r.inputs[0] == v) return batchnorm_affine(view, r, C);
+      if (r.op_type == "Mul" || r.op_type == "Add" || r.op_type == "Sub") return arithmetic_affine(view, r, v, C);
+      return std::nullopt;
+    };
     std::set<int> skip;  // nodes folded into an earlier one
     std::map<int, Node> rewritten;  // later nodes an earlier conversion already rewrote
     for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
@@ -304,16 +312,30 @@ class NchwcLayout final : public GraphPass {
         // with a Relu that is its only reader fused.
         const std::string& x = affine->second;
         const int64_t C = blocked[x].channels;
-        n = affine_as_depthwise(g, names, n, blocked[x].name, affine->first);
+        // Per-channel ops in a row (HGNetV2's scale-then-shift) compose into one.
+        ChannelAffine map = std::move(affine->first);
+        std::string ops = g.nodes[i].op_type;
+        int last = i;
+        for (int next = view.single_consumer(n.outputs[0]); next > last && !skip.count(next);
+             next = view.single_consumer(g.nodes[last].outputs[0])) {
+          auto then = channel_affine_of(g.nodes[next], g.nodes[last].outputs[0], C);
+          if (!then) break;
+          map = compose(map, *then);
+          ops += "+" + g.nodes[next].op_type;
+          skip.insert(next);
+          last = next;
+        }
+        n = affine_as_depthwise(g, names, g.nodes[last], blocked[x].name, map);
+        n.name = g.nodes[i].name;
         n.attributes["block"] = int_attr(block);
-        int ri = view.single_consumer(g.nodes[i].outputs[0]);
+        int ri = view.single_consumer(g.nodes[last].outputs[0]);
         bool relu = ri > i && g.nodes[ri].op_type == "Relu" && g.nodes[ri].domain.empty();
         if (relu) {
           skip.insert(ri);
           n.outputs = g.nodes[ri].outputs;
           n.attributes["activation"] = string_attr("Relu");
         }
-        ++ctx.fusion_counts[g.nodes[i].op_type + (relu ? "+Relu" : "") + " as depthwise NchwcConv"];
+        ++ctx.fusion_counts[ops + (relu ? "+Relu" : "") + " as depthwise NchwcConv"];
         make_blocked(n, C);
         converted = true;
       } else if (auto gn = onnx && n.op_type == "Reshape" && is_blocked(n.inputs[0])

@@ -1,7 +1,8 @@
 // Removal of nodes that compute nothing: Identity, inference-mode Dropout,
 // Cast to the type a value already has, Transpose by the identity
-// permutation, Pad by zeros; and collapse of Reshape->Reshape and
-// Transpose->Transpose chains.
+// permutation, Pad by zeros, arithmetic with a neutral constant (x + 0,
+// x * 1, ...); and collapse of Reshape->Reshape and Transpose->Transpose
+// chains.
 #include "opt/passes/passes.h"
 #include "opt/rewrite.h"
 
@@ -146,6 +147,55 @@ class NoOpPadRule final : public RewriteRule {
   }
 };
 
+
+// x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1 with a constant whose broadcast
+// leaves x's shape as it is (HGNetV2's learnable affine blocks start as
+// * 1 + 0). Adding +0 turns -0 into +0, a difference no consumer sees.
+class NeutralOperandRule final : public RewriteRule {
+ public:
+  explicit NeutralOperandRule(std::string op) : op_(std::move(op)) {}
+  std::string op_type() const override { return op_; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext&) const override {
+    const Node& n = g.nodes[i];
+    if (n.inputs.size() != 2 || n.outputs.size() != 1) return std::nullopt;
+    const double neutral = op_ == "Mul" || op_ == "Div" ? 1.0 : 0.0;
+    const bool commutes = op_ == "Add" || op_ == "Mul";
+    for (int k : {1, 0}) {
+      if (k == 0 && !commutes) break;
+      const std::string& x = n.inputs[1 - k];
+      if (all_equal(view.constant(n.inputs[k]), neutral) && keeps_shape(view, x, *view.constant(n.inputs[k]))) {
+        Node kept = n;
+        kept.inputs = {x};
+        auto p = bypass(view, kept, i);
+        if (p) p->fusion = op_ + " by a neutral constant";
+        return p;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static bool all_equal(const Tensor* t, double v) {
+    if (!t || !(dtype_is_float(t->dtype()) || dtype_is_int(t->dtype())) || t->numel() > 4096) return false;
+    for (int64_t e = 0; e < t->numel(); ++e)
+      if (t->float_at(e) != v) return false;
+    return true;
+  }
+  // Whether broadcasting x against c gives x's shape and element type.
+  static bool keeps_shape(const GraphView& view, const std::string& x, const Tensor& c) {
+    const TypeInfo* t = view.type_of(x);
+    if (!t || t->kind != TypeInfo::Kind::Tensor || t->elem_type != c.dtype()) return false;
+    if (c.rank() == 0) return true;
+    if (!t->has_shape || t->shape.size() < static_cast<size_t>(c.rank())) return false;
+    for (int d = 1; d <= c.rank(); ++d) {
+      const int64_t cd = c.dim(-d), xd = t->shape[t->shape.size() - d].value;
+      if (cd != 1 && cd != xd) return false;
+    }
+    return true;
+  }
+  std::string op_;
+};
+
 }  // namespace
 
 std::unique_ptr<GraphPass> make_redundant_node_elimination() {
@@ -156,6 +206,7 @@ std::unique_ptr<GraphPass> make_redundant_node_elimination() {
   rules.push_back(std::make_unique<CastRule>());
   rules.push_back(std::make_unique<NoOpPadRule>());
   for (const char* op : {"Reshape", "Squeeze", "Unsqueeze", "Flatten"}) rules.push_back(std::make_unique<NoOpReshapeRule>(op));
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) rules.push_back(std::make_unique<NeutralOperandRule>(op));
   return std::make_unique<RulePass>("redundant_node_elimination", std::move(rules));
 }
 

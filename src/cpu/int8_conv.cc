@@ -134,13 +134,16 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
   const bool direct_a = plain_1x1(g);
   const int64_t rows = rows_per_task(P, K, x.N, pool);
   const int64_t blocks = (P + rows - 1) / rows;
-  const std::vector<int32_t> a_zp{x.zero_point};
-  std::vector<std::vector<int32_t>> b_zp(static_cast<size_t>(w.group));
-  for (int64_t gi = 0; gi < w.group; ++gi)
-    if (wzp.size() == 1) b_zp[gi] = wzp;
-    else b_zp[gi].assign(wzp.begin() + gi * Mg, wzp.begin() + (gi + 1) * Mg);
   const auto pad = static_cast<uint8_t>(x.zero_point);
   const Int8Requant* rq = sink.requant;
+  // Each group's column terms (with its share of the bias), once for all blocks of pixels.
+  std::vector<Int8GemmColumns> columns;
+  for (int64_t gi = 0; gi < w.group; ++gi) {
+    const std::vector<int32_t> b_zp = wzp.size() == 1 ? wzp : std::vector<int32_t>(wzp.begin() + gi * Mg,
+                                                                                    wzp.begin() + (gi + 1) * Mg);
+    columns.push_back(int8_gemm_columns(w.packed[gi], x.is_signed, {x.zero_point}, b_zp,
+                                        rq && rq->bias ? rq->bias + gi * Mg : nullptr));
+  }
   const int64_t parts = column_parts(x.N * blocks, M, w.group, rq && sink.channels_last_out, pool);
   const int64_t panels = (M + kInt8GemmPanel - 1) / kInt8GemmPanel;
   parallel_for(pool, x.N * blocks * parts, [&](int64_t t0, int64_t t1) {
@@ -164,12 +167,11 @@ void gemm_conv(const Int8ConvInput& x, const Geo2& g, const Int8ConvWeights& w, 
           op.data = a.data();
         }
         if (!rq) {
-          int8_gemm(count, op, a_zp, w.packed[gi], b_zp[gi], tile.data() + gi * Mg, M, nullptr, isa);
+          int8_gemm(count, op, columns[gi], w.packed[gi], tile.data() + gi * Mg, M, isa);
           continue;
         }
-        const Int8Requant group_rq{rq->bias ? rq->bias + gi * Mg : nullptr, rq->mult + gi * Mg, rq->zero,
-                                   rq->is_signed};
-        int8_gemm_requantized(count, op, a_zp, w.packed[gi], b_zp[gi], group_rq, out8 + gi * Mg, M, nullptr, isa,
+        const Int8Requant group_rq{nullptr, rq->mult + gi * Mg, rq->zero, rq->is_signed};
+        int8_gemm_requantized(count, op, columns[gi], w.packed[gi], group_rq, out8 + gi * Mg, M, isa,
                               part * panels / parts * kInt8GemmPanel, (part + 1) * panels / parts * kInt8GemmPanel);
       }
       if (!rq) sink.fn(n, 0, M, p0, count, tile.data(), 1, M);

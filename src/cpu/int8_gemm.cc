@@ -285,7 +285,7 @@ PackedA pack_a(int64_t M, int64_t K, const Int8A& a, Int8Isa isa, bool need_sums
 #ifdef ONYX_INT8_X86
   if (isa != Int8Isa::Scalar) flip_sum = flip_sum_avx2;
 #endif
-  p.row_sum.assign(static_cast<size_t>(M), 0);
+  if (need_sums) p.row_sum.assign(static_cast<size_t>(M), 0);
   if (!a.trans && !a.is_signed && (K % 4 == 0 || a.group_padded)) {
     p.data = src;
     p.ld = a.lda;
@@ -299,11 +299,12 @@ PackedA pack_a(int64_t M, int64_t K, const Int8A& a, Int8Isa isa, bool need_sums
   for (int64_t m = 0; m < M; ++m) {
     uint8_t* row = p.copy.data() + m * p.ld;
     if (!a.trans) {
-      p.row_sum[m] = flip_sum(src + m * a.lda, K, flip, row);
+      const int32_t sum = flip_sum(src + m * a.lda, K, flip, row);
+      if (need_sums) p.row_sum[m] = sum;
       continue;
     }
     for (int64_t k = 0; k < K; ++k) row[k] = static_cast<uint8_t>(src[k * a.lda + m] ^ flip);
-    p.row_sum[m] = flip_sum(row, K, 0, nullptr);
+    if (need_sums) p.row_sum[m] = flip_sum(row, K, 0, nullptr);
   }
   return p;
 }
@@ -320,28 +321,22 @@ struct OutputStage {
   const float* bias = nullptr;
 };
 
-// The sums of columns [c0, c1) into y through `out`. Tiles without a fused
-// output stage write a small int32 block that is converted while it is in L1.
-void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
-          const std::vector<int32_t>& b_zp, const OutputStage& out, void* y, int64_t ldy, ThreadPool* pool,
-          Int8Isa isa, int64_t c0 = 0, int64_t c1 = -1) {
+// The sums of columns [c0, c1) into y through `out`, with the per-column
+// terms `columns` made for this B, these zero points and the output's bias.
+// Tiles without a fused output stage write a small int32 block that is
+// converted while it is in L1.
+void gemm(int64_t M, const Int8A& a, const Int8GemmColumns& columns, const PackedInt8B& b, const OutputStage& out,
+          void* y, int64_t ldy, ThreadPool* pool, Int8Isa isa, int64_t c0 = 0, int64_t c1 = -1) {
   const Int8Requant* rq = out.rq;
-  const int64_t K = b.K(), N = b.N(), np = b.padded_n();
+  const int64_t K = b.K(), N = b.N();
   if (M <= 0 || N <= 0) return;
-  // A = a_u8 - 128 (int8) or a_u8; B = b_s8 + shift.
-  const int32_t a_shift = a.is_signed ? -128 : 0;
-  std::vector<int32_t> row_shift(static_cast<size_t>(M)), col_shift(static_cast<size_t>(np), 0),
-      col_term(static_cast<size_t>(np), 0), col_add(static_cast<size_t>(np), 0);
-  for (int64_t m = 0; m < M; ++m) row_shift[m] = a_shift - zero_point_at(a_zp, m);
-  const bool row_shifts = a_zp.size() > 1;
-  for (int64_t n = 0; n < N; ++n) {
-    col_shift[n] = b.shift() - zero_point_at(b_zp, n);
-    col_term[n] = static_cast<int32_t>(static_cast<uint32_t>(b.col_sums()[n]) +
-                                       static_cast<uint32_t>(K) * static_cast<uint32_t>(col_shift[n]));
-    if (!row_shifts) col_add[n] = wrap_mul_add(0, row_shift[0], col_term[n]);
-    if (rq && rq->bias) col_add[n] = wrap_add(col_add[n], rq->bias[n]);
-  }
-  const bool need_sums = std::any_of(col_shift.begin(), col_shift.end(), [](int32_t v) { return v != 0; });
+  ONYX_CHECK(columns.a_signed == a.is_signed && static_cast<int64_t>(columns.add.size()) == b.padded_n(),
+             "int8 GEMM: the column terms were made for another operand");
+  const bool row_shifts = columns.a_zp.size() > 1;
+  std::vector<int32_t> row_shift(row_shifts ? static_cast<size_t>(M) : 0);
+  for (int64_t m = 0; m < M && row_shifts; ++m) row_shift[m] = (a.is_signed ? -128 : 0) - columns.a_zp[m];
+  const int32_t *col_add = columns.add.data(), *col_shift = columns.shift.data(), *col_term = columns.term.data();
+  const bool need_sums = columns.row_sums;
   PackedA pa = pack_a(M, K, a, isa, need_sums);
   const Kernels kern = kernels_for(isa);
   const bool fused = (rq || out.scale) && isa == Int8Isa::Avx512Vnni;
@@ -358,8 +353,9 @@ void gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const Pac
       const int8_t* bp = b.data() + n0 * b.k_groups() * 4;
       for (int64_t m = (t % row_blocks) * kRowBlock; m < m_end; m += kern.max_rows) {
         const int rows = static_cast<int>(std::min<int64_t>(kern.max_rows, m_end - m));
-        Epilogue e{col_add.data() + n0, pa.row_sum.data() + m, row_shift.data() + m, col_shift.data() + n0,
-                   col_term.data() + n0, need_sums, row_shifts, fused && rq ? rq->mult + n0 : nullptr,
+        Epilogue e{col_add + n0, need_sums ? pa.row_sum.data() + m : nullptr,
+                   row_shifts ? row_shift.data() + m : nullptr, col_shift + n0, col_term + n0, need_sums, row_shifts,
+                   fused && rq ? rq->mult + n0 : nullptr,
                    rq ? rq->zero : 0.f, lo, hi, fused && out.scale ? out.scale + n0 : nullptr,
                    out.bias ? out.bias + n0 : nullptr};
         const TileFn tile = kern.pick(rows, width);
@@ -425,9 +421,36 @@ void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, cons
   int8_gemm(M, a, a_zp, b, b_zp, y, ldy, pool, int8_gemm_best_isa());
 }
 
+Int8GemmColumns int8_gemm_columns(const PackedInt8B& b, bool a_signed, const std::vector<int32_t>& a_zp,
+                                  const std::vector<int32_t>& b_zp, const int32_t* bias) {
+  // A = a_u8 - 128 (int8) or a_u8; B = b_s8 + shift.
+  const int64_t K = b.K(), N = b.N(), np = b.padded_n();
+  Int8GemmColumns c;
+  c.a_signed = a_signed;
+  c.a_zp = a_zp.empty() ? std::vector<int32_t>{0} : a_zp;
+  c.add.assign(static_cast<size_t>(np), 0);
+  c.shift.assign(static_cast<size_t>(np), 0);
+  c.term.assign(static_cast<size_t>(np), 0);
+  const int32_t row_shift = (a_signed ? -128 : 0) - c.a_zp[0];
+  for (int64_t n = 0; n < N; ++n) {
+    c.shift[n] = b.shift() - zero_point_at(b_zp, n);
+    c.term[n] = static_cast<int32_t>(static_cast<uint32_t>(b.col_sums()[n]) +
+                                     static_cast<uint32_t>(K) * static_cast<uint32_t>(c.shift[n]));
+    if (c.a_zp.size() == 1) c.add[n] = wrap_mul_add(0, row_shift, c.term[n]);
+    if (bias) c.add[n] = wrap_add(c.add[n], bias[n]);
+    c.row_sums = c.row_sums || c.shift[n] != 0;
+  }
+  return c;
+}
+
 void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool, Int8Isa isa) {
-  gemm(M, a, a_zp, b, b_zp, OutputStage{}, y, ldy, pool, isa);
+  gemm(M, a, int8_gemm_columns(b, a.is_signed, a_zp, b_zp, nullptr), b, OutputStage{}, y, ldy, pool, isa);
+}
+
+void int8_gemm(int64_t M, const Int8A& a, const Int8GemmColumns& cols, const PackedInt8B& b, int32_t* y,
+               int64_t ldy, Int8Isa isa) {
+  gemm(M, a, cols, b, OutputStage{}, y, ldy, nullptr, isa);
 }
 
 void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
@@ -435,7 +458,17 @@ void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>
                            ThreadPool* pool, Int8Isa isa, int64_t col_begin, int64_t col_end) {
   ONYX_CHECK(col_begin % kPanel == 0 && (col_end >= b.N() || col_end % kPanel == 0),
              "int8_gemm_requantized: a column range must start and end on a panel");
-  gemm(M, a, a_zp, b, b_zp, OutputStage{&rq}, y, ldy, pool, isa, col_begin, col_end);
+  gemm(M, a, int8_gemm_columns(b, a.is_signed, a_zp, b_zp, rq.bias), b, OutputStage{&rq}, y, ldy, pool, isa,
+       col_begin, col_end);
+}
+
+void int8_gemm_requantized(int64_t M, const Int8A& a, const Int8GemmColumns& cols, const PackedInt8B& b,
+                           const Int8Requant& rq, uint8_t* y, int64_t ldy, Int8Isa isa, int64_t col_begin,
+                           int64_t col_end) {
+  ONYX_CHECK(col_begin % kPanel == 0 && (col_end >= b.N() || col_end % kPanel == 0),
+             "int8_gemm_requantized: a column range must start and end on a panel");
+  ONYX_CHECK(!rq.bias, "int8_gemm_requantized: with precomputed columns the bias is in the columns");
+  gemm(M, a, cols, b, OutputStage{&rq}, y, ldy, nullptr, isa, col_begin, col_end);
 }
 
 void int32_rows_to_float(const int32_t* sums, int64_t rows, int64_t cols, int64_t lds, const float* scale,
@@ -448,7 +481,8 @@ void int32_rows_to_float(const int32_t* sums, int64_t rows, int64_t cols, int64_
 void int8_gemm_to_float(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                         const std::vector<int32_t>& b_zp, const float* scale, const float* bias, float* y, int64_t ldy,
                         ThreadPool* pool, Int8Isa isa) {
-  gemm(M, a, a_zp, b, b_zp, OutputStage{nullptr, scale, bias}, y, ldy, pool, isa);
+  gemm(M, a, int8_gemm_columns(b, a.is_signed, a_zp, b_zp, nullptr), b, OutputStage{nullptr, scale, bias}, y, ldy,
+       pool, isa);
 }
 
 }  // namespace onyx

@@ -53,6 +53,19 @@ struct Int8A {
   bool group_padded = false;
 };
 
+// The per-column terms that turn int8_gemm's unsigned x signed dot products
+// into the exact sums, for one B, its zero points (1 or N values, empty:
+// zero), A's zero points (1 or M values) and an int32 bias added to every sum
+// (null: none). A convolution makes them once per run, not per block of pixels.
+struct Int8GemmColumns {
+  bool a_signed = false;
+  std::vector<int32_t> a_zp;
+  std::vector<int32_t> add, shift, term;  // padded_n() values each
+  bool row_sums = false;                  // some column's shift is non-zero: A's row sums are needed
+};
+Int8GemmColumns int8_gemm_columns(const PackedInt8B& b, bool a_signed, const std::vector<int32_t>& a_zp,
+                                  const std::vector<int32_t>& b_zp, const int32_t* bias);
+
 // y[m * ldy + n] = sum_k (A[m,k] - a_zp[m]) * (B[k,n] - b_zp[n]) with int32
 // wrap-around. a_zp holds 1 or M values, b_zp 1 or N values (empty: zero).
 void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
@@ -60,6 +73,10 @@ void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, cons
 // The same with a chosen kernel (tests compare all the CPU runs).
 void int8_gemm(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                const std::vector<int32_t>& b_zp, int32_t* y, int64_t ldy, ThreadPool* pool, Int8Isa isa);
+
+// The same on the calling thread with precomputed columns (their bias included).
+void int8_gemm(int64_t M, const Int8A& a, const Int8GemmColumns& cols, const PackedInt8B& b, int32_t* y,
+               int64_t ldy, Int8Isa isa);
 
 // Columns of B per packed panel: column ranges of int8_gemm_requantized start
 // and end on multiples of it (or end at N).
@@ -72,6 +89,12 @@ constexpr int64_t kInt8GemmPanel = 64;
 void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                            const std::vector<int32_t>& b_zp, const Int8Requant& rq, uint8_t* y, int64_t ldy,
                            ThreadPool* pool, Int8Isa isa, int64_t col_begin = 0, int64_t col_end = INT64_MAX);
+
+// The same on the calling thread with precomputed columns, which hold the
+// bias (rq.bias must be null).
+void int8_gemm_requantized(int64_t M, const Int8A& a, const Int8GemmColumns& cols, const PackedInt8B& b,
+                           const Int8Requant& rq, uint8_t* y, int64_t ldy, Int8Isa isa, int64_t col_begin = 0,
+                           int64_t col_end = INT64_MAX);
 
 // y[r * ldy + c] = float(sums[r * lds + c]) * scale[c] + bias[c] (bias may
 // be null): the conversion int8_gemm_to_float makes, for sums made elsewhere.

@@ -76,38 +76,49 @@ void for_each_graph(const Graph& g, const std::function<void(const Graph&)>& fn)
     }
 }
 
+std::vector<size_t> dependency_order(const std::vector<std::vector<size_t>>& deps) {
+  std::vector<size_t> pending(deps.size());
+  std::vector<std::vector<size_t>> consumers(deps.size());
+  std::set<size_t> ready;
+  for (size_t i = 0; i < deps.size(); ++i) {
+    std::set<size_t> distinct(deps[i].begin(), deps[i].end());
+    pending[i] = distinct.size();
+    for (size_t d : distinct) consumers[d].push_back(i);
+    if (pending[i] == 0) ready.insert(i);
+  }
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (size_t c : consumers[i])
+      if (--pending[c] == 0) ready.insert(c);
+  }
+  return order;
+}
+
 const Node* node_on_cycle(const Graph& g) {
   std::unordered_map<std::string, size_t> producer;
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (auto& o : g.nodes[i].outputs)
       if (!o.empty()) producer.emplace(o, i);
-  std::vector<std::vector<size_t>> deps(g.nodes.size()), consumers(g.nodes.size());
+  std::vector<std::vector<size_t>> deps(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     std::vector<std::string> reads = g.nodes[i].inputs;
     collect_subgraph_free_names(g.nodes[i], reads);
-    std::set<size_t> from;
     for (auto& name : reads)
-      if (auto it = producer.find(name); it != producer.end()) from.insert(it->second);
-    deps[i].assign(from.begin(), from.end());
-    for (size_t d : from) consumers[d].push_back(i);
+      if (auto it = producer.find(name); it != producer.end()) deps[i].push_back(it->second);
   }
-  // Kahn's order; whatever it cannot reach waits on a cycle.
-  std::vector<size_t> pending(g.nodes.size()), ready;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if ((pending[i] = deps[i].size()) == 0) ready.push_back(i);
-  while (!ready.empty()) {
-    size_t i = ready.back();
-    ready.pop_back();
-    for (size_t c : consumers[i])
-      if (--pending[c] == 0) ready.push_back(c);
-  }
+  // Whatever Kahn's order cannot reach waits on a cycle.
+  std::vector<bool> ordered(g.nodes.size(), false);
+  for (size_t i : dependency_order(deps)) ordered[i] = true;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (pending[i] == 0) continue;
+    if (ordered[i]) continue;
     // Stepping back along unordered dependencies as many times as there are nodes ends on the cycle.
     size_t at = i;
     for (size_t step = 0; step < g.nodes.size(); ++step)
       for (size_t d : deps[at])
-        if (pending[d] != 0) {
+        if (!ordered[d]) {
           at = d;
           break;
         }

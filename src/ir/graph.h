@@ -108,6 +108,11 @@ void collect_subgraph_free_names(const Node& n, std::vector<std::string>& out);
 // and Scan bodies, theirs in turn), outer before inner.
 void for_each_graph(const Graph& g, const std::function<void(const Graph&)>& fn);
 
+// Kahn's order of nodes 0..n-1 where deps[i] lists the nodes node i reads
+// from: the lowest-numbered ready node first, so a valid order is kept as it
+// is. Nodes on a cycle, and those after one, are left out.
+std::vector<size_t> dependency_order(const std::vector<std::vector<size_t>>& deps);
+
 // A node on a cycle of g's nodes (through their inputs and what their subgraphs
 // read), or null when the nodes can be ordered. Names no node of g produces come
 // from outside and order nothing; nested graphs are not searched.

@@ -92,32 +92,17 @@ std::vector<size_t> topological_order(const Graph& g, const std::unordered_set<s
           node_fail(env, g.nodes[i], ErrorCode::InvalidGraph, "output '" + o + "' is defined more than once");
         producer[o] = i;
       }
-  std::vector<int> pending(g.nodes.size(), 0);
-  std::vector<std::vector<size_t>> consumers(g.nodes.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    std::set<size_t> deps;
+  std::vector<std::vector<size_t>> deps(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
     for (auto& in : reads[i]) {
       if (in.empty() || available.count(in)) continue;
       auto it = producer.find(in);
       if (it == producer.end())
         node_fail(env, g.nodes[i], ErrorCode::InvalidGraph,
                   "input '" + in + "' is not a graph input, an initializer or the output of any node");
-      deps.insert(it->second);
+      deps[i].push_back(it->second);
     }
-    pending[i] = static_cast<int>(deps.size());
-    for (size_t d : deps) consumers[d].push_back(i);
-  }
-  std::set<size_t> ready;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (pending[i] == 0) ready.insert(i);
-  std::vector<size_t> order;
-  while (!ready.empty()) {
-    size_t i = *ready.begin();
-    ready.erase(ready.begin());
-    order.push_back(i);
-    for (size_t c : consumers[i])
-      if (--pending[c] == 0) ready.insert(c);
-  }
+  std::vector<size_t> order = dependency_order(deps);
   if (order.size() != g.nodes.size()) graph_fail(env, ErrorCode::InvalidGraph, "the graph has a cycle");
   return order;
 }

@@ -412,6 +412,37 @@ TEST(Optimizer, ChannelAffineChainsComposeIntoOneDepthwise) {
   EXPECT_EQ(r.fusions["Mul+Sub+Relu as depthwise NchwcConv"], 1);
 }
 
+// GhostNet's cat([x1, x2])[:, :oup] keeps every channel when oup is even: the
+// Slice goes (ends past the dim and negative starts included); one that drops
+// a channel, and one with step 2, stay.
+TEST(Optimizer, SliceOfEverythingIsRemoved) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 3});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 6});
+  *g->add_output() = tensor_info("fewer", onnx::TensorProto::FLOAT, {2, 5});
+  *g->add_output() = tensor_info("strided", onnx::TensorProto::FLOAT, {2, 3});
+  *g->add_initializer() = test::int64_tensor("starts", {2}, {-2, 0});
+  *g->add_initializer() = test::int64_tensor("ends", {2}, {2, 1000});
+  *g->add_initializer() = test::int64_tensor("end5", {1}, {5});
+  *g->add_initializer() = test::int64_tensor("zero", {1}, {0});
+  *g->add_initializer() = test::int64_tensor("one", {1}, {1});
+  *g->add_initializer() = test::int64_tensor("two", {1}, {2});
+  *g->add_initializer() = test::int64_tensor("big", {1}, {6});
+  add_int_attr(add_node(g, "Concat", {"x", "x"}, {"cat"}), "axis", 1);
+  add_node(g, "Slice", {"cat", "starts", "ends"}, {"all"});
+  add_node(g, "Relu", {"all"}, {"y"});
+  add_node(g, "Slice", {"cat", "zero", "end5", "one"}, {"fewer"});
+  add_node(g, "Slice", {"cat", "zero", "big", "one", "two"}, {"strided"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>({1, -2, 3, -4, 5, -6}, {2, 3}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Basic);
+  EXPECT_EQ(r.fusions["Slice of everything"], 1);
+  auto out = load(m, OptimizationLevel::Basic)->run(feeds);
+  EXPECT_EQ(out[1].tensor().shape(), (Shape{2, 5}));
+  EXPECT_EQ(out[2].tensor().shape(), (Shape{2, 3}));
+  EXPECT_FLOAT_EQ(out[2].tensor().data<float>()[1], 3.0f);
+}
+
 // x * 1, 1 * x, x + 0, x - 0, x / 1 go; an Add of zeros that broadcasts x to a
 // larger shape stays (its output is not x).
 TEST(Optimizer, NeutralArithmeticIsRemoved) {

@@ -1,8 +1,10 @@
 // Removal of nodes that compute nothing: Identity, inference-mode Dropout,
 // Cast to the type a value already has, Transpose by the identity
-// permutation, Pad by zeros, arithmetic with a neutral constant (x + 0,
+// permutation, Pad by zeros, Slice of everything, arithmetic with a neutral constant (x + 0,
 // x * 1, ...); and collapse of Reshape->Reshape and Transpose->Transpose
 // chains.
+#include <algorithm>
+
 #include "opt/passes/passes.h"
 #include "opt/rewrite.h"
 
@@ -148,6 +150,59 @@ class NoOpPadRule final : public RewriteRule {
 };
 
 
+// Slice that keeps every element (GhostNet's cat([x1, x2])[:, :oup] when oup
+// is the whole channel count): bypassing it keeps a blocked conv chain whole.
+class NoOpSliceRule final : public RewriteRule {
+ public:
+  std::string op_type() const override { return "Slice"; }
+  std::optional<Patch> match(const Graph& g, const GraphView& view, int i, PassContext& ctx) const override {
+    const Node& n = g.nodes[i];
+    const TypeInfo* t = view.type_of(n.inputs[0]);
+    if (!t || !t->has_shape || n.outputs.size() != 1) return std::nullopt;
+    const int64_t rank = static_cast<int64_t>(t->shape.size());
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (ctx.opset() < 10) {
+      const Attribute *s = n.attr("starts"), *e = n.attr("ends"), *a = n.attr("axes");
+      if (!s || !e) return std::nullopt;
+      starts = s->ints, ends = e->ints;
+      if (a) axes = a->ints;
+    } else {
+      auto read = [&](size_t k, std::vector<int64_t>& out) {
+        if (k >= n.inputs.size() || n.inputs[k].empty()) return true;
+        const Tensor* c = view.constant(n.inputs[k]);
+        if (!c || !dtype_is_int(c->dtype())) return false;
+        out = c->to_int64_vector();
+        return true;
+      };
+      if (n.inputs.size() < 3 || !read(1, starts) || !read(2, ends) || !read(3, axes) || !read(4, steps))
+        return std::nullopt;
+    }
+    if (axes.empty())
+      for (int64_t k = 0; k < static_cast<int64_t>(starts.size()); ++k) axes.push_back(k);
+    if (starts.size() != ends.size() || axes.size() != starts.size() || (!steps.empty() && steps.size() != starts.size()))
+      return std::nullopt;
+    for (size_t k = 0; k < starts.size(); ++k) {
+      if (!steps.empty() && steps[k] != 1) return std::nullopt;
+      const int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
+      if (axis < 0 || axis >= rank) return std::nullopt;
+      if (!keeps_axis(starts[k], ends[k], t->shape[axis].value)) return std::nullopt;
+    }
+    auto p = bypass(view, n, i);
+    if (p) p->fusion = "Slice of everything";
+    return p;
+  }
+
+ private:
+  // [start, end) with step 1 covers a dim of `dim` elements (-1: unknown).
+  static bool keeps_axis(int64_t start, int64_t end, int64_t dim) {
+    constexpr int64_t kOpenEnd = int64_t{1} << 31;  // exporters write INT_MAX or INT64_MAX for "to the end"
+    if (dim < 0) return start == 0 && end >= kOpenEnd - 1;
+    const int64_t s = std::clamp<int64_t>(start < 0 ? start + dim : start, 0, dim);
+    const int64_t e = std::clamp<int64_t>(end < 0 ? end + dim : end, 0, dim);
+    return s == 0 && e == dim;
+  }
+};
+
 // x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1 with a constant whose broadcast
 // leaves x's shape as it is (HGNetV2's learnable affine blocks start as
 // * 1 + 0). Adding +0 turns -0 into +0, a difference no consumer sees.
@@ -205,6 +260,7 @@ std::unique_ptr<GraphPass> make_redundant_node_elimination() {
   rules.push_back(std::make_unique<ReshapeRule>());
   rules.push_back(std::make_unique<CastRule>());
   rules.push_back(std::make_unique<NoOpPadRule>());
+  rules.push_back(std::make_unique<NoOpSliceRule>());
   for (const char* op : {"Reshape", "Squeeze", "Unsqueeze", "Flatten"}) rules.push_back(std::make_unique<NoOpReshapeRule>(op));
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) rules.push_back(std::make_unique<NeutralOperandRule>(op));
   return std::make_unique<RulePass>("redundant_node_elimination", std::move(rules));

@@ -154,6 +154,37 @@ TEST(Session, InitializerOverrides) {
   EXPECT_NE(std::string(e.what()).find("initializer override 'b' is double"), std::string::npos) << e.what();
 }
 
+TEST(Session, LogSinkGetsMessagesWithLogidAndCodeLocation) {
+  std::vector<LogRecord> seen;
+  set_log_sink([&](const LogRecord& r) { seen.push_back(r); });
+  SessionOptions o;
+  o.logid = "mine";
+  o.initializer_overrides = {{"not_in_model", Tensor::from_vector<float>({1}, {1})}};  // warns
+  load(test::add_relu_model(), o);
+  o.log_severity_level = LogLevel::Error;  // below the threshold: nothing
+  load(test::add_relu_model(), o);
+  set_log_sink(nullptr);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].severity, LogLevel::Warning);
+  EXPECT_EQ(seen[0].category, "onyx");
+  EXPECT_EQ(seen[0].logid, "mine");
+  EXPECT_EQ(seen[0].code_location.rfind("model_overrides.cc:", 0), 0u) << seen[0].code_location;
+  EXPECT_NE(seen[0].code_location.find(" apply_initializer_overrides"), std::string::npos) << seen[0].code_location;
+  EXPECT_NE(seen[0].message.find("not_in_model"), std::string::npos) << seen[0].message;
+}
+
+TEST(Session, NodeAssignmentGivesEachNodesOpAndProvider) {
+  auto s = load(test::add_relu_model(), OptimizationLevel::Disable);
+  auto assigned = s->node_assignment();
+  ASSERT_EQ(assigned.size(), 2u);
+  EXPECT_EQ(assigned[0].name, "add");
+  EXPECT_EQ(assigned[0].op_type, "Add");
+  EXPECT_EQ(assigned[0].domain, "");
+  EXPECT_EQ(assigned[1].name, "relu");
+  EXPECT_EQ(assigned[1].op_type, "Relu");
+  for (auto& a : assigned) EXPECT_EQ(a.provider, "CPUExecutionProvider");
+}
+
 TEST(Session, WrongInputNameIsNamed) {
   auto s = load(test::add_relu_model());
   Error e = error_of([&] { s->run({{"nope", Value(Tensor::from_vector<float>({1, 2, 3}, {1, 3}))}}); });

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "onyx/environment.h"
+#include "onyx/logging.h"
 #include "onyx/status.h"
 #include "onyx/tensor.h"
 #include "onyx/value.h"
@@ -16,7 +17,6 @@ namespace onyx {
 
 enum class OptimizationLevel { Disable = 0, Basic = 1, Extended = 2, All = 99 };
 enum class ExecutionMode { Sequential, Parallel };
-enum class LogLevel { Verbose = 0, Info = 1, Warning = 2, Error = 3, Fatal = 4 };
 
 struct SessionOptions {
   OptimizationLevel optimization_level = OptimizationLevel::All;
@@ -28,6 +28,8 @@ struct SessionOptions {
   int inter_op_num_threads = 0;
   ExecutionMode execution_mode = ExecutionMode::Sequential;
   LogLevel log_severity_level = LogLevel::Warning;
+  // Names the session in its log messages (LogRecord::logid), as onnxruntime's SessionOptions.logid.
+  std::string logid;
   // Execution providers in priority order: "cuda" (or "CUDA",
   // "CUDAExecutionProvider") and "cpu" (or "CPUExecutionProvider"); the CPU is
   // always used last for what the others do not run. A CUDA provider asked for
@@ -183,6 +185,11 @@ class Session {
   // "CPUExecutionProvider"), and each node's provider, in execution order.
   std::vector<std::string> providers() const;
   std::vector<std::pair<std::string, std::string>> node_placement() const;  // (node name, provider)
+  // The same with each node's op, for onnxruntime's get_provider_graph_assignment_info.
+  struct NodeAssignment {
+    std::string name, domain, op_type, provider;
+  };
+  std::vector<NodeAssignment> node_assignment() const;
   // Allocates a tensor on the device of a provider in use (e.g. to bind).
   Tensor allocate_on(Device device, DataType dtype, const Shape& shape) const;
   // Copies a tensor to the host (no copy when it is there).

@@ -103,7 +103,7 @@ SessionThreads make_session_threads(const SessionOptions& options, const std::st
     t.intra = env.intra.get();
     if (parallel) t.inter = env.inter.get();
     if (options.config.count(kBlockBaseKey) && block_base != env.options.dynamic_block_base)
-      log_message(options.log_severity_level, LogLevel::Warning,
+      log_message(options, LogLevel::Warning,
                   where + ": '" + kBlockBaseKey + "' is ignored: the session uses the environment's intra-op pool (" +
                       "block base " + std::to_string(env.options.dynamic_block_base) +
                       "); set ThreadingOptions::dynamic_block_base instead");

@@ -54,7 +54,7 @@ void apply_initializer_overrides(Model& model, const SessionOptions& options) {
     auto it = model.graph.initializers.find(name);
     if (it == model.graph.initializers.end()) {
       // onnxruntime ignores such names too; the warning says the value is unused.
-      log_message(options.log_severity_level, LogLevel::Warning,
+      log_message(options, LogLevel::Warning,
                   "model '" + model.path + "': initializer override '" + name +
                       "' names no initializer of the model; it is not used");
       continue;

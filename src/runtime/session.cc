@@ -108,7 +108,7 @@ void Session::Impl::initialize() {
   const int64_t init_start = profiler ? profiler->now_ns() : 0;
   {
     ResolvedProviders resolved = resolve_providers(options, model.path);
-    for (auto& w : resolved.warnings) log_message(options.log_severity_level, LogLevel::Warning, w);
+    for (auto& w : resolved.warnings) log_message(options, LogLevel::Warning, w);
     devices = std::move(resolved.devices);
   }
   apply_free_dimension_overrides(model, options);
@@ -157,7 +157,7 @@ void Session::Impl::initialize() {
   if (!warned.empty() && model.ir_version >= 4) {
     std::string list;
     for (auto& w : warned) list += (list.empty() ? "" : ", ") + w;
-    log_message(options.log_severity_level, LogLevel::Warning,
+    log_message(options, LogLevel::Warning,
                 "model '" + model.path + "': initializers also listed as graph inputs (overridable at run time): " + list +
                     ". Set initializers_as_constants to treat them as constants.");
   }
@@ -184,18 +184,18 @@ void Session::Impl::log_placement() const {
                                    (def->until_version >= kMaxOpset ? "+" : "-" + std::to_string(def->until_version))
                              : "(none)";
     ++per_provider[pn.provider];
-    log_message(options.log_severity_level, LogLevel::Verbose,
+    log_message(options, LogLevel::Verbose,
                 "placement: node '" + n.name + "' (" + n.op_type + ", opset " + std::to_string(opset) + ") -> " +
                     pn.provider + "ExecutionProvider, kernel " + kernel);
   }
   std::string summary;
   for (auto& [p, count] : per_provider) summary += (summary.empty() ? "" : ", ") + p + ": " + std::to_string(count);
-  log_message(options.log_severity_level, LogLevel::Verbose,
+  log_message(options, LogLevel::Verbose,
               "placement: model '" + model.path + "': " + std::to_string(plan->nodes.size()) + " nodes (" + summary +
                   (devices.empty() ? std::string("); no device provider in use, so no node fell back to the CPU")
                                    : "); " + std::to_string(plan->copies) + " copies between host and device inserted"));
   for (auto& [op, f] : plan->fallbacks)
-    log_message(options.log_severity_level, LogLevel::Verbose,
+    log_message(options, LogLevel::Verbose,
                 "placement: fallback to the CPU: " + op + " x" + std::to_string(f.first) + ": " + f.second);
 }
 
@@ -279,7 +279,7 @@ void Session::Impl::optimize() {
   for (const std::string& d : added_domains)
     if (!graph_uses_domain(model.graph, d)) model.opset_imports.erase(d);
   for (auto& [name, count] : report.fusions)
-    log_message(options.log_severity_level, LogLevel::Info, "fused " + name + " x" + std::to_string(count));
+    log_message(options, LogLevel::Info, "fused " + name + " x" + std::to_string(count));
 }
 
 void Session::Impl::check_feed(const GraphInput& in, const Value& v) const {
@@ -640,6 +640,13 @@ std::vector<std::string> Session::providers() const {
 std::vector<std::pair<std::string, std::string>> Session::node_placement() const {
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& pn : impl_->plan->nodes) out.push_back({pn.node->name, pn.provider + "ExecutionProvider"});
+  return out;
+}
+
+std::vector<Session::NodeAssignment> Session::node_assignment() const {
+  std::vector<NodeAssignment> out;
+  for (auto& pn : impl_->plan->nodes)
+    out.push_back({pn.node->name, pn.node->domain, pn.node->op_type, pn.provider + "ExecutionProvider"});
   return out;
 }
 

@@ -12,12 +12,18 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "onyx/logging.h"
 #include "onyx/session.h"
 
 namespace py = pybind11;
@@ -368,13 +374,149 @@ py::object value_to_py(const Value& v, bool private_copy) {
 
 // ---------------------------------------------------------------- OrtValue
 
+struct PySparseTensor;
+
 struct PyValue {
   Value value;
+  // Set when the OrtValue holds a sparse tensor (OrtValue.ort_value_from_sparse_tensor); `value` is then empty.
+  std::shared_ptr<PySparseTensor> sparse;
 
   const Tensor& tensor() const {
+    if (sparse) raise_onyx(ErrorCode::InvalidArgument, "the OrtValue holds a sparse tensor, not a dense tensor");
     if (!value.is_tensor()) raise_onyx(ErrorCode::InvalidArgument, "the OrtValue holds a " + value.kind_name() + ", not a tensor");
     return value.tensor();
   }
+};
+
+// ---------------------------------------------------------------- SparseTensor
+
+// onnxruntime's SparseTensor, on the CPU: COO (values + linear indices or
+// coordinates) or CSR (values + inner / outer indices) over a dense shape.
+// Numeric values and the int64 indices stay in the caller's numpy arrays (no
+// copy), as in onnxruntime; strings are copied.
+struct PySparseTensor {
+  enum Format { kUndefined = 0, kCoo = 1, kCsrc = 2, kBlockSparse = 4 };
+  Format format = kUndefined;
+  std::vector<int64_t> dense_shape;
+  Tensor values;         // 1-D, nnz
+  Tensor coo_indices;    // COO: [nnz] linear or [nnz, rank] coordinates
+  Tensor inner, outer;   // CSR: column of each value; where each row starts ([rows + 1])
+
+  std::string data_type() const { return "sparse_tensor(" + onyx::dtype_name(values.dtype()) + ")"; }
+};
+
+// Sparse tensor errors are RuntimeError, as onnxruntime raises them.
+[[noreturn]] void sparse_error(const std::string& msg) { throw std::runtime_error(msg); }
+
+std::vector<int64_t> dense_shape_from_py(py::handle obj, const char* what) {
+  py::array_t<int64_t, py::array::c_style | py::array::forcecast> arr(py::reinterpret_borrow<py::object>(obj));
+  if (arr.ndim() != 1) sparse_error(std::string(what) + ": dense_shape must be 1-D");
+  std::vector<int64_t> shape(arr.data(), arr.data() + arr.size());
+  for (int64_t d : shape)
+    if (d < 0) sparse_error(std::string(what) + ": dense_shape " + onyx::shape_to_string(Shape(shape.begin(), shape.end())) +
+                            " has a negative dimension");
+  return shape;
+}
+
+// Integer indices as an int64 tensor over the array (copied only when the array is another type or not contiguous).
+Tensor index_tensor_from_py(py::handle obj, const char* what, const char* name) {
+  py::module_ np = py::module_::import("numpy");
+  py::object arr = np.attr("asarray")(obj);
+  std::string kind = py::str(arr.attr("dtype").attr("kind"));
+  if (kind != "i" && kind != "u" && !(kind == "f" && py::len(arr) == 0))
+    sparse_error(std::string(what) + ": " + name + " must hold integers, got " + std::string(py::str(arr.attr("dtype"))));
+  return tensor_from_py(np.attr("ascontiguousarray")(arr, "int64"));
+}
+
+Tensor sparse_values_from_py(py::handle obj, const char* what) {
+  Tensor values = tensor_from_py(obj);
+  if (values.shape().size() != 1)
+    sparse_error(std::string(what) + ": values must be 1-D, got shape " + onyx::shape_to_string(values.shape()));
+  return values;
+}
+
+int64_t element_count(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::shared_ptr<PySparseTensor> sparse_coo(py::handle dense_shape, py::handle values, py::handle indices) {
+  const char* what = "sparse_coo_from_numpy";
+  auto st = std::make_shared<PySparseTensor>();
+  st->format = PySparseTensor::kCoo;
+  st->dense_shape = dense_shape_from_py(dense_shape, what);
+  st->values = sparse_values_from_py(values, what);
+  st->coo_indices = index_tensor_from_py(indices, what, "coo_indices");
+  const int64_t nnz = st->values.numel();
+  const int64_t rank = static_cast<int64_t>(st->dense_shape.size());
+  const Shape& ishape = st->coo_indices.shape();
+  const int64_t* idx = st->coo_indices.data<int64_t>();
+  const std::string dense = onyx::shape_to_string(Shape(st->dense_shape.begin(), st->dense_shape.end()));
+  if (ishape.size() == 1 && ishape[0] == nnz) {
+    const int64_t total = element_count(st->dense_shape);
+    for (int64_t i = 0; i < nnz; ++i)
+      if (idx[i] < 0 || idx[i] >= total)
+        sparse_error(std::string(what) + ": linear index " + std::to_string(idx[i]) + " (value " + std::to_string(i) +
+                     ") is outside the dense shape " + dense + " (" + std::to_string(total) + " elements)");
+  } else if (ishape.size() == 2 && ishape[0] == nnz && ishape[1] == rank) {
+    for (int64_t i = 0; i < nnz; ++i)
+      for (int64_t d = 0; d < rank; ++d)
+        if (idx[i * rank + d] < 0 || idx[i * rank + d] >= st->dense_shape[d])
+          sparse_error(std::string(what) + ": coordinate " + std::to_string(idx[i * rank + d]) + " of value " +
+                       std::to_string(i) + " is outside dimension " + std::to_string(d) + " of the dense shape " + dense);
+  } else {
+    sparse_error(std::string(what) + ": coo_indices must be [nnz] (linear indices) or [nnz, rank] (coordinates), i.e. [" +
+                 std::to_string(nnz) + "] or [" + std::to_string(nnz) + ", " + std::to_string(rank) + "] for " +
+                 std::to_string(nnz) + " values and the dense shape " + dense + "; got " + onyx::shape_to_string(ishape));
+  }
+  return st;
+}
+
+std::shared_ptr<PySparseTensor> sparse_csr(py::handle dense_shape, py::handle values, py::handle inner_indices,
+                                           py::handle outer_indices) {
+  const char* what = "sparse_csr_from_numpy";
+  auto st = std::make_shared<PySparseTensor>();
+  st->format = PySparseTensor::kCsrc;
+  st->dense_shape = dense_shape_from_py(dense_shape, what);
+  const std::string dense = onyx::shape_to_string(Shape(st->dense_shape.begin(), st->dense_shape.end()));
+  if (st->dense_shape.size() != 2) sparse_error(std::string(what) + ": CSR needs a 2-D dense shape, got " + dense);
+  st->values = sparse_values_from_py(values, what);
+  st->inner = index_tensor_from_py(inner_indices, what, "inner_indices");
+  st->outer = index_tensor_from_py(outer_indices, what, "outer_indices");
+  const int64_t nnz = st->values.numel(), rows = st->dense_shape[0], cols = st->dense_shape[1];
+  if (st->inner.shape() != Shape{nnz})
+    sparse_error(std::string(what) + ": inner_indices must be 1-D with one column index per value ([" +
+                 std::to_string(nnz) + "]), got " + onyx::shape_to_string(st->inner.shape()));
+  // onnxruntime also takes no outer indices at all for a tensor without values.
+  const bool empty_outer = nnz == 0 && st->outer.numel() == 0;
+  if (!empty_outer && st->outer.shape() != Shape{rows + 1})
+    sparse_error(std::string(what) + ": outer_indices must be 1-D with rows + 1 = " + std::to_string(rows + 1) +
+                 " entries, got " + onyx::shape_to_string(st->outer.shape()));
+  const int64_t* in = st->inner.data<int64_t>();
+  for (int64_t i = 0; i < nnz; ++i)
+    if (in[i] < 0 || in[i] >= cols)
+      sparse_error(std::string(what) + ": inner index " + std::to_string(in[i]) + " (value " + std::to_string(i) +
+                   ") is outside the " + std::to_string(cols) + " columns of the dense shape " + dense);
+  if (!empty_outer) {
+    const int64_t* out = st->outer.data<int64_t>();
+    if (out[0] != 0 || out[rows] != nnz)
+      sparse_error(std::string(what) + ": outer_indices must start at 0 and end at the number of values (" +
+                   std::to_string(nnz) + "), got " + std::to_string(out[0]) + " ... " + std::to_string(out[rows]));
+    for (int64_t r = 0; r < rows; ++r)
+      if (out[r + 1] < out[r])
+        sparse_error(std::string(what) + ": outer_indices must not decrease, got " + std::to_string(out[r]) + " then " +
+                     std::to_string(out[r + 1]) + " at row " + std::to_string(r));
+  }
+  return st;
+}
+
+// The views onnxruntime returns from as_coo_view() / as_csrc_view(): numpy arrays over the index buffers.
+struct PySparseCooView {
+  std::shared_ptr<PySparseTensor> tensor;
+};
+struct PySparseCsrView {
+  std::shared_ptr<PySparseTensor> tensor;
 };
 
 void check_cpu(const std::string& device_type) {
@@ -411,7 +553,14 @@ bool has_native_numpy_dtype(DataType t) {
 
 // A Python object as the Value an input of type `type` wants (type may be null).
 Value value_from_py(py::handle obj, const TypeInfo* type, const std::string& input = "") {
-  if (py::isinstance<PyValue>(obj)) return obj.cast<const PyValue&>().value;
+  if (py::isinstance<PyValue>(obj) || py::isinstance<PySparseTensor>(obj)) {
+    // Onyx's kernels take dense tensors only; onnxruntime refuses the feed the same way.
+    if (py::isinstance<PySparseTensor>(obj) || obj.cast<const PyValue&>().sparse)
+      raise_onyx(ErrorCode::InvalidArgument, "input '" + input + "' expects " + (type ? type->to_string() : "a dense value") +
+                                                 " but received a sparse tensor; Onyx runs dense tensors only "
+                                                 "(densify it with numpy first)");
+    return obj.cast<const PyValue&>().value;
+  }
   if (type && type->kind == TypeInfo::Kind::Optional) {
     onyx::Optional o;
     if (type->inner) o.type = *type->inner;
@@ -472,9 +621,27 @@ py::list metas_to_py(const std::vector<onyx::ValueMeta>& metas) {
 // The environment whose thread pools sessions with use_per_session_threads =
 // False share (default thread counts: one per physical core), made on first
 // use and kept for the life of the process.
+// set_global_thread_pool_sizes sets its thread counts, before it is made.
+std::mutex g_environment_mutex;
+std::shared_ptr<onyx::Environment>* g_environment = nullptr;  // leaked on purpose: lives as long as the process
+
 std::shared_ptr<onyx::Environment> process_environment() {
-  static auto* env = new std::shared_ptr<onyx::Environment>(onyx::Environment::create());
-  return *env;
+  std::lock_guard<std::mutex> lock(g_environment_mutex);
+  if (!g_environment) g_environment = new std::shared_ptr<onyx::Environment>(onyx::Environment::create());
+  return *g_environment;
+}
+
+void set_global_thread_pool_sizes(int intra_op_num_threads, int inter_op_num_threads) {
+  std::lock_guard<std::mutex> lock(g_environment_mutex);
+  // As onnxruntime: the shared pools are made once; sessions already use them.
+  if (g_environment)
+    raise_onyx(ErrorCode::Fail, "Global thread pools have already been created, cannot replace them "
+                                "(set_global_thread_pool_sizes must come before the first session with "
+                                "use_per_session_threads = False)");
+  onyx::ThreadingOptions t;
+  t.intra_op_num_threads = intra_op_num_threads;
+  t.inter_op_num_threads = inter_op_num_threads;
+  g_environment = new std::shared_ptr<onyx::Environment>(onyx::Environment::create(t));
 }
 
 class PySession {
@@ -484,8 +651,9 @@ class PySession {
             std::vector<std::string> providers, std::map<std::string, std::string> config,
             bool initializers_as_constants, bool enable_profiling, std::string profile_file_prefix,
             std::string optimized_model_filepath, std::map<std::string, int64_t> free_dims_by_name,
-            std::map<std::string, int64_t> free_dims_by_denotation, py::dict initializers) {
+            std::map<std::string, int64_t> free_dims_by_denotation, py::dict initializers, std::string logid) {
     onyx::SessionOptions o;
+    o.logid = std::move(logid);
     o.optimization_level = static_cast<onyx::OptimizationLevel>(opt_level);
     o.intra_op_num_threads = intra;
     o.inter_op_num_threads = inter;
@@ -504,7 +672,11 @@ class PySession {
     flag("session.enable_mem_pattern", o.enable_mem_pattern);
     // use_per_session_threads = False: the pools of one process-wide environment
     flag("session.use_per_session_threads", o.use_per_session_threads);
-    if (!o.use_per_session_threads) o.environment = process_environment();
+    // The environment also holds the arena that sessions with "session.use_env_allocators" = "1" share
+    // (create_and_register_allocator's), whichever threads they use.
+    auto env_alloc = o.config.find("session.use_env_allocators");
+    if (!o.use_per_session_threads || (env_alloc != o.config.end() && env_alloc->second == "1"))
+      o.environment = process_environment();
     // Provider options travel as config entries "onyx.provider_option.PROVIDER.KEY".
     const std::string popt = "onyx.provider_option.";
     for (auto it = o.config.begin(); it != o.config.end();) {
@@ -639,6 +811,142 @@ class PySession {
   std::unordered_map<std::string, FeedInfo> feed_info_;
 };
 
+// ---------------------------------------------------------------- logging
+
+// set_default_logger_callback: Onyx's log messages go to a Python callable,
+// fn(severity, category, logid, code_location, message).
+//
+// A thread Python knows (one that called InferenceSession() or run(), which
+// release the GIL) calls it at once, taking the GIL. A thread Python does not
+// know (a worker of Onyx's pools) never waits for the GIL: the Python thread
+// holding it may be waiting for that worker. Its messages are queued and
+// delivered on the main thread at its next chance (Py_AddPendingCall).
+
+bool python_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
+// A strong reference to the callable, dropped under the GIL by whichever
+// thread releases the last copy (a logging thread may still hold one when the
+// callback is replaced).
+std::shared_ptr<PyObject> hold_callable(py::handle fn) {
+  fn.inc_ref();
+  return std::shared_ptr<PyObject>(fn.ptr(), [](PyObject* p) {
+    if (!Py_IsInitialized() || python_finalizing()) return;  // the interpreter is going away: leave it
+    PyGILState_STATE state = PyGILState_Ensure();
+    Py_DECREF(p);
+    PyGILState_Release(state);
+  });
+}
+
+PyObject* decode_lenient(const std::string& s) {
+  return PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+}
+
+// Calls fn with the record; the GIL is held. A message the callback itself
+// causes goes to stderr (no recursion); an exception it raises goes to
+// sys.unraisablehook, as onnxruntime reports them.
+void deliver_log_record(PyObject* fn, const onyx::LogRecord& r) {
+  thread_local bool in_callback = false;
+  if (in_callback) {
+    onyx::print_log_record(r);
+    return;
+  }
+  in_callback = true;
+  PyObject* args = Py_BuildValue("(iNNNN)", static_cast<int>(r.severity), decode_lenient(r.category),
+                                 decode_lenient(r.logid), decode_lenient(r.code_location), decode_lenient(r.message));
+  PyObject* result = args ? PyObject_CallObject(fn, args) : nullptr;
+  Py_XDECREF(args);
+  if (result) {
+    Py_DECREF(result);
+  } else {
+    PyErr_WriteUnraisable(fn);
+  }
+  in_callback = false;
+}
+
+struct QueuedLogRecord {
+  std::shared_ptr<PyObject> fn;
+  onyx::LogRecord record;
+};
+std::mutex g_log_queue_mutex;
+std::deque<QueuedLogRecord>* g_log_queue = new std::deque<QueuedLogRecord>();  // leaked: workers may log at exit
+bool g_log_drain_scheduled = false;
+
+int drain_log_queue(void*) {
+  std::deque<QueuedLogRecord> ready;
+  {
+    std::lock_guard<std::mutex> lock(g_log_queue_mutex);
+    ready.swap(*g_log_queue);
+    g_log_drain_scheduled = false;
+  }
+  for (auto& q : ready) deliver_log_record(q.fn.get(), q.record);
+  return 0;
+}
+
+void set_log_callback(py::object fn) {
+  if (fn.is_none()) {
+    onyx::set_log_sink(nullptr);
+    return;
+  }
+  std::shared_ptr<PyObject> held = hold_callable(fn);
+  onyx::set_log_sink([held](const onyx::LogRecord& r) {
+    if (!Py_IsInitialized() || python_finalizing()) {
+      onyx::print_log_record(r);
+      return;
+    }
+    if (PyGILState_GetThisThreadState() != nullptr) {
+      PyGILState_STATE state = PyGILState_Ensure();
+      deliver_log_record(held.get(), r);
+      PyGILState_Release(state);
+      return;
+    }
+    std::lock_guard<std::mutex> lock(g_log_queue_mutex);
+    g_log_queue->push_back({held, r});
+    if (!g_log_drain_scheduled) {
+      // Py_AddPendingCall may be called without the GIL; it fails only when its queue is full.
+      if (Py_AddPendingCall(drain_log_queue, nullptr) == 0) {
+        g_log_drain_scheduled = true;
+      } else {
+        g_log_queue->pop_back();
+        onyx::print_log_record(r);
+      }
+    }
+  });
+}
+
+// copy_tensors: each source's data into the destination of the same index (CPU memory, real copies).
+void copy_tensors(const std::vector<PyValue*>& sources, const std::vector<PyValue*>& destinations, py::object stream) {
+  if (!stream.is_none())
+    raise_onyx(ErrorCode::InvalidArgument, "copy_tensors: Onyx copies on the CPU and takes no stream; pass None");
+  if (sources.size() != destinations.size())
+    raise_onyx(ErrorCode::InvalidArgument, "copy_tensors: " + std::to_string(sources.size()) + " sources for " +
+                                               std::to_string(destinations.size()) + " destinations");
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!sources[i] || !destinations[i]) raise_onyx(ErrorCode::InvalidArgument, "copy_tensors: None is not an OrtValue");
+    const Tensor& src = sources[i]->tensor();
+    Tensor& dst = const_cast<Tensor&>(destinations[i]->tensor());
+    if (src.dtype() != dst.dtype() || src.shape() != dst.shape())
+      raise_onyx(ErrorCode::InvalidArgument,
+                 "copy_tensors: source " + std::to_string(i) + " is " + onyx::dtype_name(src.dtype()) + " " +
+                     onyx::shape_to_string(src.shape()) + " but destination " + std::to_string(i) + " is " +
+                     onyx::dtype_name(dst.dtype()) + " " + onyx::shape_to_string(dst.shape()));
+  }
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const Tensor& src = sources[i]->tensor();
+    Tensor& dst = const_cast<Tensor&>(destinations[i]->tensor());
+    if (src.dtype() == DataType::String) {
+      for (int64_t k = 0; k < src.numel(); ++k) dst.data<std::string>()[k] = src.data<std::string>()[k];
+    } else if (src.nbytes() && src.raw() != dst.raw()) {
+      std::memmove(dst.raw(), src.raw(), src.nbytes());
+    }
+  }
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -721,25 +1029,50 @@ PYBIND11_MODULE(_core, m) {
             return PyValue{Value(std::move(s))};
           })
       .def(
-          "numpy", [](const PyValue& v) { return value_to_py(v.value, false); },
+          "numpy",
+          [](const PyValue& v) {
+            if (v.sparse)
+              throw std::runtime_error("the OrtValue holds a sparse tensor: read it with as_sparse_tensor(), "
+                                       "only dense values convert to numpy");
+            return value_to_py(v.value, false);
+          },
           "The value as a numpy array over the same memory (a list for a sequence, None for an empty optional).")
       .def("shape",
            [](const PyValue& v) {
+             if (v.sparse) return v.sparse->dense_shape;
              const Shape& s = v.tensor().shape();
              return std::vector<int64_t>(s.begin(), s.end());
            })
-      .def("data_type", [](const PyValue& v) { return type_string(v.value); })
-      .def("element_type", [](const PyValue& v) { return static_cast<int>(v.tensor().dtype()); })
+      .def("data_type", [](const PyValue& v) { return v.sparse ? v.sparse->data_type() : type_string(v.value); })
+      .def("element_type",
+           [](const PyValue& v) { return static_cast<int>(v.sparse ? v.sparse->values.dtype() : v.tensor().dtype()); })
       .def("device_name", [](const PyValue&) { return std::string("cpu"); })
       .def("data_ptr", [](const PyValue& v) { return reinterpret_cast<std::uintptr_t>(v.tensor().raw()); })
       .def("tensor_size_in_bytes", [](const PyValue& v) { return v.tensor().nbytes(); })
       .def("has_value", [](const PyValue& v) {
+        if (v.sparse) return true;
         if (v.value.is_optional()) return static_cast<bool>(v.value.optional().content);
         return !v.value.is_none();
       })
       .def("is_tensor", [](const PyValue& v) { return v.value.is_tensor(); })
       .def("is_tensor_sequence", [](const PyValue& v) { return v.value.is_sequence(); })
-      .def("is_sparse_tensor", [](const PyValue&) { return false; })
+      .def("is_sparse_tensor", [](const PyValue& v) { return static_cast<bool>(v.sparse); })
+      .def_static(
+          "ort_value_from_sparse_tensor",
+          [](std::shared_ptr<PySparseTensor> st) {
+            if (!st) throw py::type_error("ort_value_from_sparse_tensor: expected a SparseTensor, got None");
+            PyValue v;
+            v.sparse = std::move(st);
+            return v;
+          },
+          py::arg("sparse_tensor"), "An OrtValue holding the sparse tensor (shared, not copied).")
+      .def("as_sparse_tensor",
+           [](const PyValue& v) {
+             if (!v.sparse)
+               throw std::runtime_error("This OrtValue does not contain a SparseTensor: it holds " +
+                                        (v.value.is_none() ? std::string("nothing") : type_string(v.value)));
+             return v.sparse;
+           })
       .def(
           "update_inplace",
           [](PyValue& v, py::object arr) {
@@ -775,22 +1108,70 @@ PYBIND11_MODULE(_core, m) {
            })
       .def_property_readonly("_ortvalue", [](py::object self) { return self; })
       .def("__repr__", [](const PyValue& v) {
+        if (v.sparse)
+          return "<onyx.OrtValue " + v.sparse->data_type() + " " +
+                 onyx::shape_to_string(Shape(v.sparse->dense_shape.begin(), v.sparse->dense_shape.end())) + ">";
         if (v.value.is_tensor())
           return "<onyx.OrtValue " + type_string(v.value) + " " + onyx::shape_to_string(v.value.tensor().shape()) + ">";
         return "<onyx.OrtValue " + type_string(v.value) + ">";
       });
 
+  py::class_<PySparseCooView>(m, "SparseCooView", "The COO indices of a sparse tensor.")
+      .def("indices", [](const PySparseCooView& v) { return tensor_to_numpy(v.tensor->coo_indices, false); });
+  py::class_<PySparseCsrView>(m, "SparseCsrView", "The CSR indices of a sparse tensor.")
+      .def("inner", [](const PySparseCsrView& v) { return tensor_to_numpy(v.tensor->inner, false); })
+      .def("outer", [](const PySparseCsrView& v) { return tensor_to_numpy(v.tensor->outer, false); });
+
+  py::class_<PySparseTensor, std::shared_ptr<PySparseTensor>>(
+      m, "SparseTensor", "A sparse tensor (COO or CSR) on the CPU, as onnxruntime's SparseTensor.")
+      .def_static("_coo", &sparse_coo, py::arg("dense_shape"), py::arg("values"), py::arg("coo_indices"))
+      .def_static("_csr", &sparse_csr, py::arg("dense_shape"), py::arg("values"), py::arg("inner_indices"),
+                  py::arg("outer_indices"))
+      .def("values", [](const PySparseTensor& t) { return tensor_to_numpy(t.values, false); },
+           "The non-zero values (over the same memory for numeric types, a copy for strings).")
+      .def("as_coo_view",
+           [](std::shared_ptr<PySparseTensor> t) {
+             if (t->format != PySparseTensor::kCoo) throw std::runtime_error("This sparse tensor does not contain COO format");
+             return PySparseCooView{std::move(t)};
+           })
+      .def("as_csrc_view",
+           [](std::shared_ptr<PySparseTensor> t) {
+             if (t->format != PySparseTensor::kCsrc)
+               throw std::runtime_error("This sparse tensor does not contain CSR(C) format");
+             return PySparseCsrView{std::move(t)};
+           })
+      .def("as_blocksparse_view",
+           [](const PySparseTensor&) {
+             // Onyx makes COO and CSR sparse tensors only.
+             throw std::runtime_error("This sparse tensor does not contain BlockSparse format");
+           })
+      .def("to_cuda",
+           [](const PySparseTensor&, py::object) {
+             throw std::runtime_error("SparseTensor.to_cuda: Onyx keeps sparse tensors on the CPU (its kernels take "
+                                      "dense tensors only); there is no CUDA copy of a sparse tensor");
+           },
+           py::arg("ort_device"))
+      .def("_format_value", [](const PySparseTensor& t) { return static_cast<int>(t.format); })
+      .def("dense_shape", [](const PySparseTensor& t) { return t.dense_shape; })
+      .def("data_type", &PySparseTensor::data_type)
+      .def("device_name", [](const PySparseTensor&) { return std::string("cpu"); })
+      .def("__repr__", [](const PySparseTensor& t) {
+        return "<onyx.SparseTensor " + std::string(t.format == PySparseTensor::kCoo ? "COO " : "CSR ") + t.data_type() +
+               " " + onyx::shape_to_string(Shape(t.dense_shape.begin(), t.dense_shape.end())) + ", " +
+               std::to_string(t.values.numel()) + " values>";
+      });
+
   py::class_<PySession>(m, "Session")
       .def(py::init<py::object, int, int, int, int, int, std::vector<std::string>, std::map<std::string, std::string>,
                     bool, bool, std::string, std::string, std::map<std::string, int64_t>, std::map<std::string, int64_t>,
-                    py::dict>(),
+                    py::dict, std::string>(),
            py::arg("model"), py::arg("opt_level"), py::arg("intra_op_num_threads"), py::arg("inter_op_num_threads"),
            py::arg("execution_mode"), py::arg("log_severity_level"), py::arg("providers"), py::arg("config"),
            py::arg("initializers_as_constants") = false, py::arg("enable_profiling") = false,
            py::arg("profile_file_prefix") = "onnxruntime_profile_", py::arg("optimized_model_filepath") = "",
            py::arg("free_dimension_overrides_by_name") = std::map<std::string, int64_t>(),
            py::arg("free_dimension_overrides_by_denotation") = std::map<std::string, int64_t>(),
-           py::arg("initializers") = py::dict())
+           py::arg("initializers") = py::dict(), py::arg("logid") = "")
       .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"),
            py::arg("run_config") = std::map<std::string, std::string>())
       .def("run_ort", &PySession::run_ort, py::arg("output_names"), py::arg("feeds"),
@@ -801,7 +1182,32 @@ PYBIND11_MODULE(_core, m) {
       .def("model_name", &PySession::model_name)
       .def("fusion_counts", &PySession::fusion_counts)
       .def("providers", [](const PySession& s) { return s.session().providers(); })
+      .def("node_assignment",
+           [](const PySession& s) {
+             // (name, domain, op_type, provider) per node of the optimized graph, in execution order.
+             py::list out;
+             for (auto& a : s.session().node_assignment()) out.append(py::make_tuple(a.name, a.domain, a.op_type, a.provider));
+             return out;
+           })
       .def("end_profiling", &PySession::end_profiling, py::call_guard<py::gil_scoped_release>());
 
   m.def("available_providers", []() { return onyx::available_providers(); });
+  m.def("set_log_callback", &set_log_callback, py::arg("callback"),
+        "Sends Onyx's log messages to callback(severity, category, logid, code_location, message); None: to stderr.");
+  // The callback must not outlive the interpreter: the sink is dropped at exit.
+  py::module_::import("atexit").attr("register")(py::cpp_function([]() { onyx::set_log_sink(nullptr); }));
+  m.def(
+      "_emit_log_for_test",
+      [](int severity, const std::string& message, bool from_native_thread) {
+        // A message through Onyx's logger, from this thread or from a thread Python does not know
+        // (as a worker of Onyx's pools), to test the callback's delivery.
+        onyx::LogRecord r{static_cast<onyx::LogLevel>(severity), "onyx", "test", "_core.cpp _emit_log_for_test", message};
+        if (!from_native_thread) return onyx::emit_log_record(r);
+        py::gil_scoped_release nogil;  // the worker must not need the GIL this thread holds
+        std::thread([r] { onyx::emit_log_record(r); }).join();
+      },
+      py::arg("severity"), py::arg("message"), py::arg("from_native_thread") = false);
+  m.def("copy_tensors", &copy_tensors, py::arg("src"), py::arg("dst"), py::arg("stream") = py::none());
+  m.def("set_global_thread_pool_sizes", &set_global_thread_pool_sizes, py::arg("intra_op_num_threads") = 0,
+        py::arg("inter_op_num_threads") = 0);
 }

@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 from onyx import _core
 from onyx._modelmeta import read_model_metadata
-from onyx.capi.onnxruntime_pybind11_state import (
+from onyx.capi._devices import _assigned_subgraphs, _cpu_memory_info
+from onyx.capi.onnxruntime_pybind11_state import (  # noqa: F401  (OrtDevice, SparseTensor, ...: re-exported)
     _AVAILABLE_PROVIDERS,
     _OPT_LEVEL_TO_ONYX,
     _PROVIDER_TO_ONYX,
@@ -20,9 +21,15 @@ from onyx.capi.onnxruntime_pybind11_state import (
     InvalidArgument,
     ModelMetadata,
     NodeArg,
+    OrtDevice,
+    OrtDeviceVendorId,
+    OrtEpDevice,
     OrtValue,
     RunOptions,
     SessionOptions,
+    SparseTensor,
+    copy_tensors,
+    get_ep_devices,
 )
 
 
@@ -109,6 +116,29 @@ class Session:
 
     def get_providers(self) -> list[str]:
         return list(self._providers)
+
+    def get_input_memory_infos(self) -> list:
+        """Where each input is read from: host memory for every input (Python values live there)."""
+        return [_cpu_memory_info() for _ in self._inputs_meta]
+
+    def get_output_memory_infos(self) -> list:
+        """Where each output is written: host memory."""
+        return [_cpu_memory_info() for _ in self._outputs_meta]
+
+    def get_input_epdevices(self) -> list[OrtEpDevice]:
+        """The OrtEpDevice each input is consumed on: the CPU provider's."""
+        cpu = get_ep_devices()[0]
+        return [cpu for _ in self._inputs_meta]
+
+    def get_provider_graph_assignment_info(self) -> list:
+        """The provider of every node of the optimized graph, one OrtEpAssignedSubgraph per node
+        (needs the session config entry 'session.record_ep_graph_assignment_info' = '1')."""
+        if self._sess_options._config.get("session.record_ep_graph_assignment_info") != "1":
+            raise Fail(
+                "[ONNXRuntimeError] : 1 : FAIL : Session configuration entry 'session.record_ep_graph_assignment_info' "
+                'must be set to "1" to retrieve EP graph assignment information.'
+            )
+        return _assigned_subgraphs(self._sess.node_assignment())
 
     def get_provider_options(self) -> dict[str, dict[str, str]]:
         return {name: dict(opts) for name, opts in zip(self._providers, self._provider_options)}
@@ -212,13 +242,22 @@ class InferenceSession(Session):
 
     def _create_inference_session(self, providers, provider_options):
         available = _AVAILABLE_PROVIDERS
+        so = self._sess_options
+        if so.has_providers():
+            if providers or provider_options:
+                warnings.warn(
+                    "Specified 'providers'/'provider_options' when creating InferenceSession but SessionOptions has "
+                    "already been configured with providers. InferenceSession will only use the providers passed to "
+                    "InferenceSession()."
+                )
+            else:
+                providers = self._providers_chosen_by_options()
         names, options = check_and_normalize_provider_args(providers, provider_options, available)
         # Providers this build does not have are dropped (after the warning
         # above); the CPU provider is always the last resort, as in onnxruntime.
         chosen = [(n, o) for n, o in zip(names, options) if n in available]
         if not any(n == "CPUExecutionProvider" for n, _ in chosen):
             chosen.append(("CPUExecutionProvider", {}))
-        so = self._sess_options
         opt_level = _OPT_LEVEL_TO_ONYX.get(int(so.graph_optimization_level), 99)
         self._profiling_start_ns = time.time_ns() if so.enable_profiling else 0
         self._sess = _core.Session(
@@ -241,6 +280,7 @@ class InferenceSession(Session):
             free_dimension_overrides_by_name=dict(so._free_dims_by_name),
             free_dimension_overrides_by_denotation=dict(so._free_dims_by_denotation),
             initializers=dict(so._initializers),
+            logid=str(so.logid),
         )
         # The providers in use: a CUDA provider without a device falls back to
         # the CPU with a warning (as onnxruntime), and is not listed then.
@@ -252,6 +292,48 @@ class InferenceSession(Session):
         self._inputs_meta = [NodeArg(*m) for m in self._sess.inputs()]
         self._outputs_meta = [NodeArg(*m) for m in self._sess.outputs()]
         self._overridable_initializers = [NodeArg(*m) for m in self._sess.overridable_initializers()]
+
+    # Devices the selection delegate may pick at most (onnxruntime passes the same number).
+    _MAX_EP_SELECTIONS = 8
+
+    def _providers_chosen_by_options(self) -> list:
+        """The (provider, options) pairs SessionOptions chose: those added by name or by
+        device, else those the selection delegate picks, else the policy's (the CPU's)."""
+        so = self._sess_options
+        if so._ep_providers:
+            return [(name, dict(opts)) for name, opts in so._ep_providers]
+        if so._ep_delegate is not None:
+            meta = read_model_metadata(self._model_source)
+            model_metadata = {
+                "doc_string": meta["description"],
+                "domain": meta["domain"],
+                "graph_description": meta["graph_description"],
+                "graph_name": meta["graph_name"],
+                "model_version": str(meta["version"]),
+                "producer_name": meta["producer_name"],
+                "producer_version": meta["producer_version"],
+            }
+            try:
+                selected = list(so._ep_delegate(get_ep_devices(), model_metadata, {}, self._MAX_EP_SELECTIONS))
+                for d in selected:
+                    if not isinstance(d, OrtEpDevice):
+                        raise TypeError(f"it returned a {type(d).__name__}, not an OrtEpDevice")
+            except Exception as e:
+                raise Fail(f"[ONNXRuntimeError] : 1 : FAIL : EP selection delegate failed: {e}") from e
+            if not selected:
+                raise Fail("[ONNXRuntimeError] : 1 : FAIL : EP selection delegate did not select anything.")
+            if len(selected) > self._MAX_EP_SELECTIONS:
+                raise Fail(
+                    f"[ONNXRuntimeError] : 1 : FAIL : EP selection delegate selected {len(selected)} devices, "
+                    f"more than the maximum of {self._MAX_EP_SELECTIONS}"
+                )
+            names = []
+            for d in selected:
+                if d.ep_name not in names:
+                    names.append(d.ep_name)
+            return [(name, {}) for name in names]
+        # A policy: every device Onyx lists is the CPU, so every policy comes to the CPU provider.
+        return [("CPUExecutionProvider", {})]
 
 
 class IOBinding:
@@ -265,28 +347,25 @@ class IOBinding:
         self._results: list[OrtValue] = []
 
     @staticmethod
-    def _check_device(device_type) -> None:
-        name = getattr(device_type, "device_type", device_type)
-        if callable(name):
-            name = name()
-        if isinstance(name, str) and name.lower() == "cuda" and "CUDAExecutionProvider" in _AVAILABLE_PROVIDERS:
-            return  # results go through host memory: Python OrtValues live on the host
-        if isinstance(name, str) and name.lower() != "cpu":
+    def _device(device_type, device_id) -> OrtDevice:
+        """The OrtDevice a name ('cpu', 'cuda', ...) or an OrtDevice stands for; an unknown name raises."""
+        if isinstance(device_type, OrtDevice):
+            return device_type
+        return OrtDevice.make(device_type, int(device_id))
+
+    @staticmethod
+    def _refuse_device_pointer(device: OrtDevice, what: str) -> None:
+        if device.device_type() != OrtDevice.cpu():
             raise InvalidArgument(
-                f"[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : device '{name}' is not available in this build of Onyx"
+                f"[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : {what} a pointer to memory of device {device._describe()} "
+                "is not supported by Onyx's Python API: bind a numpy array or an OrtValue (host memory)"
             )
 
     def bind_cpu_input(self, name: str, arr_on_cpu) -> None:
         self._inputs[name] = OrtValue.ortvalue_from_numpy(arr_on_cpu)
 
     def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr) -> None:
-        self._check_device(device_type)
-        dev = getattr(device_type, "device_type", device_type)
-        if isinstance(dev, str) and dev.lower() == "cuda":
-            raise InvalidArgument(
-                "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : binding a CUDA device pointer is not supported by Onyx's "
-                "Python API yet: bind a numpy array or an OrtValue (it is copied to the device)"
-            )
+        self._refuse_device_pointer(self._device(device_type, device_id), "binding an input to")
         self._inputs[name] = OrtValue._from_pointer(int(buffer_ptr), [int(d) for d in shape], element_type)
 
     def bind_ortvalue_input(self, name: str, ortvalue: OrtValue) -> None:
@@ -296,12 +375,15 @@ class IOBinding:
         pass
 
     def bind_output(self, name, device_type="cpu", device_id=0, element_type=None, shape=None, buffer_ptr=None) -> None:
-        self._check_device(device_type)
+        device = self._device(device_type, device_id)
         if buffer_ptr is None:
+            # The output is allocated at run time in host memory, whichever device is named: Python
+            # values live there (onnxruntime's CPU package does the same for a device it lacks).
             self._outputs[name] = None
             return
         if element_type is None or shape is None:
             raise ValueError("bind_output: 'element_type' and 'shape' are required with 'buffer_ptr'")
+        self._refuse_device_pointer(device, "binding an output to")
         self._outputs[name] = OrtValue._from_pointer(int(buffer_ptr), [int(d) for d in shape], element_type)
 
     def bind_ortvalue_output(self, name: str, ortvalue: OrtValue) -> None:

@@ -4,8 +4,6 @@ import InvalidArgument` keeps working as `from onyx.capi... import ...`."""
 
 from __future__ import annotations
 
-import enum
-
 from onyx import _core
 from onyx._core import (  # noqa: F401  (re-exported)
     DeviceReset,
@@ -24,16 +22,104 @@ from onyx._core import (  # noqa: F401  (re-exported)
     NotImplemented,
     OrtValue,
     RuntimeException,
+    SparseCooView,
+    SparseCsrView,
+    SparseTensor,
+)
+from onyx.capi._devices import (  # noqa: F401  (re-exported)
+    OrtArenaCfg,
+    OrtDevice,
+    OrtDeviceMemoryType,
+    OrtDeviceVendorId,
+    OrtEpAssignedNode,
+    OrtEpAssignedSubgraph,
+    OrtEpDevice,
+    OrtExecutionProviderDevicePolicy,
+    OrtExternalInitializerInfo,
+    OrtHardwareDevice,
+    OrtHardwareDeviceType,
+    OrtMemoryInfo,
+    OrtMemoryInfoDeviceType,
+    OrtSparseFormat,
+    _core_device_name,
+    create_and_register_allocator,
+    create_and_register_allocator_v2,
+    get_ep_devices,
+    register_execution_provider_library,
+    unregister_execution_provider_library,
 )
 from onyx.capi._dlpack import ortvalue_from_dlpack as _ortvalue_from_dlpack
+from onyx.capi._enum import _OrtEnum
 
 OrtValue.from_dlpack = classmethod(_ortvalue_from_dlpack)
 
+# ---------------------------------------------------------------- OrtValue factories taking devices
 
-class _OrtEnum(enum.IntEnum):
-    # pybind11 enums print as "Class.MEMBER" and compare with ints.
-    def __str__(self):
-        return f"{type(self).__name__}.{self.name}"
+# The native factories take 'cpu' or 'cuda'; these take what onnxruntime's do: a device name
+# ('cpu', 'cuda', 'gpu' with a vendor id, ...) or an OrtDevice, and refuse a device Onyx cannot use.
+_native_from_numpy = OrtValue.ortvalue_from_numpy
+_native_from_shape_and_type = OrtValue.ortvalue_from_shape_and_type
+
+
+def _ortvalue_from_numpy(numpy_obj, /, device_type="cpu", device_id=0, vendor_id=-1):
+    """Wraps a numpy array (in place when it is C-contiguous; the OrtValue keeps it alive)."""
+    return _native_from_numpy(numpy_obj, _core_device_name(device_type, device_id, vendor_id), int(device_id))
+
+
+def _ortvalue_from_shape_and_type(shape, element_type, device_type="cpu", device_id=0, vendor_id=-1, memory_info=None):
+    """A zero-filled tensor of this shape and element type (a numpy type or an ONNX type number)."""
+    if memory_info is not None:
+        if not isinstance(memory_info, OrtMemoryInfo):
+            raise TypeError(f"memory_info must be an OrtMemoryInfo, got {type(memory_info).__name__}")
+        if not memory_info._is_cpu():
+            raise InvalidArgument(
+                "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Onyx allocates OrtValues in host memory only, "
+                f"not in '{memory_info.name}'"
+            )
+        return _native_from_shape_and_type(shape, element_type, "cpu", 0)
+    return _native_from_shape_and_type(shape, element_type, _core_device_name(device_type, device_id, vendor_id), int(device_id))
+
+
+OrtValue.ortvalue_from_numpy = staticmethod(_ortvalue_from_numpy)
+OrtValue.ortvalue_from_shape_and_type = staticmethod(_ortvalue_from_shape_and_type)
+
+# ---------------------------------------------------------------- SparseTensor
+
+
+def _check_sparse_device(ort_device, what: str) -> None:
+    device = ort_device._get_c_device() if hasattr(ort_device, "_get_c_device") else ort_device
+    if not isinstance(device, OrtDevice):
+        raise TypeError(f"{what}: ort_device must be an OrtDevice, got {type(ort_device).__name__}")
+    if device.device_type() != OrtDevice.cpu():
+        raise RuntimeError(f"{what}: Onyx keeps sparse tensors on the CPU, not on device {device._describe()}")
+
+
+def _sparse_coo_from_numpy(cls, dense_shape, values, coo_indices, ort_device):
+    """A COO sparse tensor: values (1-D) at coo_indices, either [nnz] linear indices
+    into the dense shape or [nnz, rank] coordinates. Numeric values and int64
+    indices are used in place (the tensor keeps the arrays alive)."""
+    _check_sparse_device(ort_device, "sparse_coo_from_numpy")
+    return SparseTensor._coo(dense_shape, values, coo_indices)
+
+
+def _sparse_csr_from_numpy(cls, dense_shape, values, inner_indices, outer_indices, ort_device):
+    """A CSR sparse tensor of a 2-D dense shape: values with their column
+    (inner_indices) and where each row starts (outer_indices, rows + 1 entries)."""
+    _check_sparse_device(ort_device, "sparse_csr_from_numpy")
+    return SparseTensor._csr(dense_shape, values, inner_indices, outer_indices)
+
+
+SparseTensor.sparse_coo_from_numpy = classmethod(_sparse_coo_from_numpy)
+SparseTensor.sparse_csr_from_numpy = classmethod(_sparse_csr_from_numpy)
+SparseTensor.format = lambda self: OrtSparseFormat(self._format_value())
+SparseTensor.format.__doc__ = "The OrtSparseFormat of the tensor (ORT_SPARSE_COO or ORT_SPARSE_CSRC)."
+SparseTensor._get_c_tensor = lambda self: self
+# The native module's names for the views.
+SparseTensor.get_coo_data = SparseTensor.as_coo_view
+SparseTensor.get_csrc_data = SparseTensor.as_csrc_view
+SparseTensor.get_blocksparse_data = SparseTensor.as_blocksparse_view
+
+
 
 
 class GraphOptimizationLevel(_OrtEnum):
@@ -110,6 +196,45 @@ _default_logger_severity = 2
 _default_logger_verbosity = 0
 
 
+def set_default_logger_callback(callback, severity: int = 2) -> None:
+    """Sends Onyx's log messages to callback(severity, category, logid, code_location, message)
+    (ints and strs: category 'onyx', logid the session's SessionOptions.logid) instead of stderr,
+    and sets the default severity (sessions made from now on log at it unless their
+    log_severity_level says otherwise). None restores stderr and keeps the severity.
+
+    Messages from threads Python knows (those creating or running sessions) reach the
+    callback at once, holding the GIL; messages from Onyx's own worker threads are
+    delivered on the main thread at its next chance, so a worker never waits for the GIL.
+    Exceptions the callback raises go to sys.unraisablehook."""
+    severity = int(severity)
+    if not 0 <= severity <= 4:
+        raise ValueError(f"Invalid logging severity {severity}; must be in [0, 4] (0:Verbose, 1:Info, 2:Warning, 3:Error, 4:Fatal)")
+    if callback is None:
+        _core.set_log_callback(None)
+        return
+    if not callable(callback):
+        raise TypeError(f"set_default_logger_callback: callback must be a callable or None, got {type(callback).__name__}")
+    _core.set_log_callback(callback)
+    set_default_logger_severity(severity)
+
+
+def set_global_thread_pool_sizes(intra_op_num_threads: int = 0, inter_op_num_threads: int = 0) -> None:
+    """Thread counts of the pools shared by sessions with use_per_session_threads = False
+    (0: one per physical core). Only before the first such session: Fail afterwards."""
+    _core.set_global_thread_pool_sizes(int(intra_op_num_threads), int(inter_op_num_threads))
+
+
+def has_collective_ops() -> bool:
+    """Onyx has no collective (multi-device communication) operators."""
+    return False
+
+
+def copy_tensors(src, dst, stream=None) -> None:
+    """Copies each source OrtValue's data into the destination OrtValue of the
+    same index (same element type and shape; CPU memory; stream must be None)."""
+    _core.copy_tensors([getattr(v, "_ortvalue", v) for v in src], [getattr(v, "_ortvalue", v) for v in dst], stream)
+
+
 def set_default_logger_severity(level: int) -> None:
     global _default_logger_severity
     if not 0 <= int(level) <= 4:
@@ -158,6 +283,9 @@ class SessionOptions:
         "_free_dims_by_name",
         "_free_dims_by_denotation",
         "_initializers",
+        "_ep_providers",
+        "_ep_policy",
+        "_ep_delegate",
     )
 
     def __init__(self):
@@ -181,6 +309,11 @@ class SessionOptions:
         self._free_dims_by_name = {}
         self._free_dims_by_denotation = {}
         self._initializers = {}
+        # Providers chosen on the options themselves (add_provider, add_provider_for_devices, a
+        # selection policy or delegate): used when InferenceSession is given no providers.
+        self._ep_providers = []
+        self._ep_policy = None
+        self._ep_delegate = None
 
     def add_session_config_entry(self, config_key: str, config_value: str) -> None:
         if not isinstance(config_key, str) or not isinstance(config_value, str):
@@ -221,8 +354,48 @@ class SessionOptions:
     def register_custom_ops_library(self, library_path: str) -> None:
         raise NotImplemented("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : custom operator libraries are not supported by Onyx")
 
+    def add_provider(self, provider_name: str, provider_options) -> None:
+        """Adds a provider (by name, with its options) that sessions made with these options use."""
+        if provider_name not in _AVAILABLE_PROVIDERS:
+            raise InvalidArgument(
+                f"[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Failed to add provider of type '{provider_name}' to "
+                f"SessionOptions: this build of Onyx has {', '.join(_AVAILABLE_PROVIDERS)}"
+            )
+        self._ep_providers.append((provider_name, {str(k): str(v) for k, v in dict(provider_options).items()}))
+
+    def add_provider_for_devices(self, ep_devices, provider_options) -> None:
+        """Adds the provider of these OrtEpDevices (from get_ep_devices()) with its options."""
+        ep_devices = list(ep_devices)
+        if not ep_devices:
+            raise InvalidArgument("[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Must provide one or more OrtEpDevice instances.")
+        for d in ep_devices:
+            if not isinstance(d, OrtEpDevice):
+                raise TypeError(f"add_provider_for_devices: expected OrtEpDevice instances, got {type(d).__name__}")
+        names = {d.ep_name for d in ep_devices}
+        if len(names) != 1:
+            raise InvalidArgument(
+                "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : All OrtEpDevice instances must use the same execution "
+                f"provider, got {', '.join(sorted(names))}"
+            )
+        self.add_provider(names.pop(), provider_options)
+
+    def set_provider_selection_policy(self, policy) -> None:
+        """Lets Onyx choose the providers by policy (OrtExecutionProviderDevicePolicy); Onyx's
+        devices (get_ep_devices()) are the CPU's, so every policy selects CPUExecutionProvider."""
+        self._ep_policy = OrtExecutionProviderDevicePolicy(int(policy))
+
+    def set_provider_selection_policy_delegate(self, selection_delegate) -> None:
+        """Lets a function choose: selection_delegate(ep_devices, model_metadata, runtime_metadata,
+        max_selections) returns the OrtEpDevices to use, in priority order."""
+        if not callable(selection_delegate):
+            raise TypeError(
+                f"set_provider_selection_policy_delegate: expected a callable, got {type(selection_delegate).__name__}"
+            )
+        self._ep_delegate = selection_delegate
+
     def has_providers(self) -> bool:
-        return False
+        """True when these options choose providers (add_provider, add_provider_for_devices, a policy or a delegate)."""
+        return bool(self._ep_providers) or self._ep_policy is not None or self._ep_delegate is not None
 
     def _onyx_log_level(self) -> int:
         lvl = int(self.log_severity_level)

@@ -6,9 +6,16 @@ import numpy as np
 from onyx.capi.onnxruntime_pybind11_state import (
     ModelMetadata,
     NodeArg,
-    OrtValue,
+    OrtDevice as OrtDevice,
+    OrtDeviceVendorId as OrtDeviceVendorId,
+    OrtEpAssignedSubgraph,
+    OrtEpDevice,
+    OrtMemoryInfo,
+    OrtValue as OrtValue,
     RunOptions,
     SessionOptions,
+    SparseTensor as SparseTensor,
+    copy_tensors as copy_tensors,
 )
 
 _Provider = str | tuple[str, dict[Any, Any]]
@@ -26,6 +33,10 @@ class Session:
     def get_overridable_initializers(self) -> list[NodeArg]: ...
     def get_modelmeta(self) -> ModelMetadata: ...
     def get_providers(self) -> list[str]: ...
+    def get_input_memory_infos(self) -> list[OrtMemoryInfo]: ...
+    def get_output_memory_infos(self) -> list[OrtMemoryInfo]: ...
+    def get_input_epdevices(self) -> list[OrtEpDevice]: ...
+    def get_provider_graph_assignment_info(self) -> list[OrtEpAssignedSubgraph]: ...
     def get_provider_options(self) -> dict[str, dict[str, str]]: ...
     def set_providers(
         self, providers: Sequence[_Provider] | None = None, provider_options: Sequence[dict[Any, Any]] | None = None

@@ -1,5 +1,5 @@
 import enum
-from typing import Any
+from typing import Any, Callable, Mapping, Sequence
 
 from onyx._core import (
     DeviceReset as DeviceReset,
@@ -18,6 +18,30 @@ from onyx._core import (
     NotImplemented as NotImplemented,
     OrtValue as OrtValue,
     RuntimeException as RuntimeException,
+    SparseCooView as SparseCooView,
+    SparseCsrView as SparseCsrView,
+    SparseTensor as SparseTensor,
+)
+from onyx.capi._devices import (
+    OrtArenaCfg as OrtArenaCfg,
+    OrtDevice as OrtDevice,
+    OrtDeviceMemoryType as OrtDeviceMemoryType,
+    OrtDeviceVendorId as OrtDeviceVendorId,
+    OrtEpAssignedNode as OrtEpAssignedNode,
+    OrtEpAssignedSubgraph as OrtEpAssignedSubgraph,
+    OrtEpDevice as OrtEpDevice,
+    OrtExecutionProviderDevicePolicy as OrtExecutionProviderDevicePolicy,
+    OrtExternalInitializerInfo as OrtExternalInitializerInfo,
+    OrtHardwareDevice as OrtHardwareDevice,
+    OrtHardwareDeviceType as OrtHardwareDeviceType,
+    OrtMemoryInfo as OrtMemoryInfo,
+    OrtMemoryInfoDeviceType as OrtMemoryInfoDeviceType,
+    OrtSparseFormat as OrtSparseFormat,
+    create_and_register_allocator as create_and_register_allocator,
+    create_and_register_allocator_v2 as create_and_register_allocator_v2,
+    get_ep_devices as get_ep_devices,
+    register_execution_provider_library as register_execution_provider_library,
+    unregister_execution_provider_library as unregister_execution_provider_library,
 )
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -53,6 +77,10 @@ def get_device() -> str: ...
 def get_build_info() -> str: ...
 def set_default_logger_severity(level: int) -> None: ...
 def set_default_logger_verbosity(level: int) -> None: ...
+def set_default_logger_callback(callback: Callable[[int, str, str, str, str], object] | None, severity: int = 2) -> None: ...
+def set_global_thread_pool_sizes(intra_op_num_threads: int = 0, inter_op_num_threads: int = 0) -> None: ...
+def has_collective_ops() -> bool: ...
+def copy_tensors(src: Sequence[OrtValue], dst: Sequence[OrtValue], stream: object = None) -> None: ...
 def set_seed(seed: int) -> None: ...
 def enable_telemetry_events() -> None: ...
 def disable_telemetry_events() -> None: ...
@@ -82,6 +110,15 @@ class SessionOptions:
     def add_initializer(self, name: str, val: OrtValue) -> None: ...
     def add_external_initializers(self, names: list[str], values: list[OrtValue]) -> None: ...
     def register_custom_ops_library(self, library_path: str) -> None: ...
+    def add_provider(self, provider_name: str, provider_options: Mapping[str, str]) -> None: ...
+    def add_provider_for_devices(self, ep_devices: Sequence[OrtEpDevice], provider_options: Mapping[str, str]) -> None: ...
+    def set_provider_selection_policy(self, policy: OrtExecutionProviderDevicePolicy) -> None: ...
+    def set_provider_selection_policy_delegate(
+        self,
+        selection_delegate: Callable[
+            [Sequence[OrtEpDevice], Mapping[str, str], Mapping[str, str], int], Sequence[OrtEpDevice]
+        ],
+    ) -> None: ...
     def has_providers(self) -> bool: ...
 
 class RunOptions:

@@ -23,6 +23,7 @@ from onyx.capi.onnxruntime_pybind11_state import (  # noqa: E402,F401
     ExecutionMode,
     ExecutionOrder,
     GraphOptimizationLevel,
+    LoraAdapter,
     ModelMetadata,
     NodeArg,
     OrtAllocatorType,
@@ -63,6 +64,7 @@ from onyx.capi import _pybind_state, onnxruntime_validation  # noqa: E402,F401
 
 del _pybind_state  # imported so that onyx.capi._pybind_state is there as onnxruntime.capi._pybind_state is
 from onyx.capi.onnxruntime_inference_collection import (  # noqa: E402,F401
+    AdapterFormat,
     InferenceSession,
     IOBinding,
     OrtDevice,

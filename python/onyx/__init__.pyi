@@ -1,6 +1,7 @@
 """Type stubs for onyx: onnxruntime's Python API on the Onyx runtime."""
 
 from onyx.capi.onnxruntime_inference_collection import (
+    AdapterFormat as AdapterFormat,
     InferenceSession as InferenceSession,
     IOBinding as IOBinding,
     OrtDevice as OrtDevice,
@@ -13,6 +14,7 @@ from onyx.capi.onnxruntime_pybind11_state import (
     ExecutionMode as ExecutionMode,
     ExecutionOrder as ExecutionOrder,
     GraphOptimizationLevel as GraphOptimizationLevel,
+    LoraAdapter as LoraAdapter,
     ModelMetadata as ModelMetadata,
     NodeArg as NodeArg,
     OrtAllocatorType as OrtAllocatorType,

@@ -167,6 +167,9 @@ class Session:
     def _run_with_options(self, fn, output_names, input_feed, run_options):
         if run_options is not None and run_options.terminate:
             raise Fail("[ONNXRuntimeError] : 1 : FAIL : Exiting due to terminate flag being set to true.")
+        if run_options is not None and run_options._adapters:
+            # As onnxruntime: an active adapter's parameter wins over a feed of the same name.
+            input_feed = {**input_feed, **run_options._adapter_feeds()}
         if run_options is not None and run_options._config:
             return fn(output_names, input_feed, dict(run_options._config))
         return fn(output_names, input_feed)
@@ -211,6 +214,64 @@ class Session:
 
     def get_profiling_start_time_ns(self) -> int:
         return self._profiling_start_ns
+
+
+class AdapterFormat:
+    """Reads and writes LoRA adapter files (.onnx_adapter), in onnxruntime's format: files written
+    here load in onnxruntime and the other way round."""
+
+    def __init__(self, adapter=None) -> None:
+        self._format_version = 1
+        self._adapter_version = 0
+        self._model_version = 0
+        self._parameters: dict[str, OrtValue] = {}
+        if adapter is not None:
+            if not isinstance(adapter, AdapterFormat):
+                raise TypeError(f"AdapterFormat(adapter): expected an AdapterFormat, got {type(adapter).__name__}")
+            self.__dict__.update(adapter.__dict__)
+
+    @staticmethod
+    def read_adapter(file_path) -> AdapterFormat:
+        """The adapter in the file; its parameters are OrtValues over the memory-mapped file."""
+        from onyx._adapter import map_adapter_file
+
+        a = AdapterFormat()
+        a._format_version, a._adapter_version, a._model_version, params = map_adapter_file(file_path)
+        a._parameters = {name: OrtValue.ortvalue_from_numpy(v) for name, v in params.items()}
+        return a
+
+    def export_adapter(self, file_path) -> None:
+        """Writes the adapter (its versions and parameters) to file_path."""
+        from onyx._adapter import write_adapter
+
+        write_adapter(file_path, self._adapter_version, self._model_version,
+                      {name: v.numpy() for name, v in self._parameters.items()})
+
+    def get_format_version(self) -> int:
+        return self._format_version
+
+    def set_adapter_version(self, adapter_version: int) -> None:
+        self._adapter_version = int(adapter_version)
+
+    def get_adapter_version(self) -> int:
+        return self._adapter_version
+
+    def set_model_version(self, model_version: int) -> None:
+        self._model_version = int(model_version)
+
+    def get_model_version(self) -> int:
+        return self._model_version
+
+    def set_parameters(self, params: dict[str, OrtValue]) -> None:
+        """The parameters to export, by name (tensors of any numeric type)."""
+        for name, value in params.items():
+            value = getattr(value, "_ortvalue", value)
+            if not isinstance(value, OrtValue) or not value.is_tensor():
+                raise TypeError(f"adapter parameter '{name}' must be an OrtValue holding a tensor")
+        self._parameters = {str(k): getattr(v, "_ortvalue", v) for k, v in params.items()}
+
+    def get_parameters(self) -> dict[str, OrtValue]:
+        return dict(self._parameters)
 
 
 class InferenceSession(Session):

@@ -402,10 +402,37 @@ class SessionOptions:
         return _default_logger_severity if lvl < 0 else lvl
 
 
+class LoraAdapter:
+    """A LoRA adapter file (.onnx_adapter, onnxruntime's format) whose parameters feed the model's
+    inputs of the same names in runs whose RunOptions activate it (add_active_adapter)."""
+
+    __slots__ = ("_parameters", "_path")
+
+    def __init__(self):
+        self._parameters = {}
+        self._path = None
+
+    def Load(self, adapter_file_path) -> None:  # noqa: N802  (onnxruntime's name)
+        """Memory-maps the adapter file (its parameters are read in place)."""
+        from onyx._adapter import map_adapter_file
+
+        _, _, _, params = map_adapter_file(adapter_file_path)
+        self._parameters = {name: OrtValue.ortvalue_from_numpy(a) for name, a in params.items()}
+        self._path = str(adapter_file_path)
+
+
 class RunOptions:
     """Per-call options, as onnxruntime.RunOptions."""
 
-    __slots__ = ("log_severity_level", "log_verbosity_level", "logid", "terminate", "only_execute_path_to_fetches", "_config")
+    __slots__ = (
+        "log_severity_level",
+        "log_verbosity_level",
+        "logid",
+        "terminate",
+        "only_execute_path_to_fetches",
+        "_config",
+        "_adapters",
+    )
 
     def __init__(self):
         self.log_severity_level = -1
@@ -414,6 +441,25 @@ class RunOptions:
         self.terminate = False
         self.only_execute_path_to_fetches = False
         self._config = {}
+        self._adapters = []
+
+    def add_active_adapter(self, adapter: LoraAdapter) -> None:
+        """Feeds the adapter's parameters to the model's inputs of the same names in runs with these
+        options (over a feed given to run() for the same name, as onnxruntime)."""
+        if not isinstance(adapter, LoraAdapter):
+            raise TypeError(f"add_active_adapter: expected a LoraAdapter, got {type(adapter).__name__}")
+        self._adapters.append(adapter)
+
+    def _adapter_feeds(self) -> dict:
+        feeds = {}
+        for adapter in self._adapters:
+            for name, value in adapter._parameters.items():
+                if name in feeds:
+                    raise InvalidArgument(
+                        f"[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : two active adapters set the parameter '{name}'"
+                    )
+                feeds[name] = value
+        return feeds
 
     def add_run_config_entry(self, config_key: str, config_value: str) -> None:
         self._config[config_key] = config_value

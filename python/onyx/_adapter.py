@@ -133,7 +133,9 @@ def write_adapter(path, adapter_version: int, model_version: int, params: dict[s
     for name, array in params.items():
         if np.ndim(array) == 0:
             # onnxruntime refuses parameters without dims when it loads a file (though it writes them).
-            raise ValueError(f"adapter parameter '{name}' is a scalar, which onnxruntime cannot load: give it shape [1]")
+            raise ValueError(
+                f"adapter parameter '{name}' is a scalar, which onnxruntime cannot load: give it shape [1]"
+            )
     out = bytearray(8)
     out[4:8] = FILE_IDENTIFIER
     vtable = len(out)

@@ -398,23 +398,26 @@ struct PySparseTensor {
   enum Format { kUndefined = 0, kCoo = 1, kCsrc = 2, kBlockSparse = 4 };
   Format format = kUndefined;
   std::vector<int64_t> dense_shape;
-  Tensor values;         // 1-D, nnz
-  Tensor coo_indices;    // COO: [nnz] linear or [nnz, rank] coordinates
-  Tensor inner, outer;   // CSR: column of each value; where each row starts ([rows + 1])
+  Tensor values;        // 1-D, nnz
+  Tensor coo_indices;   // COO: [nnz] linear or [nnz, rank] coordinates
+  Tensor inner, outer;  // CSR: column of each value; where each row starts ([rows + 1])
 
   std::string data_type() const { return "sparse_tensor(" + onyx::dtype_name(values.dtype()) + ")"; }
 };
 
 // Sparse tensor errors are RuntimeError, as onnxruntime raises them.
-[[noreturn]] void sparse_error(const std::string& msg) { throw std::runtime_error(msg); }
+[[noreturn]] void sparse_error(const std::string& msg) {
+  throw std::runtime_error(msg);
+}
 
 std::vector<int64_t> dense_shape_from_py(py::handle obj, const char* what) {
   py::array_t<int64_t, py::array::c_style | py::array::forcecast> arr(py::reinterpret_borrow<py::object>(obj));
   if (arr.ndim() != 1) sparse_error(std::string(what) + ": dense_shape must be 1-D");
   std::vector<int64_t> shape(arr.data(), arr.data() + arr.size());
   for (int64_t d : shape)
-    if (d < 0) sparse_error(std::string(what) + ": dense_shape " + onyx::shape_to_string(Shape(shape.begin(), shape.end())) +
-                            " has a negative dimension");
+    if (d < 0)
+      sparse_error(std::string(what) + ": dense_shape " + onyx::shape_to_string(Shape(shape.begin(), shape.end())) +
+                   " has a negative dimension");
   return shape;
 }
 
@@ -424,7 +427,8 @@ Tensor index_tensor_from_py(py::handle obj, const char* what, const char* name) 
   py::object arr = np.attr("asarray")(obj);
   std::string kind = py::str(arr.attr("dtype").attr("kind"));
   if (kind != "i" && kind != "u" && !(kind == "f" && py::len(arr) == 0))
-    sparse_error(std::string(what) + ": " + name + " must hold integers, got " + std::string(py::str(arr.attr("dtype"))));
+    sparse_error(std::string(what) + ": " + name + " must hold integers, got " +
+                 std::string(py::str(arr.attr("dtype"))));
   return tensor_from_py(np.attr("ascontiguousarray")(arr, "int64"));
 }
 
@@ -464,11 +468,13 @@ std::shared_ptr<PySparseTensor> sparse_coo(py::handle dense_shape, py::handle va
       for (int64_t d = 0; d < rank; ++d)
         if (idx[i * rank + d] < 0 || idx[i * rank + d] >= st->dense_shape[d])
           sparse_error(std::string(what) + ": coordinate " + std::to_string(idx[i * rank + d]) + " of value " +
-                       std::to_string(i) + " is outside dimension " + std::to_string(d) + " of the dense shape " + dense);
+                       std::to_string(i) + " is outside dimension " + std::to_string(d) + " of the dense shape " +
+                       dense);
   } else {
-    sparse_error(std::string(what) + ": coo_indices must be [nnz] (linear indices) or [nnz, rank] (coordinates), i.e. [" +
-                 std::to_string(nnz) + "] or [" + std::to_string(nnz) + ", " + std::to_string(rank) + "] for " +
-                 std::to_string(nnz) + " values and the dense shape " + dense + "; got " + onyx::shape_to_string(ishape));
+    sparse_error(
+        std::string(what) + ": coo_indices must be [nnz] (linear indices) or [nnz, rank] (coordinates), i.e. [" +
+        std::to_string(nnz) + "] or [" + std::to_string(nnz) + ", " + std::to_string(rank) + "] for " +
+        std::to_string(nnz) + " values and the dense shape " + dense + "; got " + onyx::shape_to_string(ishape));
   }
   return st;
 }
@@ -556,7 +562,8 @@ Value value_from_py(py::handle obj, const TypeInfo* type, const std::string& inp
   if (py::isinstance<PyValue>(obj) || py::isinstance<PySparseTensor>(obj)) {
     // Onyx's kernels take dense tensors only; onnxruntime refuses the feed the same way.
     if (py::isinstance<PySparseTensor>(obj) || obj.cast<const PyValue&>().sparse)
-      raise_onyx(ErrorCode::InvalidArgument, "input '" + input + "' expects " + (type ? type->to_string() : "a dense value") +
+      raise_onyx(ErrorCode::InvalidArgument, "input '" + input + "' expects " +
+                                                 (type ? type->to_string() : "a dense value") +
                                                  " but received a sparse tensor; Onyx runs dense tensors only "
                                                  "(densify it with numpy first)");
     return obj.cast<const PyValue&>().value;
@@ -635,9 +642,10 @@ void set_global_thread_pool_sizes(int intra_op_num_threads, int inter_op_num_thr
   std::lock_guard<std::mutex> lock(g_environment_mutex);
   // As onnxruntime: the shared pools are made once; sessions already use them.
   if (g_environment)
-    raise_onyx(ErrorCode::Fail, "Global thread pools have already been created, cannot replace them "
-                                "(set_global_thread_pool_sizes must come before the first session with "
-                                "use_per_session_threads = False)");
+    raise_onyx(ErrorCode::Fail,
+               "Global thread pools have already been created, cannot replace them "
+               "(set_global_thread_pool_sizes must come before the first session with "
+               "use_per_session_threads = False)");
   onyx::ThreadingOptions t;
   t.intra_op_num_threads = intra_op_num_threads;
   t.inter_op_num_threads = inter_op_num_threads;
@@ -927,7 +935,8 @@ void copy_tensors(const std::vector<PyValue*>& sources, const std::vector<PyValu
     raise_onyx(ErrorCode::InvalidArgument, "copy_tensors: " + std::to_string(sources.size()) + " sources for " +
                                                std::to_string(destinations.size()) + " destinations");
   for (size_t i = 0; i < sources.size(); ++i) {
-    if (!sources[i] || !destinations[i]) raise_onyx(ErrorCode::InvalidArgument, "copy_tensors: None is not an OrtValue");
+    if (!sources[i] || !destinations[i])
+      raise_onyx(ErrorCode::InvalidArgument, "copy_tensors: None is not an OrtValue");
     const Tensor& src = sources[i]->tensor();
     Tensor& dst = const_cast<Tensor&>(destinations[i]->tensor());
     if (src.dtype() != dst.dtype() || src.shape() != dst.shape())
@@ -1019,21 +1028,21 @@ PYBIND11_MODULE(_core, m) {
                                               reinterpret_cast<void*>(ptr), nullptr))};
           },
           py::arg("ptr"), py::arg("shape"), py::arg("element_type"))
-      .def_static(
-          "_from_list",
-          [](py::list items) {
-            // A sequence value from a list of arrays (tensor sequences).
-            onyx::Sequence s;
-            for (auto item : items) s.items.push_back(tensor_from_py(item, true));
-            if (!s.items.empty()) s.elem_type = s.items[0].dtype();
-            return PyValue{Value(std::move(s))};
-          })
+      .def_static("_from_list",
+                  [](py::list items) {
+                    // A sequence value from a list of arrays (tensor sequences).
+                    onyx::Sequence s;
+                    for (auto item : items) s.items.push_back(tensor_from_py(item, true));
+                    if (!s.items.empty()) s.elem_type = s.items[0].dtype();
+                    return PyValue{Value(std::move(s))};
+                  })
       .def(
           "numpy",
           [](const PyValue& v) {
             if (v.sparse)
-              throw std::runtime_error("the OrtValue holds a sparse tensor: read it with as_sparse_tensor(), "
-                                       "only dense values convert to numpy");
+              throw std::runtime_error(
+                  "the OrtValue holds a sparse tensor: read it with as_sparse_tensor(), "
+                  "only dense values convert to numpy");
             return value_to_py(v.value, false);
           },
           "The value as a numpy array over the same memory (a list for a sequence, None for an empty optional).")
@@ -1049,11 +1058,12 @@ PYBIND11_MODULE(_core, m) {
       .def("device_name", [](const PyValue&) { return std::string("cpu"); })
       .def("data_ptr", [](const PyValue& v) { return reinterpret_cast<std::uintptr_t>(v.tensor().raw()); })
       .def("tensor_size_in_bytes", [](const PyValue& v) { return v.tensor().nbytes(); })
-      .def("has_value", [](const PyValue& v) {
-        if (v.sparse) return true;
-        if (v.value.is_optional()) return static_cast<bool>(v.value.optional().content);
-        return !v.value.is_none();
-      })
+      .def("has_value",
+           [](const PyValue& v) {
+             if (v.sparse) return true;
+             if (v.value.is_optional()) return static_cast<bool>(v.value.optional().content);
+             return !v.value.is_none();
+           })
       .def("is_tensor", [](const PyValue& v) { return v.value.is_tensor(); })
       .def("is_tensor_sequence", [](const PyValue& v) { return v.value.is_sequence(); })
       .def("is_sparse_tensor", [](const PyValue& v) { return static_cast<bool>(v.sparse); })
@@ -1127,11 +1137,13 @@ PYBIND11_MODULE(_core, m) {
       .def_static("_coo", &sparse_coo, py::arg("dense_shape"), py::arg("values"), py::arg("coo_indices"))
       .def_static("_csr", &sparse_csr, py::arg("dense_shape"), py::arg("values"), py::arg("inner_indices"),
                   py::arg("outer_indices"))
-      .def("values", [](const PySparseTensor& t) { return tensor_to_numpy(t.values, false); },
-           "The non-zero values (over the same memory for numeric types, a copy for strings).")
+      .def(
+          "values", [](const PySparseTensor& t) { return tensor_to_numpy(t.values, false); },
+          "The non-zero values (over the same memory for numeric types, a copy for strings).")
       .def("as_coo_view",
            [](std::shared_ptr<PySparseTensor> t) {
-             if (t->format != PySparseTensor::kCoo) throw std::runtime_error("This sparse tensor does not contain COO format");
+             if (t->format != PySparseTensor::kCoo)
+               throw std::runtime_error("This sparse tensor does not contain COO format");
              return PySparseCooView{std::move(t)};
            })
       .def("as_csrc_view",
@@ -1145,12 +1157,14 @@ PYBIND11_MODULE(_core, m) {
              // Onyx makes COO and CSR sparse tensors only.
              throw std::runtime_error("This sparse tensor does not contain BlockSparse format");
            })
-      .def("to_cuda",
-           [](const PySparseTensor&, py::object) {
-             throw std::runtime_error("SparseTensor.to_cuda: Onyx keeps sparse tensors on the CPU (its kernels take "
-                                      "dense tensors only); there is no CUDA copy of a sparse tensor");
-           },
-           py::arg("ort_device"))
+      .def(
+          "to_cuda",
+          [](const PySparseTensor&, py::object) {
+            throw std::runtime_error(
+                "SparseTensor.to_cuda: Onyx keeps sparse tensors on the CPU (its kernels take "
+                "dense tensors only); there is no CUDA copy of a sparse tensor");
+          },
+          py::arg("ort_device"))
       .def("_format_value", [](const PySparseTensor& t) { return static_cast<int>(t.format); })
       .def("dense_shape", [](const PySparseTensor& t) { return t.dense_shape; })
       .def("data_type", &PySparseTensor::data_type)
@@ -1163,8 +1177,8 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<PySession>(m, "Session")
       .def(py::init<py::object, int, int, int, int, int, std::vector<std::string>, std::map<std::string, std::string>,
-                    bool, bool, std::string, std::string, std::map<std::string, int64_t>, std::map<std::string, int64_t>,
-                    py::dict, std::string>(),
+                    bool, bool, std::string, std::string, std::map<std::string, int64_t>,
+                    std::map<std::string, int64_t>, py::dict, std::string>(),
            py::arg("model"), py::arg("opt_level"), py::arg("intra_op_num_threads"), py::arg("inter_op_num_threads"),
            py::arg("execution_mode"), py::arg("log_severity_level"), py::arg("providers"), py::arg("config"),
            py::arg("initializers_as_constants") = false, py::arg("enable_profiling") = false,
@@ -1186,7 +1200,8 @@ PYBIND11_MODULE(_core, m) {
            [](const PySession& s) {
              // (name, domain, op_type, provider) per node of the optimized graph, in execution order.
              py::list out;
-             for (auto& a : s.session().node_assignment()) out.append(py::make_tuple(a.name, a.domain, a.op_type, a.provider));
+             for (auto& a : s.session().node_assignment())
+               out.append(py::make_tuple(a.name, a.domain, a.op_type, a.provider));
              return out;
            })
       .def("end_profiling", &PySession::end_profiling, py::call_guard<py::gil_scoped_release>());
@@ -1201,7 +1216,8 @@ PYBIND11_MODULE(_core, m) {
       [](int severity, const std::string& message, bool from_native_thread) {
         // A message through Onyx's logger, from this thread or from a thread Python does not know
         // (as a worker of Onyx's pools), to test the callback's delivery.
-        onyx::LogRecord r{static_cast<onyx::LogLevel>(severity), "onyx", "test", "_core.cpp _emit_log_for_test", message};
+        onyx::LogRecord r{static_cast<onyx::LogLevel>(severity), "onyx", "test", "_core.cpp _emit_log_for_test",
+                          message};
         if (!from_native_thread) return onyx::emit_log_record(r);
         py::gil_scoped_release nogil;  // the worker must not need the GIL this thread holds
         std::thread([r] { onyx::emit_log_record(r); }).join();

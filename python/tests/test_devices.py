@@ -31,6 +31,10 @@ X = np.arange(6, dtype=np.float32).reshape(2, 3) - 3
 Y = np.maximum(X, 0) + X
 
 
+def _memory_info_fields(m):
+    return m.name, m.device_id, str(m.mem_type), str(m.allocator_type), str(m.device_mem_type), m.device_vendor_id
+
+
 def _device_fields(d, native=False):
     if native:
         return d.device_id(), d.device_type(), d.vendor_id(), d.mem_type()
@@ -92,8 +96,9 @@ def test_enums_match_onnxruntime(enum_name):
 @pytest.mark.parametrize("name", ["Cpu", "Cuda", "CudaPinned", "DML"])
 def test_memory_info_matches_onnxruntime(name):
     def fields(mod):
-        m = mod.OrtMemoryInfo(name, mod.OrtAllocatorType.ORT_DEVICE_ALLOCATOR, 1, mod.OrtMemType.CPU_OUTPUT)
-        return m.name, m.device_id, str(m.mem_type), str(m.allocator_type), str(m.device_mem_type), m.device_vendor_id
+        return _memory_info_fields(
+            mod.OrtMemoryInfo(name, mod.OrtAllocatorType.ORT_DEVICE_ALLOCATOR, 1, mod.OrtMemType.CPU_OUTPUT)
+        )
 
     assert fields(ort) == fields(onnxruntime)
 
@@ -114,7 +119,7 @@ def test_memory_info_unknown_name_and_create_v2():
                     0,
                     mod.OrtAllocatorType.ORT_ARENA_ALLOCATOR,
                 )
-                return m.name, m.device_id, str(m.mem_type), str(m.allocator_type), str(m.device_mem_type), m.device_vendor_id
+                return _memory_info_fields(m)
 
             assert fields(ort) == fields(onnxruntime)
 
@@ -180,12 +185,15 @@ def test_ep_devices_match_onnxruntime():
     ours, theirs = ort.get_ep_devices(), onnxruntime.get_ep_devices()
     assert [d.ep_name for d in ours] == [d.ep_name for d in theirs] == ["CPUExecutionProvider"]
     o, t = ours[0], theirs[0]
-    assert o.ep_vendor == "Onyx" and o.ep_metadata == {"version": ort.__version__} and o.ep_options == t.ep_options == {}
+    assert o.ep_vendor == "Onyx" and o.ep_metadata == {"version": ort.__version__}
+    assert o.ep_options == t.ep_options == {}
     hw, thw = o.device, t.device
     assert str(hw.type) == str(thw.type) == "OrtHardwareDeviceType.CPU"
-    assert (hw.vendor, hw.vendor_id, hw.device_id, hw.metadata) == (thw.vendor, thw.vendor_id, thw.device_id, thw.metadata)
+    assert (hw.vendor, hw.vendor_id, hw.device_id) == (thw.vendor, thw.vendor_id, thw.device_id)
+    assert hw.metadata == thw.metadata == {}
     assert ort.get_ep_devices()[0] is o  # the same objects every time, as onnxruntime's
-    assert o.memory_info(ort.OrtDeviceMemoryType.DEFAULT) is None is t.memory_info(onnxruntime.OrtDeviceMemoryType.DEFAULT)
+    assert o.memory_info(ort.OrtDeviceMemoryType.DEFAULT) is None
+    assert t.memory_info(onnxruntime.OrtDeviceMemoryType.DEFAULT) is None
     with pytest.raises(RuntimeError):
         o.create_sync_stream()
     for cls in (ort.OrtEpDevice, ort.OrtHardwareDevice, ort.OrtEpAssignedNode, ort.OrtEpAssignedSubgraph):
@@ -275,9 +283,7 @@ def test_selection_delegate_errors_like_onnxruntime(relu_add_bytes, result, mess
 
 
 def test_memory_infos_and_input_ep_devices(relu_add_bytes):
-    def fields(m):
-        return m.name, m.device_id, str(m.mem_type), str(m.allocator_type), str(m.device_mem_type), m.device_vendor_id
-
+    fields = _memory_info_fields
     ours, theirs = ort.InferenceSession(relu_add_bytes), onnxruntime.InferenceSession(relu_add_bytes)
     assert [fields(m) for m in ours.get_input_memory_infos()] == [fields(m) for m in theirs.get_input_memory_infos()]
     assert [fields(m) for m in ours.get_output_memory_infos()] == [fields(m) for m in theirs.get_output_memory_infos()]

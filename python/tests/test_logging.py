@@ -27,7 +27,10 @@ def warning_model():
     """A model whose initializer 'w' is also a graph input: loading it logs a warning."""
     return make_model(
         [helper.make_node("Add", ["x", "w"], ["y"])],
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]), helper.make_tensor_value_info("w", TensorProto.FLOAT, [3])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+            helper.make_tensor_value_info("w", TensorProto.FLOAT, [3]),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
         [numpy_helper.from_array(np.ones(3, np.float32), "w")],
     ).SerializeToString()

@@ -158,8 +158,8 @@ void Session::Impl::initialize() {
     std::string list;
     for (auto& w : warned) list += (list.empty() ? "" : ", ") + w;
     log_message(options, LogLevel::Warning,
-                "model '" + model.path + "': initializers also listed as graph inputs (overridable at run time): " + list +
-                    ". Set initializers_as_constants to treat them as constants.");
+                "model '" + model.path + "': initializers also listed as graph inputs (overridable at run time): " +
+                    list + ". Set initializers_as_constants to treat them as constants.");
   }
   const std::vector<ValueInfo>& graph_outputs = plan->graph->outputs;
   for (size_t i = 0; i < graph_outputs.size(); ++i) {
@@ -190,10 +190,11 @@ void Session::Impl::log_placement() const {
   }
   std::string summary;
   for (auto& [p, count] : per_provider) summary += (summary.empty() ? "" : ", ") + p + ": " + std::to_string(count);
-  log_message(options, LogLevel::Verbose,
-              "placement: model '" + model.path + "': " + std::to_string(plan->nodes.size()) + " nodes (" + summary +
-                  (devices.empty() ? std::string("); no device provider in use, so no node fell back to the CPU")
-                                   : "); " + std::to_string(plan->copies) + " copies between host and device inserted"));
+  log_message(
+      options, LogLevel::Verbose,
+      "placement: model '" + model.path + "': " + std::to_string(plan->nodes.size()) + " nodes (" + summary +
+          (devices.empty() ? std::string("); no device provider in use, so no node fell back to the CPU")
+                           : "); " + std::to_string(plan->copies) + " copies between host and device inserted"));
   for (auto& [op, f] : plan->fallbacks)
     log_message(options, LogLevel::Verbose,
                 "placement: fallback to the CPU: " + op + " x" + std::to_string(f.first) + ": " + f.second);

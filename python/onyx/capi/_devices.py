@@ -252,7 +252,15 @@ _MEMORY_NAMES = {
 class OrtMemoryInfo:
     """Where an allocator's memory lives: name, device, memory and allocator types."""
 
-    __slots__ = ("_name", "_allocator_type", "_device_id", "_mem_type", "_device_type", "_vendor_id", "_device_mem_type")
+    __slots__ = (
+        "_name",
+        "_allocator_type",
+        "_device_id",
+        "_mem_type",
+        "_device_type",
+        "_vendor_id",
+        "_device_mem_type",
+    )
 
     def __init__(self, name: str, allocator_type, device_id: int, mem_type):
         from onyx.capi.onnxruntime_pybind11_state import OrtAllocatorType, OrtMemType
@@ -307,7 +315,8 @@ class OrtMemoryInfo:
     def __repr__(self):
         return (
             f"OrtMemoryInfo(name={self._name!r}, device={self._device_type.name}, device_id={self._device_id}, "
-            f"mem_type={self._mem_type}, allocator_type={self._allocator_type}, device_mem_type={self._device_mem_type})"
+            f"mem_type={self._mem_type}, allocator_type={self._allocator_type}, "
+            f"device_mem_type={self._device_mem_type})"
         )
 
 
@@ -370,7 +379,9 @@ def create_and_register_allocator(mem_info: OrtMemoryInfo, arena_cfg: OrtArenaCf
     if not isinstance(mem_info, OrtMemoryInfo):
         raise TypeError(f"create_and_register_allocator: expected an OrtMemoryInfo, got {type(mem_info).__name__}")
     if arena_cfg is not None and not isinstance(arena_cfg, OrtArenaCfg):
-        raise TypeError(f"create_and_register_allocator: expected an OrtArenaCfg or None, got {type(arena_cfg).__name__}")
+        raise TypeError(
+            f"create_and_register_allocator: expected an OrtArenaCfg or None, got {type(arena_cfg).__name__}"
+        )
     if not mem_info._is_cpu():
         raise RuntimeError(
             f"Error when creating and registering allocator: Onyx shares CPU allocators only, not '{mem_info.name}'"
@@ -480,7 +491,12 @@ def get_ep_devices() -> list[OrtEpDevice]:
 
         vendor, vendor_id = _cpu_vendor()
         cpu = _make(
-            OrtHardwareDevice, type=OrtHardwareDeviceType.CPU, vendor_id=vendor_id, vendor=vendor, device_id=0, metadata={}
+            OrtHardwareDevice,
+            type=OrtHardwareDeviceType.CPU,
+            vendor_id=vendor_id,
+            vendor=vendor,
+            device_id=0,
+            metadata={},
         )
         _ep_devices_cache = [
             _make(

@@ -418,7 +418,8 @@ class IOBinding:
     def _refuse_device_pointer(device: OrtDevice, what: str) -> None:
         if device.device_type() != OrtDevice.cpu():
             raise InvalidArgument(
-                f"[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : {what} a pointer to memory of device {device._describe()} "
+                f"[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : {what} a pointer to memory of device "
+                f"{device._describe()} "
                 "is not supported by Onyx's Python API: bind a numpy array or an OrtValue (host memory)"
             )
 

@@ -77,7 +77,8 @@ def _ortvalue_from_shape_and_type(shape, element_type, device_type="cpu", device
                 f"not in '{memory_info.name}'"
             )
         return _native_from_shape_and_type(shape, element_type, "cpu", 0)
-    return _native_from_shape_and_type(shape, element_type, _core_device_name(device_type, device_id, vendor_id), int(device_id))
+    device = _core_device_name(device_type, device_id, vendor_id)
+    return _native_from_shape_and_type(shape, element_type, device, int(device_id))
 
 
 OrtValue.ortvalue_from_numpy = staticmethod(_ortvalue_from_numpy)
@@ -208,12 +209,16 @@ def set_default_logger_callback(callback, severity: int = 2) -> None:
     Exceptions the callback raises go to sys.unraisablehook."""
     severity = int(severity)
     if not 0 <= severity <= 4:
-        raise ValueError(f"Invalid logging severity {severity}; must be in [0, 4] (0:Verbose, 1:Info, 2:Warning, 3:Error, 4:Fatal)")
+        raise ValueError(
+            f"Invalid logging severity {severity}; must be in [0, 4] (0:Verbose, 1:Info, 2:Warning, 3:Error, 4:Fatal)"
+        )
     if callback is None:
         _core.set_log_callback(None)
         return
     if not callable(callback):
-        raise TypeError(f"set_default_logger_callback: callback must be a callable or None, got {type(callback).__name__}")
+        raise TypeError(
+            f"set_default_logger_callback: callback must be a callable or None, got {type(callback).__name__}"
+        )
     _core.set_log_callback(callback)
     set_default_logger_severity(severity)
 
@@ -367,7 +372,9 @@ class SessionOptions:
         """Adds the provider of these OrtEpDevices (from get_ep_devices()) with its options."""
         ep_devices = list(ep_devices)
         if not ep_devices:
-            raise InvalidArgument("[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Must provide one or more OrtEpDevice instances.")
+            raise InvalidArgument(
+                "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Must provide one or more OrtEpDevice instances."
+            )
         for d in ep_devices:
             if not isinstance(d, OrtEpDevice):
                 raise TypeError(f"add_provider_for_devices: expected OrtEpDevice instances, got {type(d).__name__}")

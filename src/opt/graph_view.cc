@@ -43,7 +43,7 @@ GraphView::GraphView(const Graph& g) : g_(g) {
     ti.kind = TypeInfo::Kind::Tensor;
     ti.elem_type = t.dtype();
     ti.has_shape = true;
-    for (int64_t d : t.shape()) ti.shape.push_back(Dim{d, ""});
+    for (int64_t d : t.shape()) ti.shape.push_back(Dim{d, "", ""});
     types_[name] = &ti;
   }
   producer_.reserve(g.nodes.size());

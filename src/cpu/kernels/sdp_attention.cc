@@ -14,8 +14,6 @@
 namespace onyx {
 namespace {
 
-std::string S(int64_t v) { return std::to_string(v); }
-
 // The strides of a mask broadcast to [B, H, Sq, T] (0 along its dims of size 1).
 ScoreTerm mask_term(const Tensor& m, const Shape& scores) {
   ONYX_KERNEL_CHECK(m.dtype() == DataType::Float && m.rank() <= 4,

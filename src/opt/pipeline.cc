@@ -15,6 +15,10 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
     p.push_back(make_lookup_table_fusion());
   }
   p.push_back(make_constant_folding());
+  // Again now that Constant nodes are initializers: Gather / Slice of a shape's known dims
+  // (dynamic-batch exports) fold, and constant folding takes what they feed.
+  p.push_back(make_shape_folding());
+  p.push_back(make_constant_folding());
   p.push_back(make_redundant_node_elimination());
   p.push_back(make_pad_fusion());
   p.push_back(make_conv_dead_taps());

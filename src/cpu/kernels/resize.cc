@@ -584,10 +584,15 @@ struct ResizeConfig {
   std::string aspect = "stretch";
 };
 
-void run_resize(const ResizeConfig& cfg, KernelContext& ctx) {
-  const char* op = cfg.upsample ? "Upsample" : "Resize";
-  const Tensor& x = ctx.input(0);
-  const int rank = x.rank();
+// The output shape and per-axis taps of resizing an input of shape `is` by the
+// node's scales or sizes (inputs 1.. of ctx).
+struct ResizePlan {
+  Shape out;
+  std::vector<AxisTaps> taps;
+};
+
+ResizePlan plan_resize(const ResizeConfig& cfg, KernelContext& ctx, const Shape& is, const char* op) {
+  const int rank = static_cast<int>(is.size());
   ONYX_KERNEL_CHECK(rank >= 1, std::string(op) + ": input must have rank >= 1");
   std::vector<double> scales, roi;
   std::vector<int64_t> sizes;
@@ -619,7 +624,6 @@ void run_resize(const ResizeConfig& cfg, KernelContext& ctx) {
     for (int d = 0; d < rank; ++d) axes.push_back(d);
   }
   const size_t na = axes.size();
-  const Shape& is = x.shape();
   std::vector<double> scale(rank, 1.0), rs(rank, 0.0), re(rank, 1.0);
   Shape os = is;
   if (!roi.empty()) {
@@ -666,17 +670,86 @@ void run_resize(const ResizeConfig& cfg, KernelContext& ctx) {
       os[d] = static_cast<int64_t>(std::floor(static_cast<float>(scales[k]) * static_cast<float>(is[d])));
     }
   }
-  Tensor& y = ctx.allocate_output(0, x.dtype(), os);
+  ResizePlan plan{os, {}};
+  if (shape_numel(os) == 0) return plan;
+  ONYX_KERNEL_CHECK(shape_numel(is) > 0, std::string(op) + ": cannot resize an empty input to a non-empty output");
+  plan.taps.reserve(rank);
+  for (int d = 0; d < rank; ++d) plan.taps.push_back(make_taps(cfg.p, is[d], os[d], scale[d], rs[d], re[d]));
+  return plan;
+}
+
+void run_resize(const ResizeConfig& cfg, KernelContext& ctx) {
+  const char* op = cfg.upsample ? "Upsample" : "Resize";
+  const Tensor& x = ctx.input(0);
+  ONYX_KERNEL_CHECK(x.rank() >= 1, std::string(op) + ": input must have rank >= 1");
+  const ResizePlan plan = plan_resize(cfg, ctx, x.shape(), op);
+  Tensor& y = ctx.allocate_output(0, x.dtype(), plan.out);
   if (y.numel() == 0) return;
-  ONYX_KERNEL_CHECK(x.numel() > 0, std::string(op) + ": cannot resize an empty input to a non-empty output");
-  std::vector<AxisTaps> taps;
-  taps.reserve(rank);
-  for (int d = 0; d < rank; ++d) taps.push_back(make_taps(cfg.p, is[d], os[d], scale[d], rs[d], re[d]));
   dispatch_numeric(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    resize_typed<T>(cfg.p, x, y, taps, ctx.thread_pool());
+    resize_typed<T>(cfg.p, x, y, plan.taps, ctx.thread_pool());
   });
 }
+
+// One output row (n, channel block, oh) of the blocked resize: each output
+// pixel's B lanes are the weighted sum of its taps' input pixels (nearest: one
+// copy). Extrapolated pixels get the extrapolation value in the real lanes.
+void nchwc_resize_row(const float* plane, float* out, const AxisTaps& th, const AxisTaps& tw, int64_t oh, int64_t W,
+                      int64_t B, int64_t lanes, float extrapolation) {
+  const int64_t OW = static_cast<int64_t>(tw.begin.size());
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    float* o = out + ow * B;
+    if (th.extrap[oh] || tw.extrap[ow]) {
+      for (int64_t l = 0; l < B; ++l) o[l] = l < lanes ? extrapolation : 0.f;
+      continue;
+    }
+    const bool single = th.end[oh] - th.begin[oh] == 1 && tw.end[ow] - tw.begin[ow] == 1 &&
+                        th.w[th.begin[oh]] == 1.0 && tw.w[tw.begin[ow]] == 1.0;
+    if (single) {
+      std::copy_n(plane + (th.idx[th.begin[oh]] * W + tw.idx[tw.begin[ow]]) * B, B, o);
+      continue;
+    }
+    std::fill_n(o, B, 0.f);
+    for (int64_t a = th.begin[oh]; a < th.end[oh]; ++a)
+      for (int64_t b = tw.begin[ow]; b < tw.end[ow]; ++b) {
+        const float w = static_cast<float>(th.w[a] * tw.w[b]);
+        const float* src = plane + (th.idx[a] * W + tw.idx[b]) * B;
+        for (int64_t l = 0; l < B; ++l) o[l] += w * src[l];
+      }
+  }
+}
+
+// com.onyx NchwcResize: Resize (opset 11+ inputs and attributes) of a blocked
+// [N, ceil(C / B), H, W, B] tensor, read as the NCHW tensor of `channels` C;
+// only H and W may change.
+void run_nchwc_resize(const ResizeConfig& cfg, int64_t channels, KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  ONYX_KERNEL_CHECK(x.rank() == 5 && x.dtype() == DataType::Float,
+                    "NchwcResize: input must be a blocked float tensor of rank 5, got " + shape_to_string(x.shape()));
+  const int64_t N = x.dim(0), Cb = x.dim(1), H = x.dim(2), W = x.dim(3), B = x.dim(4);
+  ONYX_KERNEL_CHECK(B > 0 && Cb == (channels + B - 1) / B,
+                    "NchwcResize: input " + shape_to_string(x.shape()) + " does not hold " + std::to_string(channels) +
+                        " channels");
+  const ResizePlan plan = plan_resize(cfg, ctx, {N, channels, H, W}, "NchwcResize");
+  const bool spatial_only = plan.out[0] == N && plan.out[1] == channels &&
+                            (plan.taps.empty() || (identity_taps(plan.taps[0], N) && identity_taps(plan.taps[1], channels)));
+  ONYX_KERNEL_CHECK(spatial_only, "NchwcResize: only height and width may change, got output shape " +
+                                      shape_to_string(plan.out) + " for input [" + std::to_string(N) + ", " +
+                                      std::to_string(channels) + ", " + std::to_string(H) + ", " + std::to_string(W) + "]");
+  const int64_t OH = plan.out[2], OW = plan.out[3];
+  Tensor& y = ctx.allocate_output(0, DataType::Float, {N, Cb, OH, OW, B});
+  if (y.numel() == 0) return;
+  const float* in = x.data<float>();
+  float* out = y.data<float>();
+  parallel_for(y.numel() > (1 << 15) ? ctx.thread_pool() : nullptr, N * Cb * OH, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t plane = r / OH, oh = r % OH, lanes = std::min(B, channels - plane % Cb * B);
+      nchwc_resize_row(in + plane * H * W * B, out + r * OW * B, plan.taps[2], plan.taps[3], oh, W, B, lanes,
+                       cfg.p.extrapolation);
+    }
+  });
+}
+
 
 Mode parse_mode(const std::string& m) {
   if (m == "nearest") return Mode::Nearest;
@@ -685,48 +758,65 @@ Mode parse_mode(const std::string& m) {
   kernel_fail("Resize: unknown mode '" + m + "'");
 }
 
+// The attributes of Resize at `opset` (Upsample's when upsample).
+ResizeConfig read_resize_config(const KernelInitContext& init, bool upsample, int64_t opset) {
+  ResizeConfig cfg;
+  cfg.upsample = upsample;
+  cfg.opset = opset;
+  cfg.p.mode = parse_mode(init.get_string("mode", "nearest"));
+  if (upsample || cfg.opset < 11) {
+    ONYX_KERNEL_CHECK(cfg.p.mode != Mode::Cubic, "Upsample/Resize-10: cubic mode is not supported");
+    cfg.p.coord = Coord::Asymmetric;
+    cfg.p.nearest = NearestMode::Simple;
+    if (upsample && cfg.opset < 7) {
+      // Upsample-1 (experimental) scales the H and W of an NCHW image.
+      ONYX_KERNEL_CHECK(init.has("height_scale") && init.has("width_scale"),
+                        "Upsample-1: attributes 'height_scale' and 'width_scale' are required");
+      cfg.attr_scales = {1.0f, 1.0f, init.get_float("height_scale", 1.0f), init.get_float("width_scale", 1.0f)};
+    } else if (upsample && cfg.opset < 9) {
+      cfg.attr_scales = init.get_floats("scales");
+    }
+  } else {
+    std::string c = init.get_string("coordinate_transformation_mode", "half_pixel");
+    if (c == "half_pixel") cfg.p.coord = Coord::HalfPixel;
+    else if (c == "pytorch_half_pixel") cfg.p.coord = Coord::PytorchHalfPixel;
+    else if (c == "align_corners") cfg.p.coord = Coord::AlignCorners;
+    else if (c == "asymmetric") cfg.p.coord = Coord::Asymmetric;
+    else if (c == "tf_half_pixel_for_nn") cfg.p.coord = Coord::TfHalfPixelForNN;
+    else if (c == "tf_crop_and_resize") cfg.p.coord = Coord::TfCropAndResize;
+    else if (c == "half_pixel_symmetric") cfg.p.coord = Coord::HalfPixelSymmetric;
+    else kernel_fail("Resize: unknown coordinate_transformation_mode '" + c + "'");
+    std::string nm = init.get_string("nearest_mode", "round_prefer_floor");
+    if (nm == "round_prefer_floor") cfg.p.nearest = NearestMode::RoundPreferFloor;
+    else if (nm == "round_prefer_ceil") cfg.p.nearest = NearestMode::RoundPreferCeil;
+    else if (nm == "floor") cfg.p.nearest = NearestMode::Floor;
+    else if (nm == "ceil") cfg.p.nearest = NearestMode::Ceil;
+    else kernel_fail("Resize: unknown nearest_mode '" + nm + "'");
+    cfg.p.cubic_a = init.get_float("cubic_coeff_a", -0.75f);
+    cfg.p.exclude_outside = init.get_int("exclude_outside", 0) != 0;
+    cfg.p.extrapolation = init.get_float("extrapolation_value", 0.f);
+    cfg.p.antialias = init.get_int("antialias", 0) != 0;
+    cfg.axes = init.get_ints("axes", {});
+    cfg.aspect = init.get_string("keep_aspect_ratio_policy", "stretch");
+  }
+  return cfg;
+}
+
 KernelFactory resize_factory(bool upsample) {
   return [upsample](const KernelInitContext& init) -> std::unique_ptr<Kernel> {
-    ResizeConfig cfg;
-    cfg.upsample = upsample;
-    cfg.opset = init.opset();
-    cfg.p.mode = parse_mode(init.get_string("mode", "nearest"));
-    if (upsample || cfg.opset < 11) {
-      ONYX_KERNEL_CHECK(cfg.p.mode != Mode::Cubic, "Upsample/Resize-10: cubic mode is not supported");
-      cfg.p.coord = Coord::Asymmetric;
-      cfg.p.nearest = NearestMode::Simple;
-      if (upsample && cfg.opset < 7) {
-        // Upsample-1 (experimental) scales the H and W of an NCHW image.
-        ONYX_KERNEL_CHECK(init.has("height_scale") && init.has("width_scale"),
-                          "Upsample-1: attributes 'height_scale' and 'width_scale' are required");
-        cfg.attr_scales = {1.0f, 1.0f, init.get_float("height_scale", 1.0f), init.get_float("width_scale", 1.0f)};
-      } else if (upsample && cfg.opset < 9) {
-        cfg.attr_scales = init.get_floats("scales");
-      }
-    } else {
-      std::string c = init.get_string("coordinate_transformation_mode", "half_pixel");
-      if (c == "half_pixel") cfg.p.coord = Coord::HalfPixel;
-      else if (c == "pytorch_half_pixel") cfg.p.coord = Coord::PytorchHalfPixel;
-      else if (c == "align_corners") cfg.p.coord = Coord::AlignCorners;
-      else if (c == "asymmetric") cfg.p.coord = Coord::Asymmetric;
-      else if (c == "tf_half_pixel_for_nn") cfg.p.coord = Coord::TfHalfPixelForNN;
-      else if (c == "tf_crop_and_resize") cfg.p.coord = Coord::TfCropAndResize;
-      else if (c == "half_pixel_symmetric") cfg.p.coord = Coord::HalfPixelSymmetric;
-      else kernel_fail("Resize: unknown coordinate_transformation_mode '" + c + "'");
-      std::string nm = init.get_string("nearest_mode", "round_prefer_floor");
-      if (nm == "round_prefer_floor") cfg.p.nearest = NearestMode::RoundPreferFloor;
-      else if (nm == "round_prefer_ceil") cfg.p.nearest = NearestMode::RoundPreferCeil;
-      else if (nm == "floor") cfg.p.nearest = NearestMode::Floor;
-      else if (nm == "ceil") cfg.p.nearest = NearestMode::Ceil;
-      else kernel_fail("Resize: unknown nearest_mode '" + nm + "'");
-      cfg.p.cubic_a = init.get_float("cubic_coeff_a", -0.75f);
-      cfg.p.exclude_outside = init.get_int("exclude_outside", 0) != 0;
-      cfg.p.extrapolation = init.get_float("extrapolation_value", 0.f);
-      cfg.p.antialias = init.get_int("antialias", 0) != 0;
-      cfg.axes = init.get_ints("axes", {});
-      cfg.aspect = init.get_string("keep_aspect_ratio_policy", "stretch");
-    }
+    ResizeConfig cfg = read_resize_config(init, upsample, init.opset());
     return std::make_unique<LambdaKernel>([cfg](KernelContext& ctx) { run_resize(cfg, ctx); });
+  };
+}
+
+// The blocked form keeps the newest Resize's inputs and attributes (the layout
+// pass converts Resize from opset 11 on, whose inputs are the same).
+KernelFactory nchwc_resize_factory() {
+  return [](const KernelInitContext& init) -> std::unique_ptr<Kernel> {
+    ResizeConfig cfg = read_resize_config(init, false, 19);
+    const int64_t channels = init.get_int("channels", 0);
+    ONYX_KERNEL_CHECK(channels > 0, "NchwcResize: attribute 'channels' must be positive");
+    return std::make_unique<LambdaKernel>([cfg, channels](KernelContext& ctx) { run_nchwc_resize(cfg, channels, ctx); });
   };
 }
 
@@ -735,6 +825,7 @@ KernelFactory resize_factory(bool upsample) {
 void register_resize(KernelRegistry& r) {
   r.add("Resize", 10, kMaxOpset, resize_factory(false));
   r.add("Upsample", 1, kMaxOpset, resize_factory(true));
+  r.add("NchwcResize", 1, kMaxOpset, nchwc_resize_factory(), "com.onyx");
 }
 
 }  // namespace onyx

@@ -120,6 +120,61 @@ std::optional<GroupNormNodes> group_norm_on(const Graph& g, const GraphView& vie
   return nodes;
 }
 
+// Resize sizes that are x's own batch and channels: constant ones equal to x's
+// static dims, or Concat(Slice(Shape(x), 0, 2), <2 constant values>) as
+// exporters write F.interpolate(x, size=(h, w)) for a dynamic batch.
+bool sizes_keep_batch_and_channels(const Graph& g, const GraphView& view, const std::string& sizes,
+                                   const std::string& x) {
+  const TypeInfo* t = view.type_of(x);
+  if (const Tensor* c = view.constant(sizes)) {
+    return t && t->has_shape && t->shape.size() == 4 && c->numel() == 4 && t->shape[0].value == c->int_at(0) &&
+           t->shape[1].value == c->int_at(1);
+  }
+  const Node* cat = node_of_type(g, view.producer(sizes), "Concat");
+  if (!cat || cat->inputs.size() < 2) return false;
+  const Node* slice = node_of_type(g, view.producer(cat->inputs[0]), "Slice");
+  if (!slice || slice->inputs.size() < 3) return false;
+  const Node* shape = node_of_type(g, view.producer(slice->inputs[0]), "Shape");
+  if (!shape || shape->inputs[0] != x || shape->attr("start") || shape->attr("end")) return false;
+  const Tensor *st = view.constant(slice->inputs[1]), *en = view.constant(slice->inputs[2]);
+  if (!st || !en || st->numel() != 1 || en->numel() != 1 || st->int_at(0) != 0 || en->int_at(0) != 2) return false;
+  for (size_t k = 3; k < slice->inputs.size(); ++k) {  // axes [0], steps [1]
+    const Tensor* v = slice->inputs[k].empty() ? nullptr : view.constant(slice->inputs[k]);
+    if (!slice->inputs[k].empty() && (!v || v->numel() != 1 || v->int_at(0) != (k == 3 ? 0 : 1))) return false;
+  }
+  int64_t rest = 0;
+  for (size_t k = 1; k < cat->inputs.size(); ++k) {
+    const Tensor* v = view.constant(cat->inputs[k]);
+    if (!v) return false;
+    rest += v->numel();
+  }
+  return rest == 2;
+}
+
+// A Resize of a 4-D value that changes height and width only: its output's
+// declared batch and channels are the input's (or constant scales are 1 there),
+// no crop-and-resize (its roi reaches every axis), no aspect-ratio policy.
+bool resizes_spatial_only(const Graph& g, const GraphView& view, const Node& n) {
+  if (n.outputs.size() != 1 || n.attr("keep_aspect_ratio_policy")) return false;
+  if (const Attribute* c = n.attr("coordinate_transformation_mode"); c && c->s == "tf_crop_and_resize") return false;
+  if (const Attribute* axes = n.attr("axes"))
+    for (int64_t a : axes->ints)
+      if (a == 0 || a == 1 || a == -4 || a == -3) return false;
+  const TypeInfo* in = view.type_of(n.inputs[0]);
+  const TypeInfo* out = view.type_of(n.outputs[0]);
+  if (!in || !in->has_shape || in->shape.size() != 4) return false;
+  if (out && out->has_shape && out->shape.size() == 4) {
+    auto same = [](const Dim& a, const Dim& b) {
+      return a.value >= 0 ? a.value == b.value : !a.symbol.empty() && a.symbol == b.symbol;
+    };
+    if (same(in->shape[0], out->shape[0]) && same(in->shape[1], out->shape[1])) return true;
+  }
+  if (n.attr("axes")) return false;
+  const Tensor* scales = n.inputs.size() > 2 ? view.constant(n.inputs[2]) : nullptr;
+  if (scales && scales->numel() == 4) return scales->float_at(0) == 1.0 && scales->float_at(1) == 1.0;
+  return n.inputs.size() > 3 && sizes_keep_batch_and_channels(g, view, n.inputs[3], n.inputs[0]);
+}
+
 class NchwcLayout final : public GraphPass {
  public:
   std::string name() const override { return "nchwc_layout"; }
@@ -382,6 +437,17 @@ class NchwcLayout final : public GraphPass {
           make_blocked(n, C);
           converted = true;
         }
+      } else if (onnx && n.op_type == "Resize" && ctx.opset() >= 11 && is_blocked(n.inputs[0]) &&
+                 resizes_spatial_only(g, view, n)) {
+        // Upsampling between convs (FPN and YOLO necks, U-Nets, GhostNetV2's attention) stays blocked.
+        const int64_t C = blocked[n.inputs[0]].channels;
+        n.op_type = "NchwcResize";
+        n.domain = kOnyxDomain;
+        n.inputs[0] = blocked[n.inputs[0]].name;
+        n.attributes["channels"] = int_attr(C);
+        ++ctx.fusion_counts["Resize as NchwcResize"];
+        make_blocked(n, C);
+        converted = true;
       } else if (onnx && n.outputs.size() == 1 && !n.inputs.empty() && is_blocked(n.inputs[0])) {
         static const std::set<std::string> unary = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
                                                     "HardSwish", "Clip", "Elu", "Selu", "Softplus"};

@@ -441,6 +441,31 @@ TEST(Optimizer, KnownDimsOfADynamicShapeFold) {
   EXPECT_EQ(out[2].tensor().int_at(1), 3);
 }
 
+// GhostNet concatenates convs of 24, 8 and 40 channels: the blocks of the
+// result mix lanes of two inputs, and the chain stays blocked through it.
+TEST(Optimizer, ConcatOfPartialBlocksStaysBlocked) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build: no blocked layout";
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 16, 6, 7});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 20, 6, 7});
+  const std::vector<int64_t> widths = {24, 8, 40};
+  std::vector<std::string> parts;
+  for (size_t k = 0; k < widths.size(); ++k) {
+    const std::string w = "w" + std::to_string(k), c = "c" + std::to_string(k);
+    *g->add_initializer() = float_tensor(w, {widths[k], 16, 1, 1}, random_values(widths[k] * 16, 41 + k));
+    add_node(g, "Conv", {"x", w}, {c});
+    parts.push_back(c);
+  }
+  add_int_attr(add_node(g, "Concat", parts, {"cat"}), "axis", 1);
+  add_node(g, "Relu", {"cat"}, {"r"});
+  *g->add_initializer() = float_tensor("wy", {20, 72, 1, 1}, random_values(20 * 72, 45));
+  add_node(g, "Conv", {"r", "wy"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(2 * 16 * 42, 46), {2, 16, 6, 7}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
+  EXPECT_EQ(r.fusions["Concat of partial blocks as NchwcConcat"], 1);
+}
+
 // Upsampling between convs stays blocked: nearest 2x by scales, and linear to
 // sizes made of the input's own batch and channels (a dynamic batch) and a
 // constant height and width. A Resize that changes channels stays plain.

@@ -23,6 +23,7 @@ static KernelRegistry build_cpu_registry() {
   register_control_flow(r);
   register_conv(r);
   register_data_movement(r);
+  register_nchwc_concat(r);
   register_deform_conv(r);
   register_einsum(r);
   register_elementwise(r);

@@ -27,6 +27,7 @@ void register_contrib_sparse_attention(KernelRegistry& r);  // com.microsoft Spa
 void register_control_flow(KernelRegistry& r);
 void register_conv(KernelRegistry& r);
 void register_data_movement(KernelRegistry& r);
+void register_nchwc_concat(KernelRegistry& r);  // com.onyx NchwcConcat
 void register_deform_conv(KernelRegistry& r);
 void register_einsum(KernelRegistry& r);
 void register_elementwise(KernelRegistry& r);

@@ -350,14 +350,28 @@ class NchwcLayout final : public GraphPass {
         int64_t axis = read_int(n, "axis", 0);
         bool ok = axis == 1 || axis == -3;
         int64_t total = 0;
+        bool whole_blocks = true;  // else the lanes shift: NchwcConcat
+        std::vector<int64_t> channels;
         for (size_t k = 0; ok && k < n.inputs.size(); ++k) {
-          if (!is_blocked(n.inputs[k])) ok = false;
-          else if (k + 1 < n.inputs.size() && blocked[n.inputs[k]].channels % block != 0) ok = false;
-          else total += blocked[n.inputs[k]].channels;
+          if (!is_blocked(n.inputs[k])) {
+            ok = false;
+            break;
+          }
+          channels.push_back(blocked[n.inputs[k]].channels);
+          whole_blocks = whole_blocks && (k + 1 == n.inputs.size() || channels.back() % block == 0);
+          total += channels.back();
         }
         if (ok) {
           for (auto& in : n.inputs) in = blocked[in].name;
-          n.attributes["axis"] = int_attr(1);
+          if (whole_blocks) {
+            n.attributes["axis"] = int_attr(1);
+          } else {
+            n.op_type = "NchwcConcat";
+            n.domain = kOnyxDomain;
+            n.attributes.erase("axis");
+            n.attributes["channels"] = ints_attr(channels);
+            ++ctx.fusion_counts["Concat of partial blocks as NchwcConcat"];
+          }
           make_blocked(n, total);
           converted = true;
         }

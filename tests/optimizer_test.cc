@@ -255,7 +255,7 @@ TEST(Optimizer, DepthwiseMultiplierAsRepeatedChannels) {
   auto m = test::make_model();
   auto* g = m.mutable_graph();
   *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 16, 9, 9});
-  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 32, 5, 5});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 64, 5, 5});
   *g->add_initializer() = float_tensor("w7", {32, 1, 7, 7}, random_values(32 * 49, 20));
   *g->add_initializer() = float_tensor("w3", {32, 1, 3, 3}, random_values(32 * 9, 21));
   for (auto [w, out, k] : {std::tuple{"w7", "a", 7}, std::tuple{"w3", "b", 3}}) {
@@ -264,7 +264,7 @@ TEST(Optimizer, DepthwiseMultiplierAsRepeatedChannels) {
     add_ints_attr(conv, "strides", {2, 2});
     add_ints_attr(conv, "pads", {k / 2, k / 2, k / 2, k / 2});
   }
-  add_node(g, "Add", {"a", "b"}, {"y"});
+  add_int_attr(add_node(g, "Concat", {"a", "b"}, {"y"}), "axis", 1);  // summed, they would merge into one conv
   Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(16 * 81, 22), {1, 16, 9, 9}))}};
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-5f);
   if (dnnl_available()) {
@@ -439,6 +439,56 @@ TEST(Optimizer, KnownDimsOfADynamicShapeFold) {
   EXPECT_EQ(out[1].tensor().int_at(1), 4);
   EXPECT_EQ(out[2].tensor().int_at(0), 2);
   EXPECT_EQ(out[2].tensor().int_at(1), 3);
+}
+
+// MobileOne / RepVGG train-time blocks: convs of one input (3x3, 1x1, 1x3 and
+// 3x1 with matching pads, one without bias) summed become one 3x3 conv; so do
+// a 3x3 and a 1x1 of stride 2; a dilated branch stays apart.
+TEST(Optimizer, ParallelConvBranchesMergeIntoOne) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 4, 7, 8});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 6, 7, 8});
+  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {2, 6, 4, 4});
+  struct B { const char* name; int64_t kh, kw, ph, pw; bool bias; };
+  const B branches[] = {{"k33", 3, 3, 1, 1, true}, {"k11", 1, 1, 0, 0, true}, {"k13", 1, 3, 0, 1, false},
+                        {"k31", 3, 1, 1, 0, true}};
+  std::string sum;
+  uint32_t seed = 50;
+  for (const B& b : branches) {
+    const std::string w = std::string(b.name) + "_w", c = std::string(b.name) + "_out";
+    *g->add_initializer() = float_tensor(w, {6, 4, b.kh, b.kw}, random_values(24 * b.kh * b.kw, seed++));
+    std::vector<std::string> in = {"x", w};
+    if (b.bias) {
+      *g->add_initializer() = float_tensor(std::string(b.name) + "_b", {6}, random_values(6, seed++));
+      in.push_back(std::string(b.name) + "_b");
+    }
+    add_ints_attr(add_node(g, "Conv", in, {c}), "pads", {b.ph, b.pw, b.ph, b.pw});
+    if (sum.empty()) {
+      sum = c;
+    } else {
+      add_node(g, "Add", {sum, c}, {c + "_sum"});
+      sum = c + "_sum";
+    }
+  }
+  add_node(g, "Relu", {sum}, {"y"});
+  *g->add_initializer() = float_tensor("s2_w", {6, 4, 3, 3}, random_values(216, seed++));
+  *g->add_initializer() = float_tensor("s1_w", {6, 4, 3, 3}, random_values(216, seed++));
+  auto* s2 = add_node(g, "Conv", {"x", "s2_w"}, {"s2"});
+  add_ints_attr(s2, "pads", {1, 1, 1, 1});
+  add_ints_attr(s2, "strides", {2, 2});
+  auto* s1 = add_node(g, "Conv", {"x", "s1_w"}, {"s1"});
+  add_ints_attr(s1, "pads", {2, 2, 2, 2});
+  add_ints_attr(s1, "strides", {2, 2});
+  add_ints_attr(s1, "dilations", {2, 2});
+  *g->add_initializer() = float_tensor("s3_w", {6, 4, 1, 1}, random_values(24, seed++));
+  auto* s3 = add_node(g, "Conv", {"x", "s3_w"}, {"s3"});
+  add_ints_attr(s3, "strides", {2, 2});
+  add_node(g, "Add", {"s2", "s3"}, {"s23"});  // the 1x1 reads the 3x3's centre taps: merged
+  add_node(g, "Add", {"s23", "s1"}, {"z"});   // a dilated 3x3 reads another grid: stays apart
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(2 * 4 * 56, seed++), {2, 4, 7, 8}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-4f);
+  EXPECT_EQ(r.fusions["Conv+Conv summed"], 4);
 }
 
 // GhostNet concatenates convs of 24, 8 and 40 channels: the blocks of the

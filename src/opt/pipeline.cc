@@ -38,6 +38,7 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   p.push_back(make_gelu_fusion());
   p.push_back(make_hard_sigmoid_fusion());
   p.push_back(make_conv_batchnorm_fusion());
+  p.push_back(make_parallel_conv_merge());  // after the branches' batch norms are in their weights
   p.push_back(make_matmul_batchnorm_fusion());
   p.push_back(make_conv_add_fusion());
   p.push_back(make_matmul_add_fusion());

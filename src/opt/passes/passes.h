@@ -23,6 +23,7 @@ std::unique_ptr<GraphPass> make_lookup_table_fusion();
 std::unique_ptr<GraphPass> make_dynamic_quant_matmul_fusion();
 std::unique_ptr<GraphPass> make_conv_batchnorm_fusion();
 std::unique_ptr<GraphPass> make_conv_add_fusion();
+std::unique_ptr<GraphPass> make_parallel_conv_merge();
 std::unique_ptr<GraphPass> make_conv_activation_fusion();
 std::unique_ptr<GraphPass> make_matmul_add_fusion();
 std::unique_ptr<GraphPass> make_matmul_batchnorm_fusion();

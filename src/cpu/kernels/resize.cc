@@ -731,11 +731,12 @@ void run_nchwc_resize(const ResizeConfig& cfg, int64_t channels, KernelContext& 
                     "NchwcResize: input " + shape_to_string(x.shape()) + " does not hold " + std::to_string(channels) +
                         " channels");
   const ResizePlan plan = plan_resize(cfg, ctx, {N, channels, H, W}, "NchwcResize");
-  const bool spatial_only = plan.out[0] == N && plan.out[1] == channels &&
-                            (plan.taps.empty() || (identity_taps(plan.taps[0], N) && identity_taps(plan.taps[1], channels)));
+  const bool spatial_only =
+      plan.out[0] == N && plan.out[1] == channels &&
+      (plan.taps.empty() || (identity_taps(plan.taps[0], N) && identity_taps(plan.taps[1], channels)));
   ONYX_KERNEL_CHECK(spatial_only, "NchwcResize: only height and width may change, got output shape " +
-                                      shape_to_string(plan.out) + " for input [" + std::to_string(N) + ", " +
-                                      std::to_string(channels) + ", " + std::to_string(H) + ", " + std::to_string(W) + "]");
+                                      shape_to_string(plan.out) + " for input " +
+                                      shape_to_string(Shape{N, channels, H, W}));
   const int64_t OH = plan.out[2], OW = plan.out[3];
   Tensor& y = ctx.allocate_output(0, DataType::Float, {N, Cb, OH, OW, B});
   if (y.numel() == 0) return;
@@ -816,7 +817,8 @@ KernelFactory nchwc_resize_factory() {
     ResizeConfig cfg = read_resize_config(init, false, 19);
     const int64_t channels = init.get_int("channels", 0);
     ONYX_KERNEL_CHECK(channels > 0, "NchwcResize: attribute 'channels' must be positive");
-    return std::make_unique<LambdaKernel>([cfg, channels](KernelContext& ctx) { run_nchwc_resize(cfg, channels, ctx); });
+    return std::make_unique<LambdaKernel>(
+        [cfg, channels](KernelContext& ctx) { run_nchwc_resize(cfg, channels, ctx); });
   };
 }
 

@@ -179,8 +179,9 @@ class NoOpSliceRule final : public RewriteRule {
     }
     if (axes.empty())
       for (int64_t k = 0; k < static_cast<int64_t>(starts.size()); ++k) axes.push_back(k);
-    if (starts.size() != ends.size() || axes.size() != starts.size() || (!steps.empty() && steps.size() != starts.size()))
-      return std::nullopt;
+    const bool consistent = starts.size() == ends.size() && axes.size() == starts.size() &&
+                            (steps.empty() || steps.size() == starts.size());
+    if (!consistent) return std::nullopt;
     for (size_t k = 0; k < starts.size(); ++k) {
       if (!steps.empty() && steps[k] != 1) return std::nullopt;
       const int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];

@@ -491,6 +491,27 @@ TEST(Optimizer, ParallelConvBranchesMergeIntoOne) {
   EXPECT_EQ(r.fusions["Conv+Conv summed"], 4);
 }
 
+// FocalNet's MLP: the second 1x1 conv adds a residual that comes from a plain
+// op (here a graph input); the conv still runs blocked, the residual reordered in.
+TEST(Optimizer, ConvWithPlainResidualRunsBlocked) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build: no blocked layout";
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 32, 6, 6});
+  *g->add_input() = tensor_info("res", onnx::TensorProto::FLOAT, {1, 32, 6, 6});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 32, 6, 6});
+  *g->add_initializer() = float_tensor("w1", {64, 32, 1, 1}, random_values(64 * 32, 61));
+  *g->add_initializer() = float_tensor("w2", {32, 64, 1, 1}, random_values(64 * 32, 62));
+  add_node(g, "Conv", {"x", "w1"}, {"h"});
+  add_node(g, "Relu", {"h"}, {"hr"});
+  add_node(g, "Conv", {"hr", "w2"}, {"c2"});
+  add_node(g, "Add", {"c2", "res"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(32 * 36, 63), {1, 32, 6, 6}))},
+                 {"res", Value(Tensor::from_vector<float>(random_values(32 * 36, 64), {1, 32, 6, 6}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
+  EXPECT_EQ(r.fusions["plain residual reordered into NchwcConv"], 1);
+}
+
 // GhostNet concatenates convs of 24, 8 and 40 channels: the blocks of the
 // result mix lanes of two inputs, and the chain stays blocked through it.
 TEST(Optimizer, ConcatOfPartialBlocksStaysBlocked) {

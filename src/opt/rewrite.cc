@@ -153,6 +153,11 @@ int64_t read_int(const Node& n, const char* name, int64_t def) {
   return a ? a->i : def;
 }
 
+std::vector<int64_t> read_ints(const Node& n, const char* name, std::vector<int64_t> def) {
+  const Attribute* a = n.attr(name);
+  return a && a->type == AttrType::Ints && !a->ints.empty() ? a->ints : def;
+}
+
 bool ints_all(const Node& n, const char* name, int64_t v) {
   const Attribute* a = n.attr(name);
   if (!a) return true;
@@ -241,6 +246,31 @@ std::optional<std::vector<int64_t>> pad_amounts(const Node& pad, const GraphView
   const Attribute* pads = pad.attr(opset < 2 ? "paddings" : "pads");
   if (!pads) return std::nullopt;
   return pads->ints;
+}
+
+std::optional<SliceParams> slice_params(const Node& slice, const GraphView& view, int64_t opset) {
+  SliceParams p;
+  if (opset < 10) {
+    const Attribute *s = slice.attr("starts"), *e = slice.attr("ends");
+    if (!s || !e) return std::nullopt;
+    p.starts = s->ints, p.ends = e->ints, p.axes = read_ints(slice, "axes", {});
+  } else {
+    auto read = [&](size_t k, std::vector<int64_t>& out) {
+      if (k >= slice.inputs.size() || slice.inputs[k].empty()) return true;
+      const Tensor* c = view.constant(slice.inputs[k]);
+      if (!c || !dtype_is_int(c->dtype())) return false;
+      out = c->to_int64_vector();
+      return true;
+    };
+    if (slice.inputs.size() < 3 || !read(1, p.starts) || !read(2, p.ends) || !read(3, p.axes) || !read(4, p.steps))
+      return std::nullopt;
+  }
+  if (p.axes.empty())
+    for (int64_t k = 0; k < static_cast<int64_t>(p.starts.size()); ++k) p.axes.push_back(k);
+  if (p.steps.empty()) p.steps.assign(p.starts.size(), 1);
+  if (p.ends.size() != p.starts.size() || p.axes.size() != p.starts.size() || p.steps.size() != p.starts.size())
+    return std::nullopt;
+  return p;
 }
 
 std::optional<std::pair<float, float>> clip_bounds(const Node& clip, const GraphView& view, int64_t opset) {

@@ -87,6 +87,8 @@ bool keeps_dims(const Node& n);  // a Reduce* node's keepdims (default 1)
 bool kernel_exists(const PassContext& ctx, const std::string& op, const std::string& domain);
 // An int attribute, or `def` when absent.
 int64_t read_int(const Node& n, const char* name, int64_t def);
+// An ints attribute, or `def` when absent or empty.
+std::vector<int64_t> read_ints(const Node& n, const char* name, std::vector<int64_t> def);
 // True when every value of an ints attribute is v (or it is absent).
 bool ints_all(const Node& n, const char* name, int64_t v);
 Node make_node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
@@ -117,6 +119,13 @@ std::optional<std::pair<int, int>> self_gated(const Graph& g, const GraphView& v
 // constant `pads` input, or before opset 11 its `pads` (`paddings` in opset 1)
 // attribute; nullopt otherwise.
 std::optional<std::vector<int64_t>> pad_amounts(const Node& pad, const GraphView& view, int64_t opset);
+// A Slice node's parameters when known at load time: starts and ends, axes
+// (default 0, 1, ...) and steps (default 1), as many of each; attributes
+// before opset 10, constant integer inputs after; nullopt otherwise.
+struct SliceParams {
+  std::vector<int64_t> starts, ends, axes, steps;
+};
+std::optional<SliceParams> slice_params(const Node& slice, const GraphView& view, int64_t opset);
 // A Clip node's (min, max): attributes before opset 11, constant scalar inputs
 // after (absent: the float range); nullopt when an input is not constant.
 std::optional<std::pair<float, float>> clip_bounds(const Node& clip, const GraphView& view, int64_t opset);

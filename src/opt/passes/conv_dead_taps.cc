@@ -42,11 +42,6 @@ std::optional<AxisTrim> trim_axis(int64_t in, int64_t kernel, int64_t stride, in
   return t;
 }
 
-std::vector<int64_t> ints_or(const Node& n, const char* name, std::vector<int64_t> def) {
-  const Attribute* a = n.attr(name);
-  return a && a->type == AttrType::Ints && !a->ints.empty() ? a->ints : def;
-}
-
 // Copies the [first, last] taps of every spatial axis of a float weight tensor [M, C, k...].
 Tensor slice_taps(const Tensor& w, const std::vector<AxisTrim>& trims) {
   const int nd = static_cast<int>(trims.size());
@@ -83,9 +78,9 @@ class ConvDeadTapsRule final : public RewriteRule {
         x->shape.size() != static_cast<size_t>(w->rank()))
       return std::nullopt;
     const int nd = w->rank() - 2;
-    std::vector<int64_t> strides = ints_or(n, "strides", std::vector<int64_t>(nd, 1));
-    std::vector<int64_t> dilations = ints_or(n, "dilations", std::vector<int64_t>(nd, 1));
-    std::vector<int64_t> pads = ints_or(n, "pads", std::vector<int64_t>(2 * nd, 0));
+    std::vector<int64_t> strides = read_ints(n, "strides", std::vector<int64_t>(nd, 1));
+    std::vector<int64_t> dilations = read_ints(n, "dilations", std::vector<int64_t>(nd, 1));
+    std::vector<int64_t> pads = read_ints(n, "pads", std::vector<int64_t>(2 * nd, 0));
     if (strides.size() != static_cast<size_t>(nd) || dilations.size() != static_cast<size_t>(nd) ||
         pads.size() != static_cast<size_t>(2 * nd))
       return std::nullopt;

@@ -124,7 +124,7 @@ std::optional<GroupNormNodes> group_norm_on(const Graph& g, const GraphView& vie
 // static dims, or Concat(Slice(Shape(x), 0, 2), <2 constant values>) as
 // exporters write F.interpolate(x, size=(h, w)) for a dynamic batch.
 bool sizes_keep_batch_and_channels(const Graph& g, const GraphView& view, const std::string& sizes,
-                                   const std::string& x) {
+                                   const std::string& x, int64_t opset) {
   const TypeInfo* t = view.type_of(x);
   if (const Tensor* c = view.constant(sizes)) {
     return t && t->has_shape && t->shape.size() == 4 && c->numel() == 4 && t->shape[0].value == c->int_at(0) &&
@@ -133,15 +133,13 @@ bool sizes_keep_batch_and_channels(const Graph& g, const GraphView& view, const 
   const Node* cat = node_of_type(g, view.producer(sizes), "Concat");
   if (!cat || cat->inputs.size() < 2) return false;
   const Node* slice = node_of_type(g, view.producer(cat->inputs[0]), "Slice");
-  if (!slice || slice->inputs.size() < 3) return false;
+  if (!slice || slice->inputs.empty()) return false;
   const Node* shape = node_of_type(g, view.producer(slice->inputs[0]), "Shape");
   if (!shape || shape->inputs[0] != x || shape->attr("start") || shape->attr("end")) return false;
-  const Tensor *st = view.constant(slice->inputs[1]), *en = view.constant(slice->inputs[2]);
-  if (!st || !en || st->numel() != 1 || en->numel() != 1 || st->int_at(0) != 0 || en->int_at(0) != 2) return false;
-  for (size_t k = 3; k < slice->inputs.size(); ++k) {  // axes [0], steps [1]
-    const Tensor* v = slice->inputs[k].empty() ? nullptr : view.constant(slice->inputs[k]);
-    if (!slice->inputs[k].empty() && (!v || v->numel() != 1 || v->int_at(0) != (k == 3 ? 0 : 1))) return false;
-  }
+  const auto sp = slice_params(*slice, view, opset);
+  if (!sp || sp->starts != std::vector<int64_t>{0} || sp->ends != std::vector<int64_t>{2} || sp->axes[0] != 0 ||
+      sp->steps[0] != 1)
+    return false;
   int64_t rest = 0;
   for (size_t k = 1; k < cat->inputs.size(); ++k) {
     const Tensor* v = view.constant(cat->inputs[k]);
@@ -154,7 +152,7 @@ bool sizes_keep_batch_and_channels(const Graph& g, const GraphView& view, const 
 // A Resize of a 4-D value that changes height and width only: its output's
 // declared batch and channels are the input's (or constant scales are 1 there),
 // no crop-and-resize (its roi reaches every axis), no aspect-ratio policy.
-bool resizes_spatial_only(const Graph& g, const GraphView& view, const Node& n) {
+bool resizes_spatial_only(const Graph& g, const GraphView& view, const Node& n, int64_t opset) {
   if (n.outputs.size() != 1 || n.attr("keep_aspect_ratio_policy")) return false;
   if (const Attribute* c = n.attr("coordinate_transformation_mode"); c && c->s == "tf_crop_and_resize") return false;
   if (const Attribute* axes = n.attr("axes"))
@@ -172,7 +170,7 @@ bool resizes_spatial_only(const Graph& g, const GraphView& view, const Node& n) 
   if (n.attr("axes")) return false;
   const Tensor* scales = n.inputs.size() > 2 ? view.constant(n.inputs[2]) : nullptr;
   if (scales && scales->numel() == 4) return scales->float_at(0) == 1.0 && scales->float_at(1) == 1.0;
-  return n.inputs.size() > 3 && sizes_keep_batch_and_channels(g, view, n.inputs[3], n.inputs[0]);
+  return n.inputs.size() > 3 && sizes_keep_batch_and_channels(g, view, n.inputs[3], n.inputs[0], opset);
 }
 
 class NchwcLayout final : public GraphPass {
@@ -463,7 +461,7 @@ class NchwcLayout final : public GraphPass {
           converted = true;
         }
       } else if (onnx && n.op_type == "Resize" && ctx.opset() >= 11 && is_blocked(n.inputs[0]) &&
-                 resizes_spatial_only(g, view, n)) {
+                 resizes_spatial_only(g, view, n, ctx.opset())) {
         // Upsampling between convs (FPN and YOLO necks, U-Nets, GhostNetV2's attention) stays blocked.
         const int64_t C = blocked[n.inputs[0]].channels;
         n.op_type = "NchwcResize";

@@ -14,12 +14,7 @@ namespace onyx {
 
 namespace {
 
-std::vector<int64_t> ints_or(const Node& n, const char* name, size_t count, int64_t fill) {
-  const Attribute* a = n.attr(name);
-  return a ? a->ints : std::vector<int64_t>(count, fill);
-}
-
-// One branch: its weights and where its kernel sits in the merged one.
+// One branch: its conv, weights, bias and pads.
 struct Branch {
   const Node* conv;
   const Tensor* w;
@@ -108,15 +103,15 @@ class ParallelConvRule final : public RewriteRule {
       const Tensor* b = has_bias ? view.constant(conv->inputs[2]) : nullptr;
       if (!w || w->dtype() != DataType::Float || w->rank() < 3 || (has_bias && (!b || b->dtype() != DataType::Float)))
         return std::nullopt;
-      br[k] = {conv, w, b, ints_or(*conv, "pads", 2 * (w->rank() - 2), 0)};
+      br[k] = {conv, w, b, read_ints(*conv, "pads", std::vector<int64_t>(2 * (w->rank() - 2), 0))};
     }
     const Node &c0 = *br[0].conv, &c1 = *br[1].conv;
     const size_t nd = static_cast<size_t>(br[0].w->rank() - 2);
     if (c0.inputs[0] != c1.inputs[0] || br[1].w->rank() != br[0].w->rank() || br[0].w->dim(0) != br[1].w->dim(0) ||
         br[0].w->dim(1) != br[1].w->dim(1) || read_int(c0, "group", 1) != read_int(c1, "group", 1))
       return std::nullopt;
-    const std::vector<int64_t> dil = ints_or(c0, "dilations", nd, 1);
-    if (ints_or(c0, "strides", nd, 1) != ints_or(c1, "strides", nd, 1) || dil != ints_or(c1, "dilations", nd, 1) ||
+    const std::vector<int64_t> ones(nd, 1), dil = read_ints(c0, "dilations", ones);
+    if (read_ints(c0, "strides", ones) != read_ints(c1, "strides", ones) || dil != read_ints(c1, "dilations", ones) ||
         br[0].pads.size() != 2 * nd || br[1].pads.size() != 2 * nd)
       return std::nullopt;
     auto layout = merged_layout(br, dil);

@@ -149,7 +149,6 @@ class NoOpPadRule final : public RewriteRule {
   }
 };
 
-
 // Slice that keeps every element (GhostNet's cat([x1, x2])[:, :oup] when oup
 // is the whole channel count): bypassing it keeps a blocked conv chain whole.
 class NoOpSliceRule final : public RewriteRule {
@@ -160,33 +159,12 @@ class NoOpSliceRule final : public RewriteRule {
     const TypeInfo* t = view.type_of(n.inputs[0]);
     if (!t || !t->has_shape || n.outputs.size() != 1) return std::nullopt;
     const int64_t rank = static_cast<int64_t>(t->shape.size());
-    std::vector<int64_t> starts, ends, axes, steps;
-    if (ctx.opset() < 10) {
-      const Attribute *s = n.attr("starts"), *e = n.attr("ends"), *a = n.attr("axes");
-      if (!s || !e) return std::nullopt;
-      starts = s->ints, ends = e->ints;
-      if (a) axes = a->ints;
-    } else {
-      auto read = [&](size_t k, std::vector<int64_t>& out) {
-        if (k >= n.inputs.size() || n.inputs[k].empty()) return true;
-        const Tensor* c = view.constant(n.inputs[k]);
-        if (!c || !dtype_is_int(c->dtype())) return false;
-        out = c->to_int64_vector();
-        return true;
-      };
-      if (n.inputs.size() < 3 || !read(1, starts) || !read(2, ends) || !read(3, axes) || !read(4, steps))
-        return std::nullopt;
-    }
-    if (axes.empty())
-      for (int64_t k = 0; k < static_cast<int64_t>(starts.size()); ++k) axes.push_back(k);
-    const bool consistent = starts.size() == ends.size() && axes.size() == starts.size() &&
-                            (steps.empty() || steps.size() == starts.size());
-    if (!consistent) return std::nullopt;
-    for (size_t k = 0; k < starts.size(); ++k) {
-      if (!steps.empty() && steps[k] != 1) return std::nullopt;
-      const int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
-      if (axis < 0 || axis >= rank) return std::nullopt;
-      if (!keeps_axis(starts[k], ends[k], t->shape[axis].value)) return std::nullopt;
+    auto sp = slice_params(n, view, ctx.opset());
+    if (!sp) return std::nullopt;
+    for (size_t k = 0; k < sp->starts.size(); ++k) {
+      const int64_t axis = sp->axes[k] < 0 ? sp->axes[k] + rank : sp->axes[k];
+      if (sp->steps[k] != 1 || axis < 0 || axis >= rank) return std::nullopt;
+      if (!keeps_axis(sp->starts[k], sp->ends[k], t->shape[axis].value)) return std::nullopt;
     }
     auto p = bypass(view, n, i);
     if (p) p->fusion = "Slice of everything";

@@ -45,7 +45,6 @@ class ShapeRule final : public RewriteRule {
   std::string op_;
 };
 
-
 // The dims of `x` a Shape node reads ([start, end) of its attributes), or
 // nullopt when `value` is not a Shape's output or x's rank is unknown; unknown
 // dims are -1.
@@ -105,18 +104,11 @@ class SliceOfShapeRule final : public RewriteRule {
     const Node& n = g.nodes[i];
     if (ctx.opset() < 10 || n.inputs.size() < 3 || n.inputs.size() > 5) return std::nullopt;
     auto dims = shape_dims(g, view, n.inputs[0]);
-    if (!dims) return std::nullopt;
-    for (size_t k = 3; k < n.inputs.size(); ++k) {  // axes must be [0] and steps [1] when given
-      if (n.inputs[k].empty()) continue;
-      const Tensor* t = view.constant(n.inputs[k]);
-      if (!t || !dtype_is_int(t->dtype()) || t->numel() != 1 || t->int_at(0) != (k == 3 ? 0 : 1)) return std::nullopt;
-    }
-    const Tensor* st = view.constant(n.inputs[1]);
-    const Tensor* en = view.constant(n.inputs[2]);
-    if (!st || !en || st->numel() != 1 || en->numel() != 1) return std::nullopt;
+    auto sp = dims ? slice_params(n, view, ctx.opset()) : std::nullopt;
+    if (!sp || sp->starts.size() != 1 || sp->axes[0] != 0 || sp->steps[0] != 1) return std::nullopt;
     const int64_t size = static_cast<int64_t>(dims->size());
     auto clamp_index = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size); };
-    const int64_t b = clamp_index(st->int_at(0)), e = std::max(b, clamp_index(en->int_at(0)));
+    const int64_t b = clamp_index(sp->starts[0]), e = std::max(b, clamp_index(sp->ends[0]));
     std::vector<int64_t> picked(dims->begin() + b, dims->begin() + e);
     if (std::any_of(picked.begin(), picked.end(), [](int64_t d) { return d < 0; })) return std::nullopt;
     return constant_patch(i, n.outputs[0], Tensor::from_vector<int64_t>(picked, {e - b}),

@@ -512,6 +512,29 @@ TEST(Optimizer, ConvWithPlainResidualRunsBlocked) {
   EXPECT_EQ(r.fusions["plain residual reordered into NchwcConv"], 1);
 }
 
+// A branch whose dilations do not match its rank is left to the Conv kernel,
+// which names the attribute; merged, it made weights of the wrong rank.
+TEST(Optimizer, ParallelConvMergeLeavesMalformedDilations) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 3, 5, 5});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, 4, 5, 5});
+  *g->add_initializer() = float_tensor("w3", {4, 3, 3, 3}, random_values(108, 70));
+  *g->add_initializer() = float_tensor("w1", {4, 3, 1, 1}, random_values(12, 71));
+  auto* a = add_node(g, "Conv", {"x", "w3"}, {"a"});
+  add_ints_attr(a, "pads", {1, 1, 1, 1});
+  add_ints_attr(a, "dilations", {1});
+  add_ints_attr(add_node(g, "Conv", {"x", "w1"}, {"b"}), "dilations", {1});
+  add_node(g, "Add", {"a", "b"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(75, 72), {1, 3, 5, 5}))}};
+  try {
+    load(m, OptimizationLevel::Extended)->run(feeds);
+    ADD_FAILURE() << "a Conv with 1 dilation for 2 spatial dims ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dilations has 1 values, expected 2"), std::string::npos) << e.what();
+  }
+}
+
 // GhostNet concatenates convs of 24, 8 and 40 channels: the blocks of the
 // result mix lanes of two inputs, and the chain stays blocked through it.
 TEST(Optimizer, ConcatOfPartialBlocksStaysBlocked) {

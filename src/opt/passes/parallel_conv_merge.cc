@@ -112,7 +112,7 @@ class ParallelConvRule final : public RewriteRule {
       return std::nullopt;
     const std::vector<int64_t> ones(nd, 1), dil = read_ints(c0, "dilations", ones);
     if (read_ints(c0, "strides", ones) != read_ints(c1, "strides", ones) || dil != read_ints(c1, "dilations", ones) ||
-        br[0].pads.size() != 2 * nd || br[1].pads.size() != 2 * nd)
+        dil.size() != nd || br[0].pads.size() != 2 * nd || br[1].pads.size() != 2 * nd)
       return std::nullopt;
     auto layout = merged_layout(br, dil);
     if (!layout) return std::nullopt;

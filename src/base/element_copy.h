@@ -22,4 +22,25 @@ inline void copy_elems(Tensor& dst, int64_t dst_off, const Tensor& src, int64_t 
   }
 }
 
+template <size_t Bytes>
+inline void copy_fixed_rows(const char* src, int64_t src_stride, char* dst, int64_t dst_stride, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_stride, src + r * src_stride, Bytes);
+}
+
+// `rows` copies of `bytes` bytes between strided rows: a fixed-size copy the
+// compiler inlines for short rows (a Concat along a last axis of 1 + 1, the
+// lane runs of a blocked concat), a memcpy call per row otherwise.
+inline void copy_rows(const char* src, int64_t src_stride, char* dst, int64_t dst_stride, int64_t rows, size_t bytes) {
+  switch (bytes) {
+    case 1: return copy_fixed_rows<1>(src, src_stride, dst, dst_stride, rows);
+    case 2: return copy_fixed_rows<2>(src, src_stride, dst, dst_stride, rows);
+    case 4: return copy_fixed_rows<4>(src, src_stride, dst, dst_stride, rows);
+    case 8: return copy_fixed_rows<8>(src, src_stride, dst, dst_stride, rows);
+    case 16: return copy_fixed_rows<16>(src, src_stride, dst, dst_stride, rows);
+    case 32: return copy_fixed_rows<32>(src, src_stride, dst, dst_stride, rows);
+    default:
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_stride, src + r * src_stride, bytes);
+  }
+}
+
 }  // namespace onyx

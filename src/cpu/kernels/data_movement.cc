@@ -1,9 +1,9 @@
 // Data movement: Transpose, Concat, Split, Slice, Tile, Pad, DepthToSpace,
 // SpaceToDepth, ReverseSequence. All element types (strings included).
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
+#include "base/element_copy.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/shape_copy.h"
 #include "kernels/broadcast.h"
@@ -76,27 +76,6 @@ KernelFactory transpose_factory() {
 }
 
 // ---- Concat ----
-
-template <size_t Bytes>
-void copy_fixed_rows(const char* src, int64_t src_stride, char* dst, int64_t dst_stride, int64_t rows) {
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_stride, src + r * src_stride, Bytes);
-}
-
-// `rows` copies of `bytes` bytes: a fixed-size copy the compiler inlines for
-// the short rows of a Concat along a last axis (rotary embeddings interleave
-// two tensors one element at a time), a memcpy call per row otherwise.
-void copy_rows(const char* src, int64_t src_stride, char* dst, int64_t dst_stride, int64_t rows, size_t bytes) {
-  switch (bytes) {
-    case 1: return copy_fixed_rows<1>(src, src_stride, dst, dst_stride, rows);
-    case 2: return copy_fixed_rows<2>(src, src_stride, dst, dst_stride, rows);
-    case 4: return copy_fixed_rows<4>(src, src_stride, dst, dst_stride, rows);
-    case 8: return copy_fixed_rows<8>(src, src_stride, dst, dst_stride, rows);
-    case 16: return copy_fixed_rows<16>(src, src_stride, dst, dst_stride, rows);
-    case 32: return copy_fixed_rows<32>(src, src_stride, dst, dst_stride, rows);
-    default:
-      for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_stride, src + r * src_stride, bytes);
-  }
-}
 
 KernelFactory concat_factory() {
   return lambda_factory([](const KernelInitContext& init) {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "base/cpu_features.h"
+#include "base/element_copy.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/kernel_families.h"
 #include "kernels/kernel.h"
@@ -41,11 +42,12 @@ std::vector<std::vector<LaneRun>> lane_runs(const std::vector<int64_t>& channels
   return runs;
 }
 
-// dst[p * B + lane + i] = src[p * B + i] for i < count, over `pixels` pixels
-// (src already offset to its first lane).
+// dst[p * B + i] = src[p * B + i] for i < count, over `pixels` pixels (src and
+// dst already offset to their runs' first lanes).
 void copy_run(const float* src, float* dst, int64_t pixels, int64_t B, int64_t count) {
-  for (int64_t p = 0; p < pixels; ++p)
-    std::memcpy(dst + p * B, src + p * B, static_cast<size_t>(count) * sizeof(float));
+  const int64_t stride = B * static_cast<int64_t>(sizeof(float));
+  copy_rows(reinterpret_cast<const char*>(src), stride, reinterpret_cast<char*>(dst), stride, pixels,
+            static_cast<size_t>(count) * sizeof(float));
 }
 
 #ifdef ONYX_CONCAT_X86

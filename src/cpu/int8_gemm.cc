@@ -380,6 +380,12 @@ void gemm(int64_t M, const Int8A& a, const Int8GemmColumns& columns, const Packe
   });
 }
 
+// int8_gemm_requantized's column ranges start and end on panels.
+void check_panel_range(const PackedInt8B& b, int64_t col_begin, int64_t col_end) {
+  ONYX_CHECK(col_begin % kPanel == 0 && (col_end >= b.N() || col_end % kPanel == 0),
+             "int8_gemm_requantized: a column range must start and end on a panel");
+}
+
 }  // namespace
 
 Int8Isa int8_gemm_best_isa() {
@@ -456,8 +462,7 @@ void int8_gemm(int64_t M, const Int8A& a, const Int8GemmColumns& cols, const Pac
 void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>& a_zp, const PackedInt8B& b,
                            const std::vector<int32_t>& b_zp, const Int8Requant& rq, uint8_t* y, int64_t ldy,
                            ThreadPool* pool, Int8Isa isa, int64_t col_begin, int64_t col_end) {
-  ONYX_CHECK(col_begin % kPanel == 0 && (col_end >= b.N() || col_end % kPanel == 0),
-             "int8_gemm_requantized: a column range must start and end on a panel");
+  check_panel_range(b, col_begin, col_end);
   gemm(M, a, int8_gemm_columns(b, a.is_signed, a_zp, b_zp, rq.bias), b, OutputStage{&rq}, y, ldy, pool, isa,
        col_begin, col_end);
 }
@@ -465,8 +470,7 @@ void int8_gemm_requantized(int64_t M, const Int8A& a, const std::vector<int32_t>
 void int8_gemm_requantized(int64_t M, const Int8A& a, const Int8GemmColumns& cols, const PackedInt8B& b,
                            const Int8Requant& rq, uint8_t* y, int64_t ldy, Int8Isa isa, int64_t col_begin,
                            int64_t col_end) {
-  ONYX_CHECK(col_begin % kPanel == 0 && (col_end >= b.N() || col_end % kPanel == 0),
-             "int8_gemm_requantized: a column range must start and end on a panel");
+  check_panel_range(b, col_begin, col_end);
   ONYX_CHECK(!rq.bias, "int8_gemm_requantized: with precomputed columns the bias is in the columns");
   gemm(M, a, cols, b, OutputStage{&rq}, y, ldy, nullptr, isa, col_begin, col_end);
 }

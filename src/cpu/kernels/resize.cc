@@ -751,7 +751,6 @@ void run_nchwc_resize(const ResizeConfig& cfg, int64_t channels, KernelContext& 
   });
 }
 
-
 Mode parse_mode(const std::string& m) {
   if (m == "nearest") return Mode::Nearest;
   if (m == "linear" || m == "bilinear") return Mode::Linear;

@@ -416,7 +416,7 @@ std::vector<int64_t> dense_shape_from_py(py::handle obj, const char* what) {
   std::vector<int64_t> shape(arr.data(), arr.data() + arr.size());
   for (int64_t d : shape)
     if (d < 0)
-      sparse_error(std::string(what) + ": dense_shape " + onyx::shape_to_string(Shape(shape.begin(), shape.end())) +
+      sparse_error(std::string(what) + ": dense_shape " + onyx::shape_to_string(shape) +
                    " has a negative dimension");
   return shape;
 }
@@ -439,12 +439,6 @@ Tensor sparse_values_from_py(py::handle obj, const char* what) {
   return values;
 }
 
-int64_t element_count(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 std::shared_ptr<PySparseTensor> sparse_coo(py::handle dense_shape, py::handle values, py::handle indices) {
   const char* what = "sparse_coo_from_numpy";
   auto st = std::make_shared<PySparseTensor>();
@@ -456,9 +450,9 @@ std::shared_ptr<PySparseTensor> sparse_coo(py::handle dense_shape, py::handle va
   const int64_t rank = static_cast<int64_t>(st->dense_shape.size());
   const Shape& ishape = st->coo_indices.shape();
   const int64_t* idx = st->coo_indices.data<int64_t>();
-  const std::string dense = onyx::shape_to_string(Shape(st->dense_shape.begin(), st->dense_shape.end()));
+  const std::string dense = onyx::shape_to_string(st->dense_shape);
   if (ishape.size() == 1 && ishape[0] == nnz) {
-    const int64_t total = element_count(st->dense_shape);
+    const int64_t total = onyx::shape_numel(st->dense_shape);
     for (int64_t i = 0; i < nnz; ++i)
       if (idx[i] < 0 || idx[i] >= total)
         sparse_error(std::string(what) + ": linear index " + std::to_string(idx[i]) + " (value " + std::to_string(i) +
@@ -485,7 +479,7 @@ std::shared_ptr<PySparseTensor> sparse_csr(py::handle dense_shape, py::handle va
   auto st = std::make_shared<PySparseTensor>();
   st->format = PySparseTensor::kCsrc;
   st->dense_shape = dense_shape_from_py(dense_shape, what);
-  const std::string dense = onyx::shape_to_string(Shape(st->dense_shape.begin(), st->dense_shape.end()));
+  const std::string dense = onyx::shape_to_string(st->dense_shape);
   if (st->dense_shape.size() != 2) sparse_error(std::string(what) + ": CSR needs a 2-D dense shape, got " + dense);
   st->values = sparse_values_from_py(values, what);
   st->inner = index_tensor_from_py(inner_indices, what, "inner_indices");
@@ -1120,7 +1114,7 @@ PYBIND11_MODULE(_core, m) {
       .def("__repr__", [](const PyValue& v) {
         if (v.sparse)
           return "<onyx.OrtValue " + v.sparse->data_type() + " " +
-                 onyx::shape_to_string(Shape(v.sparse->dense_shape.begin(), v.sparse->dense_shape.end())) + ">";
+                 onyx::shape_to_string(v.sparse->dense_shape) + ">";
         if (v.value.is_tensor())
           return "<onyx.OrtValue " + type_string(v.value) + " " + onyx::shape_to_string(v.value.tensor().shape()) + ">";
         return "<onyx.OrtValue " + type_string(v.value) + ">";
@@ -1171,7 +1165,7 @@ PYBIND11_MODULE(_core, m) {
       .def("device_name", [](const PySparseTensor&) { return std::string("cpu"); })
       .def("__repr__", [](const PySparseTensor& t) {
         return "<onyx.SparseTensor " + std::string(t.format == PySparseTensor::kCoo ? "COO " : "CSR ") + t.data_type() +
-               " " + onyx::shape_to_string(Shape(t.dense_shape.begin(), t.dense_shape.end())) + ", " +
+               " " + onyx::shape_to_string(t.dense_shape) + ", " +
                std::to_string(t.values.numel()) + " values>";
       });
 

@@ -103,15 +103,15 @@ inline SpatialGeometry compute_geometry(const std::vector<int64_t>& in, const Sp
       g.out[i] = span < 0 ? 0 : span / s + 1;
     } else if (explicit_pads) {
       int64_t span = g.in[i] + g.pad_begin[i] + g.pad_end[i] - eff;
-      if (span < 0) {
-        g.out[i] = 0;
-      } else if (a.ceil_mode) {
-        int64_t o = (span + s - 1) / s + 1;
+      if (a.ceil_mode) {
+        // ceil(span / s) + 1, span possibly negative: a window larger than the
+        // input (EfficientNet's pooling in Hugging Face) still gives one output.
+        int64_t o = span + s > 0 ? (span + 2 * s - 1) / s : 0;
         // the last window must start inside the input or the left padding
         if ((o - 1) * s >= g.in[i] + g.pad_begin[i]) --o;
         g.out[i] = o;
       } else {
-        g.out[i] = span / s + 1;
+        g.out[i] = span < 0 ? 0 : span / s + 1;
       }
     } else {
       kernel_fail("unknown auto_pad value '" + a.auto_pad + "'");

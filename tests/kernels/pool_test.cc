@@ -23,6 +23,24 @@ TEST(MaxPool, Uint8CeilMode) {
   EXPECT_EQ(to_vector<uint8_t>(out[0]), (std::vector<uint8_t>{2, 4, 5}));
 }
 
+// With ceil_mode a window larger than the input still gives one output (ONNX's
+// ceil((in + pads - kernel) / stride + 1); Hugging Face's EfficientNet pools
+// 7x7 with a kernel of 1280): the max, and the mean of the elements it covers.
+TEST(Pool2d, CeilModeWindowLargerThanInput) {
+  Tensor x = Tensor::from_vector<float>({1, 5, 3, 7}, {1, 1, 2, 2});
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    auto node = make_node(op, {"x"}, {"y"},
+                          {{"kernel_shape", attr_ints({5, 5})}, {"strides", attr_ints({5, 5})},
+                           {"ceil_mode", attr_int(1)}});
+    auto out = run_op(node, {x}, 19);
+    EXPECT_EQ(out[0].shape(), (Shape{1, 1, 1, 1})) << op;
+    expect_near(out[0], {std::string(op) == "MaxPool" ? 7.0f : 4.0f});
+  }
+  // Without ceil_mode there is no whole window: a clear error.
+  auto floor_node = make_node("MaxPool", {"x"}, {"y"}, {{"kernel_shape", attr_ints({5, 5})}});
+  EXPECT_THROW(run_op(floor_node, {x}, 19), Error);
+}
+
 // The row-wise 2-D path (float and double, over 3 threads) against a
 // window-by-window reference: strides, dilations, asymmetric pads, ceil
 // mode, both average divisors.

@@ -117,6 +117,30 @@ TEST(Session, InitializersListedAsInputsBeforeIr4AreConstants) {
   std::remove(o.optimized_model_filepath.c_str());
 }
 
+// ONNX lists producers before consumers; a model read with its nodes out of
+// order runs, and is saved sorted.
+TEST(Session, SavedModelIsTopologicallySorted) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = test::tensor_info("x", onnx::TensorProto::FLOAT, {3});
+  *g->add_output() = test::tensor_info("y", onnx::TensorProto::FLOAT, {3});
+  test::add_node(g, "Relu", {"a"}, {"y"});
+  test::add_node(g, "Neg", {"x"}, {"a"});
+  SessionOptions o;
+  o.optimization_level = OptimizationLevel::Disable;
+  o.optimized_model_filepath = (std::filesystem::temp_directory_path() / "onyx_sorted_saved.onnx").string();
+  auto s = load(m, o);
+  EXPECT_EQ(floats(s->run({{"x", Value(Tensor::from_vector<float>({1, -2, 3}, {3}))}})[0]),
+            (std::vector<float>{0, 2, 0}));
+  onnx::ModelProto saved;
+  std::ifstream f(o.optimized_model_filepath, std::ios::binary);
+  ASSERT_TRUE(saved.ParseFromIstream(&f));
+  ASSERT_EQ(saved.graph().node_size(), 2);
+  EXPECT_EQ(saved.graph().node(0).op_type(), "Neg");
+  EXPECT_EQ(saved.graph().node(1).op_type(), "Relu");
+  std::remove(o.optimized_model_filepath.c_str());
+}
+
 // As onnxruntime's add_free_dimension_override_by_name / _by_denotation.
 TEST(Session, FreeDimensionOverrides) {
   SessionOptions o;

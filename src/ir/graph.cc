@@ -97,7 +97,10 @@ std::vector<size_t> dependency_order(const std::vector<std::vector<size_t>>& dep
   return order;
 }
 
-const Node* node_on_cycle(const Graph& g) {
+namespace {
+
+// deps[i]: the nodes whose outputs node i reads, what its subgraphs read included.
+std::vector<std::vector<size_t>> node_dependencies(const Graph& g) {
   std::unordered_map<std::string, size_t> producer;
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (auto& o : g.nodes[i].outputs)
@@ -109,6 +112,22 @@ const Node* node_on_cycle(const Graph& g) {
     for (auto& name : reads)
       if (auto it = producer.find(name); it != producer.end()) deps[i].push_back(it->second);
   }
+  return deps;
+}
+
+}  // namespace
+
+std::vector<size_t> topological_order(const Graph& g) {
+  std::vector<size_t> order = dependency_order(node_dependencies(g));
+  std::vector<bool> placed(g.nodes.size(), false);
+  for (size_t i : order) placed[i] = true;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!placed[i]) order.push_back(i);
+  return order;
+}
+
+const Node* node_on_cycle(const Graph& g) {
+  std::vector<std::vector<size_t>> deps = node_dependencies(g);
   // Whatever Kahn's order cannot reach waits on a cycle.
   std::vector<bool> ordered(g.nodes.size(), false);
   for (size_t i : dependency_order(deps)) ordered[i] = true;

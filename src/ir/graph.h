@@ -113,6 +113,11 @@ void for_each_graph(const Graph& g, const std::function<void(const Graph&)>& fn)
 // is. Nodes on a cycle, and those after one, are left out.
 std::vector<size_t> dependency_order(const std::vector<std::vector<size_t>>& deps);
 
+// g's nodes (indices) ordered so that each follows those it reads from, what
+// its subgraphs read included (a valid order is kept as it is); nodes on a
+// cycle, and those after one, follow in their own order.
+std::vector<size_t> topological_order(const Graph& g);
+
 // A node on a cycle of g's nodes (through their inputs and what their subgraphs
 // read), or null when the nodes can be ordered. Names no node of g produces come
 // from outside and order nothing; nested graphs are not searched.

@@ -48,7 +48,9 @@ static void value_info_to_proto(const ValueInfo& vi, onnx::ValueInfoProto* p) {
 
 void graph_to_proto(const Graph& g, onnx::GraphProto* p) {
   p->set_name(g.name);
-  for (auto& n : g.nodes) node_to_proto(n, p->add_node());
+  // ONNX requires producers before consumers; a model read out of order (or
+  // rewritten) is written sorted.
+  for (size_t i : topological_order(g)) node_to_proto(g.nodes[i], p->add_node());
   for (auto& vi : g.inputs) value_info_to_proto(vi, p->add_input());
   for (auto& vi : g.outputs) value_info_to_proto(vi, p->add_output());
   for (auto& vi : g.value_infos) value_info_to_proto(vi, p->add_value_info());

@@ -930,6 +930,32 @@ TEST(Optimizer, GeluAndLayerNormFromDecomposedForms) {
   EXPECT_EQ(r.fusions["LayerNormalization"], 1);
 }
 
+// Cohere's per-head norm: x [B, S, H, D] normalized over D, then scaled by a
+// [H, D] weight. The weight is not one value per normalized element, so the
+// fused op stops at the normalization and the Mul stays.
+TEST(Optimizer, LayerNormLeavesPerHeadScaleUnfused) {
+  const int64_t B = 2, S = 3, H = 4, D = 5;
+  auto m = test::make_model(17);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {B, S, H, D});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {B, S, H, D});
+  *g->add_initializer() = float_tensor("two", {}, {2.0f});
+  *g->add_initializer() = float_tensor("eps", {}, {1e-5f});
+  *g->add_initializer() = float_tensor("w", {H, D}, random_values(H * D, 9));
+  add_ints_attr(add_node(g, "ReduceMean", {"x"}, {"mu"}), "axes", {-1});
+  add_node(g, "Sub", {"x", "mu"}, {"dev"});
+  add_node(g, "Pow", {"dev", "two"}, {"sq"});
+  add_ints_attr(add_node(g, "ReduceMean", {"sq"}, {"var"}), "axes", {-1});
+  add_node(g, "Add", {"var", "eps"}, {"ve"});
+  add_node(g, "Sqrt", {"ve"}, {"sd"});
+  add_node(g, "Reciprocal", {"sd"}, {"inv"});
+  add_node(g, "Mul", {"dev", "inv"}, {"n"});
+  add_node(g, "Mul", {"n", "w"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(B * S * H * D, 8), {B, S, H, D}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-4f);
+  EXPECT_EQ(r.fusions["LayerNormalization"], 0);
+}
+
 // RMS normalization as the PyTorch exporters write Llama's / T5's: x * (1 / Sqrt(mean(x^2) + eps)) * w,
 // the reciprocal as Div(1, s) or Reciprocal(s), or x / s directly. Each becomes one
 // SimplifiedLayerNormalization. The causal-mask comparison (LessOrEqual, a function op
@@ -1211,6 +1237,50 @@ TEST(Optimizer, ScaledDotProductAttentionGroupedHeads) {
 // constants they read as their own: Optimum's merged decoders run the whole model inside
 // an If. Linear layers on outer weights fuse in every branch; an initializer that is also
 // a graph input stays an input (a fed value wins), and the values match level disable.
+// BERT's self-attention as exported: per projection x @ W + b, Reshape to
+// [B, S, H, D], Transpose heads-first (K to [B, H, D, S]); Softmax(Q K^T / sqrt(D))
+// @ V back to [B, S, H Dv].
+onnx::ModelProto bert_self_attention(int64_t B, int64_t S, int64_t E, int64_t H, int64_t Dqk, int64_t Dv) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {B, S, E});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {B, S, H * Dv});
+  uint32_t seed = 60;
+  for (auto [p, D, perm] : {std::tuple{"q", Dqk, std::vector<int64_t>{0, 2, 1, 3}},
+                            std::tuple{"k", Dqk, std::vector<int64_t>{0, 2, 3, 1}},
+                            std::tuple{"v", Dv, std::vector<int64_t>{0, 2, 1, 3}}}) {
+    std::string n = p;
+    *g->add_initializer() = float_tensor(n + "_w", {E, H * D}, random_values(E * H * D, seed++));
+    *g->add_initializer() = float_tensor(n + "_b", {H * D}, random_values(H * D, seed++));
+    *g->add_initializer() = test::int64_tensor(n + "_shape", {4}, {B, S, H, D});
+    add_node(g, "MatMul", {"x", n + "_w"}, {n + "_mm"});
+    add_node(g, "Add", {n + "_mm", n + "_b"}, {n + "_lin"});
+    add_node(g, "Reshape", {n + "_lin", n + "_shape"}, {n + "_heads"});
+    add_ints_attr(add_node(g, "Transpose", {n + "_heads"}, {n + "_t"}), "perm", perm);
+  }
+  *g->add_initializer() = float_tensor("sqrt_d", {}, {std::sqrt(static_cast<float>(Dqk))});
+  *g->add_initializer() = test::int64_tensor("out_shape", {3}, {B, S, H * Dv});
+  add_node(g, "MatMul", {"q_t", "k_t"}, {"scores"});
+  add_node(g, "Div", {"scores", "sqrt_d"}, {"scaled"});
+  add_int_attr(add_node(g, "Softmax", {"scaled"}, {"probs"}), "axis", -1);
+  add_node(g, "MatMul", {"probs", "v_t"}, {"ctx"});
+  add_ints_attr(add_node(g, "Transpose", {"ctx"}, {"ctx_t"}), "perm", {0, 2, 1, 3});
+  add_node(g, "Reshape", {"ctx_t", "out_shape"}, {"y"});
+  return m;
+}
+
+// The fused Attention splits one packed projection in three equal parts: a
+// value projection of another width than the query's stays unfused.
+TEST(Optimizer, AttentionFusesOnlyEqualProjections) {
+  const int64_t B = 2, S = 3, E = 16, H = 2;
+  for (auto [Dqk, Dv] : {std::pair<int64_t, int64_t>{8, 8}, {4, 8}, {8, 4}}) {
+    auto m = bert_self_attention(B, S, E, H, Dqk, Dv);
+    Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(B * S * E, 7), {B, S, E}))}};
+    OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-4f);
+    EXPECT_EQ(r.fusions["Attention"], Dqk == Dv ? 1 : 0) << "Dqk " << Dqk << " Dv " << Dv;
+  }
+}
+
 TEST(Optimizer, SubgraphsAreOptimizedWithOuterConstants) {
   auto m = test::make_model();
   auto* g = m.mutable_graph();

@@ -150,8 +150,10 @@ class AttentionRule final : public RewriteRule {
     if (oti < 0 || !perm_is(&g.nodes[oti], {0, 2, 1, 3})) return std::nullopt;
     int ori = sole_consumer_of_type(g, view, g.nodes[oti].outputs[0], "Reshape");
     if (ori < 0) return std::nullopt;
+    // The fused op splits its packed projection in three equal parts.
     if (q->x != k->x || q->x != v->x || q->heads != k->heads || q->heads != v->heads ||
-        q->w->dim(0) != k->w->dim(0) || q->w->dim(0) != v->w->dim(0))
+        q->head_dim != k->head_dim || q->head_dim != v->head_dim || q->w->dim(0) != k->w->dim(0) ||
+        q->w->dim(0) != v->w->dim(0))
       return std::nullopt;
     for (auto* pr : {&*q, &*k, &*v}) nodes.insert(nodes.end(), pr->nodes.begin(), pr->nodes.end());
     nodes.insert(nodes.end(), {ci, oti, ori});

@@ -47,13 +47,19 @@ class LayerNormRule final : public RewriteRule {
       nodes.push_back(ri);
     }
     std::string y = dn.outputs[0], gamma, beta;
+    // Cohere's per-head norm multiplies x [B, S, H, D] normalized over D by a [H, D] weight:
+    // not the fused op's scale.
+    auto per_row = [&](const std::string& name) {
+      const Tensor* t = view.constant(name);
+      return t && scale_covers_rows(*t, view.static_shape(x), -*axis);
+    };
     int mi = sole_consumer_of_type(g, view, y, "Mul");
-    if (mi >= 0 && view.constant(other_input(g.nodes[mi], y))) {
+    if (mi >= 0 && per_row(other_input(g.nodes[mi], y))) {
       gamma = other_input(g.nodes[mi], y);
       y = g.nodes[mi].outputs[0];
       nodes.push_back(mi);
       int bi = sole_consumer_of_type(g, view, y, "Add");
-      if (bi >= 0 && view.constant(other_input(g.nodes[bi], y))) {
+      if (bi >= 0 && per_row(other_input(g.nodes[bi], y))) {
         beta = other_input(g.nodes[bi], y);
         y = g.nodes[bi].outputs[0];
         nodes.push_back(bi);

@@ -15,6 +15,13 @@ std::optional<int64_t> trailing_mean_axis(const Node& mean, const GraphView& vie
   return sorted.front();
 }
 
+bool scale_covers_rows(const Tensor& w, const std::optional<Shape>& x_shape, int64_t normalized_axes) {
+  if (w.rank() != normalized_axes) return false;
+  if (x_shape && static_cast<int64_t>(x_shape->size()) >= normalized_axes)
+    return std::equal(w.shape().begin(), w.shape().end(), x_shape->end() - normalized_axes);
+  return std::all_of(w.shape().begin(), w.shape().end(), [](int64_t d) { return d > 1; });
+}
+
 std::optional<RootOfMeanPlusEps> root_of_mean_plus_eps(const Graph& g, const GraphView& view, int mean) {
   RootOfMeanPlusEps r;
   const std::string& v = g.nodes[mean].outputs[0];

@@ -11,6 +11,12 @@ namespace onyx {
 // only negative axes say "trailing" without the rank), or nullopt.
 std::optional<int64_t> trailing_mean_axis(const Node& mean, const GraphView& view);
 
+// The fused ops take one scale (bias) value per normalized element. A constant
+// multiplied into (added to) the normalized x gives that when it has the
+// normalized axes' shape: all its dims above 1 (a broadcast against x would then
+// need them equal), or equal to x's trailing dims where those are known.
+bool scale_covers_rows(const Tensor& w, const std::optional<Shape>& x_shape, int64_t normalized_axes);
+
 // Add(v, eps) -> Sqrt reading the output v of node `mean`, each the sole reader of its input.
 struct RootOfMeanPlusEps {
   int add = -1, sqrt = -1;

@@ -13,16 +13,6 @@ namespace onyx {
 
 namespace {
 
-// The fused op takes one scale value per normalized element. The Mul's scale gives that
-// when it has the normalized axes' shape: all its dims above 1 (a broadcast against x would
-// then need them equal), or equal to x's trailing dims where those are known.
-bool scale_covers_rows(const Tensor& w, const std::optional<Shape>& x_shape, int64_t normalized_axes) {
-  if (w.rank() != normalized_axes) return false;
-  if (x_shape && static_cast<int64_t>(x_shape->size()) >= normalized_axes)
-    return std::equal(w.shape().begin(), w.shape().end(), x_shape->end() - normalized_axes);
-  return std::all_of(w.shape().begin(), w.shape().end(), [](int64_t d) { return d > 1; });
-}
-
 class RmsNormRule final : public RewriteRule {
  public:
   std::string op_type() const override { return "Pow"; }

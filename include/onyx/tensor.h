@@ -65,8 +65,17 @@ class Tensor {
 
   void* raw() { return data_; }
   const void* raw() const { return data_; }
-  template <class T> T* data() { return static_cast<T*>(data_); }
-  template <class T> const T* data() const { return static_cast<const T*>(data_); }
+  // Typed access; T must have the element size of dtype() (int8 / uint8 or
+  // float16 / uint16 views are allowed), so a kernel cannot read past the
+  // end of a tensor of a narrower type.
+  template <class T> T* data() {
+    check_element_size(sizeof(T));
+    return static_cast<T*>(data_);
+  }
+  template <class T> const T* data() const {
+    check_element_size(sizeof(T));
+    return static_cast<const T*>(data_);
+  }
   // Reads element i as a 64-bit integer / double, whatever the integer or float type.
   int64_t int_at(int64_t i) const;
   double float_at(int64_t i) const;
@@ -77,6 +86,11 @@ class Tensor {
   const std::shared_ptr<void>& holder() const { return holder_; }
 
  private:
+  void check_element_size(size_t element_bytes) const {
+    if (element_bytes != dtype_size(dtype_) && dtype_ != DataType::Undefined) element_size_mismatch(element_bytes);
+  }
+  [[noreturn]] void element_size_mismatch(size_t element_bytes) const;
+
   DataType dtype_ = DataType::Undefined;
   Shape shape_;
   std::shared_ptr<void> holder_;

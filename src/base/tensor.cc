@@ -140,6 +140,12 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
+void Tensor::element_size_mismatch(size_t element_bytes) const {
+  fail(ErrorCode::RuntimeException, "a tensor of element type " + dtype_name(dtype_) + " " + shape_to_string(shape_) +
+                                        " was read as " + std::to_string(element_bytes) +
+                                        "-byte elements (an internal type mismatch)");
+}
+
 Tensor Tensor::clone() const {
   Tensor t(dtype_, shape_);
   if (dtype_ == DataType::String) {

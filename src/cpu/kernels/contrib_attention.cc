@@ -272,7 +272,7 @@ class ContribAttentionKernel final : public Kernel {
       epi.bias = bt.data<float>();
     }
     std::vector<float> xq;
-    const float* xf = x.data<float>();
+    const float* xf = quantized_ ? nullptr : x.data<float>();
     if (quantized_) {
       if (x.dtype() != DataType::UInt8) kernel_fail(op_ + ": input must be uint8, got " + dtype_name(x.dtype()));
       if (!ctx.has_input(3)) kernel_fail(op_ + ": input_scale is required");

@@ -39,9 +39,27 @@ enum class DataType : int32_t {
   Float6E2M3 = 27,
   Float6E3M2 = 28,
 };
+
+// Bytes per element (strings: sizeof(std::string)); inline: Tensor::data<T>() checks it.
+inline size_t dtype_size(DataType t) {
+  switch (t) {
+    case DataType::Float: case DataType::Int32: case DataType::UInt32: return 4;
+    case DataType::Double: case DataType::Int64: case DataType::UInt64: case DataType::Complex64: return 8;
+    case DataType::Complex128: return 16;
+    case DataType::Float16: case DataType::BFloat16: case DataType::Int16: case DataType::UInt16: return 2;
+    case DataType::Int8: case DataType::UInt8: case DataType::Bool:
+    case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+    case DataType::Float8E5M2FNUZ: case DataType::UInt4: case DataType::Int4: case DataType::Float4E2M1:
+    case DataType::Float8E8M0: case DataType::UInt2: case DataType::Int2: case DataType::Float6E2M3:
+    case DataType::Float6E3M2: return 1;
+    case DataType::String: return sizeof(std::string);
+    case DataType::Undefined: return 0;
+  }
+  return 0;
+}
+
 constexpr DataType kLastDataType = DataType::Float6E3M2;
 
-size_t dtype_size(DataType t);           // bytes per element (strings: sizeof(std::string))
 std::string dtype_name(DataType t);      // "float", "int64", ... as ONNX names them
 bool dtype_is_float(DataType t);         // float, double, float16, bfloat16
 bool dtype_is_signed_int(DataType t);

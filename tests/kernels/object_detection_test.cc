@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "base/thread_pool.h"
 #include "op_test_util.h"
@@ -133,6 +134,34 @@ TEST(ObjectDetection, GridSampleBilinearAndNearest) {
   expect_near(y4[0], {0.f, 0.f});
   Tensor g2 = Tensor::from_vector<float>({0.6f, 0.6f}, {1, 1, 1, 2});
   expect_near(run_op(make_node("GridSample", {"x", "g"}, {"y"}, {{"mode", attr_string("nearest")}}), {x, g2}, 16)[0], {3.f});
+}
+
+// Coordinates that are not finite sample NaN (the ONNX reference's weights are NaN), except
+// nearest with zero padding, which reads the padding; far-off finite ones read the padding
+// (zeros) or fold back (reflection) without overflowing an index.
+TEST(ObjectDetection, GridSampleNonFiniteAndFarCoordinates) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {1, 1, 2, 2});
+  Tensor g = Tensor::from_vector<float>({nan, 0, 0, inf, 1e30f, 0, -1e30f, -1e30f}, {1, 1, 4, 2});
+  auto sample = [&](const char* mode, const char* pad) {
+    return run_op(make_node("GridSample", {"x", "g"}, {"y"},
+                            {{"mode", attr_string(mode)}, {"padding_mode", attr_string(pad)}}),
+                  {x, g}, 16)[0];
+  };
+  for (const char* mode : {"bilinear", "bicubic"}) {
+    Tensor y = sample(mode, "zeros");
+    EXPECT_TRUE(std::isnan(y.data<float>()[0]) && std::isnan(y.data<float>()[1])) << mode;
+    EXPECT_EQ(y.data<float>()[2], 0.0f) << mode;
+    EXPECT_EQ(y.data<float>()[3], 0.0f) << mode;
+  }
+  Tensor nearest = sample("nearest", "zeros");
+  EXPECT_EQ(to_vector<float>(nearest), (std::vector<float>{0, 0, 0, 0}));
+  Tensor reflected = sample("bilinear", "reflection");
+  EXPECT_TRUE(std::isnan(reflected.data<float>()[0]));
+  for (int i = 2; i < 4; ++i) {
+    float v = reflected.data<float>()[i];
+    EXPECT_TRUE(v >= 1.0f && v <= 4.0f) << v;
+  }
 }
 
 TEST(ObjectDetection, AffineGridIdentity) {

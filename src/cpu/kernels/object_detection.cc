@@ -259,17 +259,14 @@ enum class Padding { Zeros, Border, Reflection };
 double gs_reflect(double x, double lo, double hi) {
   double range = hi - lo;
   if (range <= 0) return lo;
+  // Whole reflections counted in double: far-off coordinates must not overflow an int64.
   if (x < lo) {
-    double dx = lo - x;
-    int64_t n = static_cast<int64_t>(dx / range);
-    double r = dx - n * range;
-    return n % 2 == 0 ? lo + r : hi - r;
+    double dx = lo - x, n = std::floor(dx / range), r = dx - n * range;
+    return std::fmod(n, 2.0) == 0 ? lo + r : hi - r;
   }
   if (x > hi) {
-    double dx = x - hi;
-    int64_t n = static_cast<int64_t>(dx / range);
-    double r = dx - n * range;
-    return n % 2 == 0 ? hi - r : lo + r;
+    double dx = x - hi, n = std::floor(dx / range), r = dx - n * range;
+    return std::fmod(n, 2.0) == 0 ? hi - r : lo + r;
   }
   return x;
 }
@@ -336,9 +333,18 @@ struct GridSampler {
     for (int d = 0; d < nd; ++d) {
       int64_t n = sp[d];
       double v = denorm(g[nd - 1 - d], n);
+      if (!std::isfinite(v)) {
+        // As the ONNX reference: NaN weights make the sample NaN, but nearest with zero
+        // padding reads the padding.
+        offs[0] = -1;
+        wts[0] = interp == Interp::Nearest && padding == Padding::Zeros ? 1.0 : std::nan("");
+        return 1;
+      }
       if (interp == Interp::Nearest) v = std::nearbyint(v);
       if (v < lo(n) || v > hi(n)) {
-        if (padding == Padding::Border)
+        if (padding == Padding::Zeros)  // every tap is a zero well before the int64 cast could overflow
+          v = std::clamp(v, lo(n) - 4, hi(n) + 4);
+        else if (padding == Padding::Border)
           v = std::clamp(v, 0.0, static_cast<double>(n - 1));
         else if (padding == Padding::Reflection)
           v = gs_reflect(v, lo(n), hi(n));
@@ -449,7 +455,7 @@ KernelFactory grid_sample_factory() {
                 for (int64_t o = 0; o < len; ++o) {
                   double acc = 0;
                   for (int64_t k = o * per; k < o * per + count[o]; ++k)
-                    if (offs[k] >= 0) acc += wts[k] * to_d(plane[offs[k]]);
+                    acc += wts[k] * (offs[k] >= 0 ? to_d(plane[offs[k]]) : 0.0);
                   out[o] = from_d<T>(acc);
                 }
               }

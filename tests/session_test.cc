@@ -400,6 +400,26 @@ TEST_F(ExternalData, MissingOrShortFileIsAnError) {
   EXPECT_EQ(missing.code(), ErrorCode::NoSuchFile) << missing.what();
 }
 
+// As onnxruntime's add_external_initializers_from_files_in_memory: the file's contents
+// given in memory are read instead of the folder's (here: absent; a model from bytes).
+TEST_F(ExternalData, FilesGivenInMemory) {
+  std::string path = write_model(12);
+  std::ifstream bin(dir_ / "weights.bin", std::ios::binary);
+  std::string contents((std::istreambuf_iterator<char>(bin)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(dir_ / "weights.bin");
+  std::ifstream model_file(path, std::ios::binary);
+  std::string model((std::istreambuf_iterator<char>(model_file)), std::istreambuf_iterator<char>());
+  SessionOptions o;
+  o.external_data_files["weights.bin"] = std::make_shared<const std::string>(contents);
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>({1, 1, 1}, {1, 3}))}};
+  EXPECT_EQ(floats(Session::from_file(path, o)->run(feeds)[0]), (std::vector<float>{2, 0, 1.5f}));
+  auto from_bytes = Session::from_bytes(model.data(), model.size(), o);
+  EXPECT_EQ(floats(from_bytes->run(feeds)[0]), (std::vector<float>{2, 0, 1.5f}));
+  o.external_data_files.clear();
+  Error missing = error_of([&] { Session::from_file(path, o); });
+  EXPECT_EQ(missing.code(), ErrorCode::NoSuchFile) << missing.what();
+}
+
 TEST(ControlFlow, IfReadsOuterScope) {
   auto m = test::make_model();
   auto* g = m.mutable_graph();

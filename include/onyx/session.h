@@ -60,6 +60,10 @@ struct SessionOptions {
   // A name that is no initializer of the model is ignored with a warning; an
   // element type other than the model's is an error.
   std::map<std::string, Tensor> initializer_overrides;
+  // Contents of external data files by the location the model's tensors name
+  // (as onnxruntime's add_external_initializers_from_files_in_memory): read
+  // from here before the model's folder; the session keeps what it uses.
+  std::map<std::string, std::shared_ptr<const std::string>> external_data_files;
   // When set, the optimized model is saved there (weights as external data
   // beside it when large).
   std::string optimized_model_filepath;

@@ -13,12 +13,26 @@
 namespace onyx {
 
 MappedFile::~MappedFile() {
-  if (data && size) munmap(const_cast<char*>(data), size);
+  if (!memory && data && size) munmap(const_cast<char*>(data), size);
+}
+
+std::shared_ptr<MappedFile> MappedFile::in_memory(const std::string& name, std::shared_ptr<const std::string> bytes) {
+  auto file = std::make_shared<MappedFile>();
+  file->path = name + " (in memory)";
+  file->data = bytes->data();
+  file->size = bytes->size();
+  file->memory = std::move(bytes);
+  return file;
 }
 
 void ExternalDataFiles::adopt(const std::string& location, std::shared_ptr<MappedFile> file) {
   std::lock_guard<std::mutex> lock(mutex_);
   files_[location] = std::move(file);
+}
+
+void ExternalDataFiles::adopt(const InMemoryFiles& files) {
+  for (auto& [name, bytes] : files)
+    if (bytes) adopt(name, MappedFile::in_memory(name, bytes));
 }
 
 std::shared_ptr<MappedFile> ExternalDataFiles::open(const std::string& location) {

@@ -363,12 +363,14 @@ Model parse_model(const void* data, size_t size, const std::string& name, Extern
 
 }  // namespace
 
-Model load_model_from_bytes(const void* data, size_t size, const std::string& name, const std::string& base_dir) {
+Model load_model_from_bytes(const void* data, size_t size, const std::string& name, const std::string& base_dir,
+                            const InMemoryFiles& in_memory) {
   ExternalDataFiles external(base_dir);
+  external.adopt(in_memory);
   return parse_model(data, size, name, external);
 }
 
-Model load_model(const std::string& path) {
+Model load_model(const std::string& path, const InMemoryFiles& in_memory) {
   std::string dir = dir_of(path);
   std::string file = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   std::shared_ptr<MappedFile> mapped;
@@ -379,6 +381,7 @@ Model load_model(const std::string& path) {
   }
   if (mapped->size == 0) fail(ErrorCode::InvalidProtobuf, "model '" + path + "' is an empty file");
   ExternalDataFiles external(dir);
+  external.adopt(in_memory);
   external.adopt(file, mapped);
   std::string without_weights = point_initializers_into_file(mapped->data, mapped->size, file);
   if (without_weights.empty()) return parse_model(mapped->data, mapped->size, path, external);

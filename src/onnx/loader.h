@@ -3,6 +3,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "onnx/external_data.h"
 
 namespace onyx {
 
@@ -15,9 +16,11 @@ constexpr int64_t kMaxIrVersion = 14;
 constexpr int64_t kMaxAiOnnxOpset = 28;
 constexpr int64_t kMaxAiOnnxMlOpset = 5;
 
-Model load_model(const std::string& path);
-// `name` identifies the model in messages; `base_dir` resolves external data.
-Model load_model_from_bytes(const void* data, size_t size, const std::string& name, const std::string& base_dir = "");
+// External data is read from `in_memory` first, then from the model's folder (`base_dir`
+// for a model in memory); `name` identifies the model in messages.
+Model load_model(const std::string& path, const InMemoryFiles& in_memory = {});
+Model load_model_from_bytes(const void* data, size_t size, const std::string& name, const std::string& base_dir = "",
+                            const InMemoryFiles& in_memory = {});
 
 }  // namespace onyx
 

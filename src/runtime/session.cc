@@ -332,7 +332,7 @@ std::unique_ptr<Session> Session::from_file(const std::string& path, const Sessi
   impl->start_profiling();
   const int64_t load_start = impl->profiler ? impl->profiler->now_ns() : 0;
   std::future<void> schemas = impl->schemas_in_background();
-  impl->model = load_model(path);
+  impl->model = load_model(path, options.external_data_files);
   if (impl->profiler) impl->profiler->session_event("model_loading", load_start);
   impl->initialize();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -344,7 +344,7 @@ std::unique_ptr<Session> Session::from_bytes(const void* data, size_t size, cons
   impl->start_profiling();
   const int64_t load_start = impl->profiler ? impl->profiler->now_ns() : 0;
   std::future<void> schemas = impl->schemas_in_background();
-  impl->model = load_model_from_bytes(data, size, "<memory>");
+  impl->model = load_model_from_bytes(data, size, "<memory>", "", options.external_data_files);
   if (impl->profiler) impl->profiler->session_event("model_loading", load_start);
   impl->initialize();
   return std::unique_ptr<Session>(new Session(std::move(impl)));

@@ -442,5 +442,95 @@ TEST(ControlFlow, IfReadsOuterScope) {
   EXPECT_EQ(floats(s->run({{"c", Value(Tensor::scalar<bool>(false))}, {"x", Value(x)}})[0]), (std::vector<float>{1, 2}));
 }
 
+// A model-local function whose body holds an If: the branches read the body's values
+// and the function's inputs, and take an attribute by reference whose default comes
+// from the function's attribute_proto. Two calls must not share values, and the saved
+// model keeps the function.
+onnx::ModelProto model_calling_a_function_with_an_if() {
+  auto m = test::make_model();
+  auto* local = m.add_opset_import();
+  local->set_domain("local");
+  local->set_version(1);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("c", onnx::TensorProto::BOOL, {});
+  *g->add_input() = tensor_info("a", onnx::TensorProto::FLOAT, {2});
+  *g->add_output() = tensor_info("y_default", onnx::TensorProto::FLOAT, {2});
+  *g->add_output() = tensor_info("y_three", onnx::TensorProto::FLOAT, {2});
+  add_node(g, "ScaleOrNegate", {"c", "a"}, {"y_default"}, "call_default")->set_domain("local");
+  auto* call = add_node(g, "ScaleOrNegate", {"c", "a"}, {"y_three"}, "call_three");
+  call->set_domain("local");
+  test::add_float_attr(call, "scale", 3.0f);
+
+  auto* fn = m.add_functions();
+  fn->set_name("ScaleOrNegate");
+  fn->set_domain("local");
+  fn->add_input("c");
+  fn->add_input("x");
+  fn->add_output("y");
+  auto* fn_opset = fn->add_opset_import();
+  fn_opset->set_version(17);
+  onnx::AttributeProto scale_default;
+  scale_default.set_name("scale");
+  scale_default.set_type(onnx::AttributeProto::FLOAT);
+  scale_default.set_f(2.0f);
+  // FunctionProto.attribute_proto (field 11) is newer than the ONNX headers here.
+  fn->mutable_unknown_fields()->AddLengthDelimited(11, scale_default.SerializeAsString());
+  auto* t = fn->add_node();
+  t->set_op_type("Identity");
+  t->add_input("x");
+  t->add_output("t");
+  auto* n = fn->add_node();
+  n->set_op_type("If");
+  n->add_input("c");
+  n->add_output("y");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = n->add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* sg = a->mutable_g();
+    sg->set_name(branch);
+    *sg->add_output() = tensor_info("r", onnx::TensorProto::FLOAT, {2});
+    if (std::string(branch) == "then_branch") {
+      auto* k = add_node(sg, "Constant", {}, {"k"});
+      auto* v = k->add_attribute();
+      v->set_name("value_float");
+      v->set_type(onnx::AttributeProto::FLOAT);
+      v->set_ref_attr_name("scale");
+      add_node(sg, "Mul", {"x", "k"}, {"r"});
+    } else {
+      add_node(sg, "Neg", {"t"}, {"r"});
+    }
+  }
+  return m;
+}
+
+TEST(ControlFlow, FunctionBodyWithIfReadsFunctionValuesAndAttributes) {
+  auto saved = std::filesystem::temp_directory_path() / "onyx_function_with_if_saved.onnx";
+  auto s = load(model_calling_a_function_with_an_if(), OptimizationLevel::All, saved.string());
+  auto check = [](Session& session) {
+    Tensor a = Tensor::from_vector<float>({1, -2}, {2});
+    auto on = session.run({{"c", Value(Tensor::scalar<bool>(true))}, {"a", Value(a)}});
+    EXPECT_EQ(floats(on[0]), (std::vector<float>{2, -4}));
+    EXPECT_EQ(floats(on[1]), (std::vector<float>{3, -6}));
+    auto off = session.run({{"c", Value(Tensor::scalar<bool>(false))}, {"a", Value(a)}});
+    EXPECT_EQ(floats(off[0]), (std::vector<float>{-1, 2}));
+    EXPECT_EQ(floats(off[1]), (std::vector<float>{-1, 2}));
+  };
+  check(*s);
+  auto reloaded = Session::from_file(saved.string());
+  check(*reloaded);
+  onnx::ModelProto saved_proto;
+  std::ifstream f(saved, std::ios::binary);
+  ASSERT_TRUE(saved_proto.ParseFromIstream(&f));
+  ASSERT_EQ(saved_proto.functions_size(), 1);
+  // The reference inside the branch is written as a reference only (the ONNX checker
+  // refuses one that also carries a value).
+  const auto& then_branch = saved_proto.functions(0).node(1).attribute(1).g();
+  const auto& ref = then_branch.node(0).attribute(0);
+  EXPECT_EQ(ref.ref_attr_name(), "scale");
+  EXPECT_FALSE(ref.has_f());
+  std::filesystem::remove(saved);
+}
+
 }  // namespace
 }  // namespace onyx

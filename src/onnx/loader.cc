@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/unknown_field_set.h>
 
 #include <climits>
 #include <fstream>
@@ -123,6 +124,20 @@ Function read_function(onnx::FunctionProto& fp, GraphReader& reader) {
   f.inputs.assign(fp.input().begin(), fp.input().end());
   f.outputs.assign(fp.output().begin(), fp.output().end());
   f.attribute_names.assign(fp.attribute().begin(), fp.attribute().end());
+  // attribute_proto (IR 9) lists the attributes that have a default value. The ONNX
+  // headers Onyx builds with predate it, so it arrives as an unknown field.
+  const auto& unknown = fp.unknown_fields();
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const auto& field = unknown.field(i);
+    if (field.number() != kFunctionAttributeProtoField ||
+        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::AttributeProto ap;
+    if (!ap.ParseFromString(field.length_delimited()))
+      fail(ErrorCode::InvalidGraph, "function '" + f.name + "': an attribute default does not parse");
+    f.attribute_names.push_back(ap.name());
+    f.attribute_defaults[ap.name()] = reader.read_attribute(ap);
+  }
   for (auto& np : *fp.mutable_node()) f.nodes.push_back(reader.read_node(np));
   for (const auto& op : fp.opset_import()) f.opset_imports[canonical_domain(op.domain())] = op.version();
   return f;

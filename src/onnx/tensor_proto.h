@@ -9,6 +9,10 @@
 
 namespace onyx {
 
+// FunctionProto.attribute_proto (attributes with defaults, IR 9) is newer than the
+// ONNX headers Onyx builds with: it is read and written as this unknown field.
+constexpr int kFunctionAttributeProtoField = 11;
+
 // Decodes a TensorProto in any encoding (raw_data, typed fields, external
 // data). `external` may be null when external data is not allowed.
 Tensor tensor_from_proto(const onnx::TensorProto& proto, ExternalDataFiles* external);

@@ -1,33 +1,51 @@
 #include "onnx/writer.h"
 
+#include <google/protobuf/unknown_field_set.h>
+
 #include <fstream>
 
 #include "onnx/tensor_proto.h"
 
 namespace onyx {
 
-void attribute_to_proto(const std::string& name, const Attribute& a, onnx::AttributeProto* p) {
+static onnx::AttributeProto::AttributeType proto_attribute_type(AttrType type) {
   using AP = onnx::AttributeProto;
+  switch (type) {
+    case AttrType::Float: return AP::FLOAT;
+    case AttrType::Int: return AP::INT;
+    case AttrType::String: return AP::STRING;
+    case AttrType::Tensor: return AP::TENSOR;
+    case AttrType::Graph: return AP::GRAPH;
+    case AttrType::Floats: return AP::FLOATS;
+    case AttrType::Ints: return AP::INTS;
+    case AttrType::Strings: return AP::STRINGS;
+    case AttrType::Tensors: return AP::TENSORS;
+    case AttrType::Graphs: return AP::GRAPHS;
+    case AttrType::TypeProto: return AP::TYPE_PROTO;
+    default: return AP::UNDEFINED;
+  }
+}
+
+void attribute_to_proto(const std::string& name, const Attribute& a, onnx::AttributeProto* p) {
   p->set_name(name);
-  if (!a.ref_attr_name.empty()) p->set_ref_attr_name(a.ref_attr_name);
+  p->set_type(proto_attribute_type(a.type));
+  if (!a.ref_attr_name.empty()) {
+    // A reference to the calling node's attribute carries its type but no value.
+    p->set_ref_attr_name(a.ref_attr_name);
+    return;
+  }
   switch (a.type) {
-    case AttrType::Float: p->set_type(AP::FLOAT); p->set_f(a.f); break;
-    case AttrType::Int: p->set_type(AP::INT); p->set_i(a.i); break;
-    case AttrType::String: p->set_type(AP::STRING); p->set_s(a.s); break;
-    case AttrType::Tensor: p->set_type(AP::TENSOR); tensor_to_proto(a.t, p->mutable_t()); break;
-    case AttrType::Graph: p->set_type(AP::GRAPH); graph_to_proto(*a.g, p->mutable_g()); break;
-    case AttrType::Floats: p->set_type(AP::FLOATS); for (float f : a.floats) p->add_floats(f); break;
-    case AttrType::Ints: p->set_type(AP::INTS); for (int64_t i : a.ints) p->add_ints(i); break;
-    case AttrType::Strings: p->set_type(AP::STRINGS); for (auto& s : a.strings) p->add_strings(s); break;
-    case AttrType::Tensors:
-      p->set_type(AP::TENSORS);
-      for (auto& t : a.tensors) tensor_to_proto(t, p->add_tensors());
-      break;
-    case AttrType::Graphs:
-      p->set_type(AP::GRAPHS);
-      for (auto& g : a.graphs) graph_to_proto(*g, p->add_graphs());
-      break;
-    case AttrType::TypeProto: p->set_type(AP::TYPE_PROTO); type_to_proto(a.type_info, p->mutable_tp()); break;
+    case AttrType::Float: p->set_f(a.f); break;
+    case AttrType::Int: p->set_i(a.i); break;
+    case AttrType::String: p->set_s(a.s); break;
+    case AttrType::Tensor: tensor_to_proto(a.t, p->mutable_t()); break;
+    case AttrType::Graph: graph_to_proto(*a.g, p->mutable_g()); break;
+    case AttrType::Floats: for (float f : a.floats) p->add_floats(f); break;
+    case AttrType::Ints: for (int64_t i : a.ints) p->add_ints(i); break;
+    case AttrType::Strings: for (auto& s : a.strings) p->add_strings(s); break;
+    case AttrType::Tensors: for (auto& t : a.tensors) tensor_to_proto(t, p->add_tensors()); break;
+    case AttrType::Graphs: for (auto& g : a.graphs) graph_to_proto(*g, p->add_graphs()); break;
+    case AttrType::TypeProto: type_to_proto(a.type_info, p->mutable_tp()); break;
     default: break;
   }
 }
@@ -61,6 +79,30 @@ void graph_to_proto(const Graph& g, onnx::GraphProto* p) {
   }
 }
 
+static void function_to_proto(const Function& f, onnx::FunctionProto* p) {
+  p->set_name(f.name);
+  p->set_domain(f.domain);
+  for (auto& i : f.inputs) p->add_input(i);
+  for (auto& o : f.outputs) p->add_output(o);
+  for (auto& name : f.attribute_names) {
+    auto def = f.attribute_defaults.find(name);
+    if (def == f.attribute_defaults.end())
+      p->add_attribute(name);
+    else
+    {
+      onnx::AttributeProto ap;
+      attribute_to_proto(name, def->second, &ap);
+      p->mutable_unknown_fields()->AddLengthDelimited(kFunctionAttributeProtoField, ap.SerializeAsString());
+    }
+  }
+  for (auto& n : f.nodes) node_to_proto(n, p->add_node());
+  for (auto& [d, v] : f.opset_imports) {
+    auto* op = p->add_opset_import();
+    op->set_domain(d);
+    op->set_version(v);
+  }
+}
+
 void model_to_proto(const Model& m, onnx::ModelProto* p) {
   p->set_ir_version(m.ir_version);
   p->set_producer_name(m.producer_name);
@@ -79,6 +121,9 @@ void model_to_proto(const Model& m, onnx::ModelProto* p) {
     kv->set_value(v);
   }
   graph_to_proto(m.graph, p->mutable_graph());
+  // Calls to model-local functions survive optimization (they expand when the
+  // session plans), so the functions travel with the saved model.
+  for (auto& f : m.functions) function_to_proto(f, p->add_functions());
 }
 
 namespace {

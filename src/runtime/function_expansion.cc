@@ -40,45 +40,89 @@ std::optional<onnx::FunctionProto> schema_function(const Node& node, const Model
   return fp;
 }
 
-std::vector<Node> instantiate(const Function& fn, const Node& call, int unique_id) {
-  std::map<std::string, std::string> rename;
-  for (size_t i = 0; i < fn.inputs.size(); ++i) rename[fn.inputs[i]] = i < call.inputs.size() ? call.inputs[i] : "";
-  for (size_t i = 0; i < fn.outputs.size(); ++i) rename[fn.outputs[i]] = i < call.outputs.size() ? call.outputs[i] : "";
-  std::string prefix = (call.name.empty() ? call.op_type : call.name) + "__fn" + std::to_string(unique_id) + "__";
-  auto mapped = [&](const std::string& name) -> std::string {
+// One call's copy of a function body: formal inputs and outputs become the call's names,
+// every other name gets a prefix unique to the call (in nested If / Loop / Scan graphs
+// too, which read the body's values), and attribute references take the caller's
+// attributes (or the function's defaults), also inside nested graphs.
+class Instantiation {
+ public:
+  Instantiation(const Function& fn, const Node& call, int unique_id) : fn_(fn), call_(call) {
+    for (size_t i = 0; i < fn.inputs.size(); ++i) rename_[fn.inputs[i]] = i < call.inputs.size() ? call.inputs[i] : "";
+    for (size_t i = 0; i < fn.outputs.size(); ++i)
+      rename_[fn.outputs[i]] = i < call.outputs.size() ? call.outputs[i] : "";
+    prefix_ = (call.name.empty() ? call.op_type : call.name) + "__fn" + std::to_string(unique_id) + "__";
+  }
+
+  std::vector<Node> nodes() const {
+    std::vector<Node> out;
+    int k = 0;
+    for (const Node& body : fn_.nodes) {
+      Node n = body;
+      n.name = prefix_ + (body.name.empty() ? std::to_string(k) : body.name);
+      ++k;
+      bind(n);
+      out.push_back(std::move(n));
+    }
+    return out;
+  }
+
+ private:
+  std::string mapped(const std::string& name) const {
     if (name.empty()) return name;
-    auto it = rename.find(name);
-    return it != rename.end() ? it->second : prefix + name;
-  };
-  std::vector<Node> out;
-  int k = 0;
-  for (const Node& body : fn.nodes) {
-    Node n = body;
-    n.name = prefix + (body.name.empty() ? std::to_string(k) : body.name);
-    ++k;
+    auto it = rename_.find(name);
+    return it != rename_.end() ? it->second : prefix_ + name;
+  }
+
+  // Renames n's values and resolves its attribute references, nested graphs included.
+  void bind(Node& n) const {
     for (auto& in : n.inputs) in = mapped(in);
     for (auto& o : n.outputs) o = mapped(o);
     std::map<std::string, Attribute> attrs;
     for (auto& [key, a] : n.attributes) {
-      if (a.ref_attr_name.empty()) {
-        attrs[key] = a;
+      if (!a.ref_attr_name.empty()) {
+        // A reference to an attribute the caller omits (and that has no default)
+        // leaves the body node's attribute unset, as the spec says.
+        if (const Attribute* given = call_.attr(a.ref_attr_name)) {
+          attrs[key] = *given;
+        } else {
+          auto def = fn_.attribute_defaults.find(a.ref_attr_name);
+          if (def == fn_.attribute_defaults.end()) continue;
+          attrs[key] = def->second;
+        }
+        attrs[key].ref_attr_name.clear();
         continue;
       }
-      // A reference to an attribute the caller omits (and that has no default)
-      // leaves the body node's attribute unset, as the spec says.
-      if (const Attribute* given = call.attr(a.ref_attr_name)) {
-        attrs[key] = *given;
-      } else {
-        auto def = fn.attribute_defaults.find(a.ref_attr_name);
-        if (def == fn.attribute_defaults.end()) continue;
-        attrs[key] = def->second;
-      }
-      attrs[key].ref_attr_name.clear();
+      Attribute copy = a;
+      if (copy.g) copy.g = bound_graph(*copy.g);
+      for (auto& sub : copy.graphs) sub = bound_graph(*sub);
+      attrs[key] = std::move(copy);
     }
     n.attributes = std::move(attrs);
-    out.push_back(std::move(n));
   }
-  return out;
+
+  std::shared_ptr<Graph> bound_graph(const Graph& g) const {
+    auto out = std::make_shared<Graph>(g);
+    for (auto& vi : out->inputs) vi.name = mapped(vi.name);
+    for (auto& vi : out->outputs) vi.name = mapped(vi.name);
+    for (auto& vi : out->value_infos) vi.name = mapped(vi.name);
+    out->initializers.clear();
+    for (auto& name : out->initializer_order) {
+      std::string renamed = mapped(name);
+      out->initializers[renamed] = g.initializers.at(name);
+      name = renamed;
+    }
+    for (auto& n : out->nodes) bind(n);
+    return out;
+  }
+
+  const Function& fn_;
+  const Node& call_;
+  std::map<std::string, std::string> rename_;
+  std::string prefix_;
+};
+
+std::vector<Node> instantiate(const Function& fn, const Node& call, int unique_id) {
+  return Instantiation(fn, call, unique_id).nodes();
 }
 
 }  // namespace

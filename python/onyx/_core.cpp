@@ -653,7 +653,8 @@ class PySession {
             std::vector<std::string> providers, std::map<std::string, std::string> config,
             bool initializers_as_constants, bool enable_profiling, std::string profile_file_prefix,
             std::string optimized_model_filepath, std::map<std::string, int64_t> free_dims_by_name,
-            std::map<std::string, int64_t> free_dims_by_denotation, py::dict initializers, std::string logid) {
+            std::map<std::string, int64_t> free_dims_by_denotation, py::dict initializers, std::string logid,
+            std::map<std::string, py::bytes> external_files) {
     onyx::SessionOptions o;
     o.logid = std::move(logid);
     o.optimization_level = static_cast<onyx::OptimizationLevel>(opt_level);
@@ -702,6 +703,8 @@ class PySession {
       o.initializer_overrides[py::str(name)] =
           py::isinstance<PyValue>(value) ? value.cast<const PyValue&>().tensor() : tensor_from_py(value, true);
     }
+    for (auto& [name, bytes] : external_files)
+      o.external_data_files[name] = std::make_shared<const std::string>(std::string(bytes));
     if (PyBytes_Check(model.ptr())) {
       char* data = nullptr;
       Py_ssize_t size = 0;
@@ -1172,14 +1175,15 @@ PYBIND11_MODULE(_core, m) {
   py::class_<PySession>(m, "Session")
       .def(py::init<py::object, int, int, int, int, int, std::vector<std::string>, std::map<std::string, std::string>,
                     bool, bool, std::string, std::string, std::map<std::string, int64_t>,
-                    std::map<std::string, int64_t>, py::dict, std::string>(),
+                    std::map<std::string, int64_t>, py::dict, std::string, std::map<std::string, py::bytes>>(),
            py::arg("model"), py::arg("opt_level"), py::arg("intra_op_num_threads"), py::arg("inter_op_num_threads"),
            py::arg("execution_mode"), py::arg("log_severity_level"), py::arg("providers"), py::arg("config"),
            py::arg("initializers_as_constants") = false, py::arg("enable_profiling") = false,
            py::arg("profile_file_prefix") = "onnxruntime_profile_", py::arg("optimized_model_filepath") = "",
            py::arg("free_dimension_overrides_by_name") = std::map<std::string, int64_t>(),
            py::arg("free_dimension_overrides_by_denotation") = std::map<std::string, int64_t>(),
-           py::arg("initializers") = py::dict(), py::arg("logid") = "")
+           py::arg("initializers") = py::dict(), py::arg("logid") = "",
+           py::arg("external_files") = std::map<std::string, py::bytes>())
       .def("run", &PySession::run, py::arg("output_names"), py::arg("feeds"),
            py::arg("run_config") = std::map<std::string, std::string>())
       .def("run_ort", &PySession::run_ort, py::arg("output_names"), py::arg("feeds"),

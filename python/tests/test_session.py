@@ -451,3 +451,72 @@ def test_add_initializer_matches_onnxruntime(mlp_path):
     so.add_external_initializers(["b2"], [ort.OrtValue.ortvalue_from_numpy(b2.astype(np.float64))])
     with pytest.raises(InvalidArgument, match="initializer override 'b2' is double"):
         ort.InferenceSession(mlp_path, so, providers=["CPUExecutionProvider"])
+
+
+def _model_with_external_weights(tmp_path):
+    """A MatMul whose weights live in weights.bin beside the model; returns (model path, x, W)."""
+    from onnx.external_data_helper import convert_model_to_external_data
+
+    w = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    convert_model_to_external_data(m, all_tensors_to_one_file=True, location="weights.bin", size_threshold=0)
+    path = tmp_path / "model.onnx"
+    onnx.save(m, str(path))
+    return path, np.ones((2, 3), np.float32), w
+
+
+def test_external_data_files_in_memory(tmp_path):
+    path, x, w = _model_with_external_weights(tmp_path)
+    contents = (tmp_path / "weights.bin").read_bytes()
+    model_bytes = path.read_bytes()
+    (tmp_path / "weights.bin").unlink()
+    for runtime in (ort, onnxruntime):
+        so = runtime.SessionOptions()
+        so.add_external_initializers_from_files_in_memory(["weights.bin"], [np.frombuffer(contents, np.uint8)],
+                                                          [len(contents)])
+        for source in (str(path), model_bytes):
+            y = runtime.InferenceSession(source, so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+            np.testing.assert_allclose(y, x @ w, rtol=1e-6)
+    so = ort.SessionOptions()
+    with pytest.raises(ValueError, match="outside its buffer"):
+        so.add_external_initializers_from_files_in_memory(["weights.bin"], [contents], [len(contents) + 1])
+    with pytest.raises(NoSuchFile):  # nothing given, no file: the missing file is named
+        ort.InferenceSession(str(path), so)
+
+
+def test_load_cancellation_flag(add_path):
+    from onyx.capi.onnxruntime_pybind11_state import ModelLoadCanceled
+
+    for runtime in (ort, onnxruntime):
+        so = runtime.SessionOptions()
+        so.set_load_cancellation_flag(True)
+        with pytest.raises(Exception) as e:
+            runtime.InferenceSession(add_path, so, providers=["CPUExecutionProvider"])
+        assert type(e.value).__name__ == "ModelLoadCanceled"
+    assert issubclass(ModelLoadCanceled, Exception)
+    so = ort.SessionOptions()
+    so.set_load_cancellation_flag(True)
+    so.set_load_cancellation_flag(False)
+    ort.InferenceSession(add_path, so)
+
+
+def test_session_allocator_tuning_and_dynamic_options(add_path):
+    ours, ref = both(add_path, providers=["CPUExecutionProvider"])
+    for s in (ours, ref):
+        v = s.create_ortvalue_from_shape_and_type([2, 3], np.float32, "cpu")
+        assert (v.shape(), v.data_type(), v.device_name()) == ([2, 3], "tensor(float)", "cpu")
+        assert v.numpy().dtype == np.float32
+        assert s.create_ortvalue_from_shape_and_type([4], 7, "cpu").data_type() == "tensor(int64)"
+        with pytest.raises(RuntimeError):
+            s.create_ortvalue_from_shape_and_type([2], np.float32, "cuda")
+        assert s.get_tuning_results() == []
+        s.set_ep_dynamic_options({"ep.dynamic.workload_type": "Efficient"})
+        s.release_captured_graph()
+    with pytest.warns(UserWarning, match="does not support TunableOp"):
+        ours.set_tuning_results([{"ep": "CPUExecutionProvider", "results": {}, "validators": {}}])
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.Fail):
+        ours.set_tuning_results([{"ep": "CPUExecutionProvider"}], error_on_invalid=True)

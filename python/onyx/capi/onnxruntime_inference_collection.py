@@ -19,6 +19,7 @@ from onyx.capi.onnxruntime_pybind11_state import (  # noqa: F401  (OrtDevice, Sp
     _PROVIDER_TO_ONYX,
     Fail,
     InvalidArgument,
+    ModelLoadCanceled,
     ModelMetadata,
     NodeArg,
     OrtDevice,
@@ -199,6 +200,43 @@ class Session:
     def io_binding(self) -> "IOBinding":
         return IOBinding(self)
 
+    def create_ortvalue_from_shape_and_type(self, shape, element_type, device_type, device_id=0, vendor_id=-1):
+        """A zero-filled OrtValue from the session's allocator (host memory): a numeric element
+        type (numpy type or ONNX type number) on the CPU."""
+        device = OrtDevice.make(device_type, device_id, vendor_id)
+        if device.device_type() != OrtDevice.cpu():
+            raise RuntimeError(f"No session allocator found for device {device._describe()}: Onyx's sessions "
+                               "allocate OrtValues in host memory")
+        value = OrtValue.ortvalue_from_shape_and_type(list(shape), element_type)
+        if value.data_type() == "tensor(string)":
+            raise RuntimeError("Creation of OrtValues is currently only supported for numeric tensor types")
+        return value
+
+    def release_captured_graph(self, graph_annotation_id: int = 0) -> None:
+        """Nothing to release: the CPU provider captures no graphs (a no-op, as for
+        onnxruntime's providers without graph capture)."""
+
+    def set_ep_dynamic_options(self, options: dict[str, str]) -> None:
+        """Options providers may change at run time; Onyx's providers have none, and accept
+        them as onnxruntime's CPU provider does."""
+        for k, v in dict(options).items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise TypeError("set_ep_dynamic_options(): keys and values must be str")
+
+    def get_tuning_results(self) -> list:
+        """TunableOp results: none, no provider of Onyx tunes kernels (onnxruntime's CPU gives [])."""
+        return []
+
+    def set_tuning_results(self, results, *, error_on_invalid=False) -> None:
+        """No provider of Onyx takes TunableOp results; each entry is refused with a warning (or an
+        error with error_on_invalid), as onnxruntime's CPU provider does."""
+        for i, r in enumerate(results):
+            ep = r.get("ep", "") if isinstance(r, dict) else ""
+            message = f"Invalid TuningResults (index={i}). {ep or 'The provider'} does not support TunableOp."
+            if error_on_invalid:
+                raise Fail(f"[ONNXRuntimeError] : 1 : FAIL : {message}")
+            warnings.warn(message)
+
     def run_with_iobinding(self, iobinding: "IOBinding", run_options=None) -> None:
         iobinding._run(run_options)
 
@@ -319,6 +357,12 @@ class InferenceSession(Session):
         chosen = [(n, o) for n, o in zip(names, options) if n in available]
         if not any(n == "CPUExecutionProvider" for n, _ in chosen):
             chosen.append(("CPUExecutionProvider", {}))
+        if so._load_canceled:
+            what = self._model_path if self._model_path is not None else "<memory>"
+            raise ModelLoadCanceled(
+                f"[ONNXRuntimeError] : 12 : MODEL_LOAD_CANCELED : Load model from {what} failed: "
+                "loading was canceled by the user (set_load_cancellation_flag)"
+            )
         opt_level = _OPT_LEVEL_TO_ONYX.get(int(so.graph_optimization_level), 99)
         self._profiling_start_ns = time.time_ns() if so.enable_profiling else 0
         self._sess = _core.Session(
@@ -342,6 +386,7 @@ class InferenceSession(Session):
             free_dimension_overrides_by_denotation=dict(so._free_dims_by_denotation),
             initializers=dict(so._initializers),
             logid=str(so.logid),
+            external_files=dict(so._external_files),
         )
         # The providers in use: a CUDA provider without a device falls back to
         # the CPU with a warning (as onnxruntime), and is not listed then.

@@ -288,6 +288,8 @@ class SessionOptions:
         "_free_dims_by_name",
         "_free_dims_by_denotation",
         "_initializers",
+        "_external_files",
+        "_load_canceled",
         "_ep_providers",
         "_ep_policy",
         "_ep_delegate",
@@ -314,6 +316,8 @@ class SessionOptions:
         self._free_dims_by_name = {}
         self._free_dims_by_denotation = {}
         self._initializers = {}
+        self._external_files = {}
+        self._load_canceled = False
         # Providers chosen on the options themselves (add_provider, add_provider_for_devices, a
         # selection policy or delegate): used when InferenceSession is given no providers.
         self._ep_providers = []
@@ -355,6 +359,32 @@ class SessionOptions:
             raise ValueError(f"add_external_initializers(): {len(names)} names for {len(values)} values")
         for name, val in zip(names, values):
             self.add_initializer(name, val)
+
+    def add_external_initializers_from_files_in_memory(self, names, buffers, lengths) -> None:
+        """Gives the contents of external data files in memory, by the file names the model's
+        external_data locations use; they are read from here before the model's folder. The
+        first `lengths[i]` bytes of each buffer are copied."""
+        names, buffers, lengths = list(names), list(buffers), list(lengths)
+        if not len(names) == len(buffers) == len(lengths):
+            raise ValueError(
+                "add_external_initializers_from_files_in_memory(): "
+                f"{len(names)} names, {len(buffers)} buffers and {len(lengths)} lengths must agree"
+            )
+        for name, buf, length in zip(names, buffers, lengths):
+            if not isinstance(name, str):
+                raise TypeError(f"add_external_initializers_from_files_in_memory(): name must be str, got {name!r}")
+            view = memoryview(buf).cast("B")
+            length = int(length)
+            if length < 0 or length > view.nbytes:
+                raise ValueError(
+                    f"add_external_initializers_from_files_in_memory(): length {length} of '{name}' is outside "
+                    f"its buffer of {view.nbytes} bytes"
+                )
+            self._external_files[name] = view[:length].tobytes()
+
+    def set_load_cancellation_flag(self, value: bool) -> None:
+        """When True, a session being created with these options stops loading with ModelLoadCanceled."""
+        self._load_canceled = bool(value)
 
     def register_custom_ops_library(self, library_path: str) -> None:
         raise NotImplemented("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : custom operator libraries are not supported by Onyx")

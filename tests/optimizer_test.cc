@@ -930,6 +930,30 @@ TEST(Optimizer, GeluAndLayerNormFromDecomposedForms) {
   EXPECT_EQ(r.fusions["LayerNormalization"], 1);
 }
 
+// A float16 graph takes the same fusion; the fused kernel computes in float (as
+// onnxruntime's, which casts around it), so the result is the unfused graph's.
+TEST(Optimizer, Float16GeluFusesAndRuns) {
+  auto m = test::make_model(13);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT16, {2, 4});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT16, {2, 4});
+  for (auto [name, v] : std::vector<std::pair<const char*, float>>{{"sqrt2", 1.4142135f}, {"one", 1.0f}, {"half", 0.5f}}) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT16);
+    t->add_int32_data(float_to_half(v));
+  }
+  add_node(g, "Div", {"x", "sqrt2"}, {"d"});
+  add_node(g, "Erf", {"d"}, {"e"});
+  add_node(g, "Add", {"e", "one"}, {"e1"});
+  add_node(g, "Mul", {"x", "half"}, {"xh"});
+  add_node(g, "Mul", {"xh", "e1"}, {"y"});
+  std::vector<float> x = random_values(8, 3);
+  Feeds feeds = {{"x", Value(Tensor::from_vector<Float16>(std::vector<Float16>(x.begin(), x.end()), {2, 4}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 2e-3f);
+  EXPECT_EQ(r.fusions["Gelu"], 1);
+}
+
 // Cohere's per-head norm: x [B, S, H, D] normalized over D, then scaled by a
 // [H, D] weight. The weight is not one value per normalized element, so the
 // fused op stops at the normalization and the Mul stays.

@@ -51,6 +51,36 @@ TEST(ContribSkipLayerNorm, SimplifiedIsRmsNorm) {
   expect_near(out[2], {0.2828427f});
 }
 
+// float16 and bfloat16 compute in float, as in onnxruntime (which casts around the op):
+// the normalized output and the sum come back in the input's type, mean and
+// inv_std_var stay float.
+TEST(ContribSkipLayerNorm, HalfTypesComputeInFloat) {
+  auto half = [](std::vector<float> v, Shape s) {
+    return Tensor::from_vector<Float16>(std::vector<Float16>(v.begin(), v.end()), std::move(s));
+  };
+  auto out = run_op(ms_node("SkipLayerNormalization", {"x", "s", "g", "b", "bias"}, {"y", "mean", "inv", "sum"}),
+                    {half({1, 2, 3, 4}, {1, 1, 4}), half({1, 0, -1, 0}, {1, 1, 4}), half({1, 1, 1, 2}, {4}),
+                     half({0, 0, 0, 0.5f}, {4}), half({1, 1, 1, 1}, {4})});
+  ASSERT_EQ(out[0].dtype(), DataType::Float16);
+  expect_near(out[0], {-0.57735027f, -0.57735027f, -0.57735027f, 2 * 1.7320508f + 0.5f}, 1e-3f);
+  ASSERT_EQ(out[1].dtype(), DataType::Float);
+  expect_near(out[1], {3.5f});
+  ASSERT_EQ(out[2].dtype(), DataType::Float);
+  expect_near(out[2], {1.1547005f});
+  ASSERT_EQ(out[3].dtype(), DataType::Float16);
+  expect_near(out[3], {3, 3, 3, 5});
+
+  auto bf16 = [](std::vector<float> v, Shape s) {
+    return Tensor::from_vector<BFloat16>(std::vector<BFloat16>(v.begin(), v.end()), std::move(s));
+  };
+  auto rms = run_op(ms_node("SkipSimplifiedLayerNormalization", {"x", "s", "g"}, {"y", "mean", "inv"}),
+                    {bf16({2, 4}, {1, 1, 2}), bf16({1, 0}, {1, 1, 2}), bf16({1, 2}, {2})});
+  ASSERT_EQ(rms[0].dtype(), DataType::BFloat16);
+  expect_near(rms[0], {0.8485281f, 2.2627417f}, 1e-2f);
+  ASSERT_EQ(rms[2].dtype(), DataType::Float);
+  expect_near(rms[2], {0.2828427f});
+}
+
 TEST(ContribSkipLayerNorm, BadShapesAreErrors) {
   auto node = ms_node("SkipLayerNormalization", {"x", "s", "g"}, {"y"});
   auto x = F({1, 2, 3, 4}, {1, 2, 2});

@@ -11,6 +11,7 @@
 
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
+#include "cpu/half_via_float.h"
 #include "cpu/int8_gemm.h"
 #include "cpu/matmul_plan.h"
 #include "cpu/kernels/attention_core.h"
@@ -506,9 +507,9 @@ class MultiHeadAttentionKernel final : public Kernel {
 
 void register_contrib_attention(KernelRegistry& r) {
   r.add("Attention", 1, kMaxOpset,
-        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+        half_via_float([](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
           return std::make_unique<ContribAttentionKernel>(ic, false);
-        },
+        }),  // float16 / bfloat16 in float, as onnxruntime
         kMicrosoft);
   r.add("QAttention", 1, kMaxOpset,
         [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
@@ -516,9 +517,9 @@ void register_contrib_attention(KernelRegistry& r) {
         },
         kMicrosoft);
   r.add("MultiHeadAttention", 1, kMaxOpset,
-        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+        half_via_float([](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
           return std::make_unique<MultiHeadAttentionKernel>(ic);
-        },
+        }),
         kMicrosoft);
 }
 

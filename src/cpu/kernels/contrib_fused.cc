@@ -15,6 +15,7 @@
 #include "cpu/cpu_provider.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/half_via_float.h"
 #include "cpu/matmul_plan.h"
 #include "cpu/shape_copy.h"
 #include "cpu/vm_parallel.h"
@@ -360,12 +361,13 @@ KernelFactory make() {
 
 void register_contrib_fused(KernelRegistry& r) {
   r.add("FusedConv", 1, kMaxOpset, make_fused_conv, kMicrosoft);
-  r.add("FusedGemm", 1, kMaxOpset, make<FusedGemmKernel>(), kMicrosoft);
-  r.add("FusedMatMul", 1, kMaxOpset, make<FusedMatMulKernel>(), kMicrosoft);
-  r.add("Gelu", 1, kMaxOpset, bias_activation("Gelu", vm::gelu_erf), kMicrosoft);
-  r.add("BiasGelu", 1, kMaxOpset, bias_activation("BiasGelu", vm::gelu_erf, true), kMicrosoft);
-  r.add("FastGelu", 1, kMaxOpset, bias_activation("FastGelu", vm::gelu_tanh), kMicrosoft);
-  r.add("QuickGelu", 1, kMaxOpset, make_quick_gelu, kMicrosoft);
+  // float16 / bfloat16 run in float, as in onnxruntime (which casts around them).
+  r.add("FusedGemm", 1, kMaxOpset, half_via_float(make<FusedGemmKernel>()), kMicrosoft);
+  r.add("FusedMatMul", 1, kMaxOpset, half_via_float(make<FusedMatMulKernel>()), kMicrosoft);
+  r.add("Gelu", 1, kMaxOpset, half_via_float(bias_activation("Gelu", vm::gelu_erf)), kMicrosoft);
+  r.add("BiasGelu", 1, kMaxOpset, half_via_float(bias_activation("BiasGelu", vm::gelu_erf, true)), kMicrosoft);
+  r.add("FastGelu", 1, kMaxOpset, half_via_float(bias_activation("FastGelu", vm::gelu_tanh)), kMicrosoft);
+  r.add("QuickGelu", 1, kMaxOpset, half_via_float(make_quick_gelu), kMicrosoft);
 }
 
 }  // namespace onyx

@@ -4,12 +4,14 @@
 // (ORT registers it in the default domain). Attention and MultiHeadAttention
 // live in contrib_attention.cc. Behaviour checked against onnxruntime.
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cpu/cpu_provider.h"
 #include "cpu/kernel_families.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/half_via_float.h"
 #include "cpu/row_reduce.h"
 
 namespace onyx {
@@ -355,11 +357,18 @@ class EmbedLayerNormKernel final : public Kernel {
 }  // namespace
 
 void register_contrib_transformer(KernelRegistry& r) {
+  // float16 / bfloat16 run in float, as in onnxruntime; the mean and inv_std_var
+  // outputs are float for any input type.
+  const std::set<size_t> kStatisticsOutputs = {1, 2};
   r.add("SkipLayerNormalization", 1, kMaxOpset,
-        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> { return std::make_unique<SkipNormKernel>(ic, false); },
+        half_via_float([](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+          return std::make_unique<SkipNormKernel>(ic, false);
+        }, kStatisticsOutputs),
         kMicrosoft);
   r.add("SkipSimplifiedLayerNormalization", 1, kMaxOpset,
-        [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> { return std::make_unique<SkipNormKernel>(ic, true); },
+        half_via_float([](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+          return std::make_unique<SkipNormKernel>(ic, true);
+        }, kStatisticsOutputs),
         kMicrosoft);
   r.add("EmbedLayerNormalization", 1, kMaxOpset,
         [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> { return std::make_unique<EmbedLayerNormKernel>(ic, false); },
@@ -373,9 +382,9 @@ void register_contrib_transformer(KernelRegistry& r) {
   // com.onyx, so that saved models keep to the standard ops in ai.onnx.
   for (const char* domain : {"", "com.onyx"})
     r.add("SimplifiedLayerNormalization", 1, kMaxOpset,
-          [](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+          half_via_float([](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
             return std::make_unique<SimplifiedLayerNormKernel>(ic);
-          },
+          }, {1}),  // inv_std_var stays float
           domain);
   register_contrib_attention(r);
 }

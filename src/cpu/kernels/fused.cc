@@ -1,3 +1,4 @@
+
 // Kernels of the fused ops the optimizer introduces (domain com.onyx, see
 // docs/fused_ops.md): FusedConv, FusedMatMul, Gelu, SkipLayerNormalization,
 // Attention.
@@ -8,6 +9,7 @@
 #include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
+#include "cpu/half_via_float.h"
 #include "cpu/kernels/attention_core.h"
 #include "cpu/vm_parallel.h"
 #include "kernels/broadcast.h"
@@ -368,11 +370,12 @@ KernelFactory make() {
 }  // namespace
 
 void register_fused(KernelRegistry& r) {
-  r.add("FusedConv", 1, kMaxOpset, make<FusedConvKernel>(), kDomain);
-  r.add("FusedMatMul", 1, kMaxOpset, make<FusedMatMulKernel>(), kDomain);
-  r.add("Gelu", 1, kMaxOpset, make<GeluKernel>(), kDomain);
-  r.add("SkipLayerNormalization", 1, kMaxOpset, make<SkipLayerNormKernel>(), kDomain);
-  r.add("Attention", 1, kMaxOpset, make<AttentionKernel>(), kDomain);
+  // The fusions also match float16 / bfloat16 graphs: those run in float.
+  r.add("FusedConv", 1, kMaxOpset, half_via_float(make<FusedConvKernel>()), kDomain);
+  r.add("FusedMatMul", 1, kMaxOpset, half_via_float(make<FusedMatMulKernel>()), kDomain);
+  r.add("Gelu", 1, kMaxOpset, half_via_float(make<GeluKernel>()), kDomain);
+  r.add("SkipLayerNormalization", 1, kMaxOpset, half_via_float(make<SkipLayerNormKernel>()), kDomain);
+  r.add("Attention", 1, kMaxOpset, half_via_float(make<AttentionKernel>()), kDomain);
 }
 
 }  // namespace onyx

@@ -102,6 +102,31 @@ TEST(Optimizer, ConvMulFoldsIntoWeights) {
   EXPECT_EQ(r.fusions["Conv+Add"], 1);
 }
 
+// GCNet's global context block: x + Conv(GlobalAveragePool(x)). The Add broadcasts the
+// conv's [C, 1, 1] output up to x's shape, so it is no residual of the fused conv (the
+// blocked conv once refused to run it); a same-shape residual still fuses.
+TEST(Optimizer, BroadcastingAddIsNoConvResidual) {
+  const int64_t C = 32;
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, C, 6, 6});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {1, C, 6, 6});
+  *g->add_initializer() = float_tensor("w", {C, C, 1, 1}, random_values(C * C, 4));
+  *g->add_initializer() = float_tensor("w3", {C, C, 3, 3}, random_values(C * C * 9, 5));
+  add_ints_attr(add_node(g, "Conv", {"x", "w3"}, {"c3"}), "pads", {1, 1, 1, 1});
+  add_node(g, "GlobalAveragePool", {"c3"}, {"pooled"});
+  add_node(g, "Conv", {"pooled", "w"}, {"context"});
+  add_node(g, "Add", {"c3", "context"}, {"with_context"});  // broadcasts context up
+  add_node(g, "Conv", {"with_context", "w"}, {"c"});
+  add_node(g, "Add", {"c", "x"}, {"sum"});                    // a same-shape residual
+  add_node(g, "Relu", {"sum"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(C * 36, 6), {1, C, 6, 6}))}};
+  // (1e-3: the 3x3 conv may run as Winograd at level all)
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-3f);
+  EXPECT_EQ(r.fusions["Conv+Add+Relu"], 1);
+  EXPECT_EQ(r.fusions["Conv+Add"], 0);
+}
+
 // 1x1 heads of a few output channels (segmentation logits) run as one GEMM over the plain
 // tensor, also with a residual and an activation fused in; results as unoptimized.
 TEST(Optimizer, PointwiseHeadsMatchUnfused) {

@@ -32,6 +32,22 @@ std::optional<std::pair<std::string, std::vector<float>>> activation_of(const No
   return std::nullopt;
 }
 
+// True when the Add may broadcast the conv's output up to a larger shape (GCNet's
+// x + context, a [C, 1, 1] conv output): the fused kernels add a residual of the
+// output's own shape. Unknown shapes count as equal, except a conv dim of 1.
+bool may_grow(const GraphView& view, const std::string& conv_out, const std::string& sum) {
+  const TypeInfo* c = view.type_of(conv_out);
+  const TypeInfo* s = view.type_of(sum);
+  if (!c || !c->has_shape) return false;
+  if (!s || !s->has_shape) return true;
+  if (c->shape.size() != s->shape.size()) return true;
+  for (size_t d = 0; d < c->shape.size(); ++d) {
+    int64_t cd = c->shape[d].value, sd = s->shape[d].value;
+    if ((cd == 1 && sd != 1) || (cd >= 0 && sd >= 0 && cd != sd)) return true;
+  }
+  return false;
+}
+
 class ConvActivationRule final : public RewriteRule {
  public:
   std::string op_type() const override { return "Conv"; }
@@ -47,7 +63,8 @@ class ConvActivationRule final : public RewriteRule {
     std::string out = conv.outputs[0], fusion = "Conv";
     // A residual Add whose other operand is computed elsewhere.
     int ri = sole_consumer_of_type(g, view, out, "Add");
-    if (ri >= 0 && !view.constant(other_input(g.nodes[ri], out))) {
+    if (ri >= 0 && !view.constant(other_input(g.nodes[ri], out)) &&
+        !may_grow(view, out, g.nodes[ri].outputs[0])) {
       fused.inputs.push_back(other_input(g.nodes[ri], out));
       removed.push_back(ri);
       out = g.nodes[ri].outputs[0];

@@ -139,6 +139,9 @@ TEST(ContribAttention, SelfAttentionMasksAndCausal) {
   expect_near(out[0], {1, 0, 1, 0});
   out = run_op(ms_node("Attention", {"x", "w", "", "m"}, {"y"}, attrs), identity_attention(I({2, 1}, {2})));
   expect_near(out[0], {0, 1, 0, 1});
+  // A [1, 1] mask that does not cover the 2 keys is ORT's "dummy" mask: no mask at all.
+  out = run_op(ms_node("Attention", {"x", "w", "", "m"}, {"y"}, attrs), identity_attention(I({0}, {1, 1})));
+  expect_near(out[0], {kP0, kP1, kP1, kP0});
   attrs["unidirectional"] = attr_int(1);
   out = run_op(ms_node("Attention", {"x", "w"}, {"y", "present"}, attrs), identity_attention());
   expect_near(out[0], {1, 0, kP1, kP0});
@@ -151,6 +154,7 @@ TEST(ContribAttention, BadInputsAreErrors) {
   auto node = ms_node("Attention", {"x", "w", "", "m"}, {"y"}, attrs);
   EXPECT_THROW(run_op(node, identity_attention(I({1, 1, 1, 1}, {1, 1, 2, 2}))), onyx::Error);  // 4-D mask
   EXPECT_THROW(run_op(node, identity_attention(I({1, 1, 1}, {1, 3}))), onyx::Error);           // mask length
+  EXPECT_THROW(run_op(node, identity_attention(I({1, 1}, {2, 1}))), onyx::Error);              // batch 2 of 1
   auto bad_w = identity_attention();
   bad_w[1] = F({1, 0, 1, 0, 1}, {1, 5});
   EXPECT_THROW(run_op(ms_node("Attention", {"x", "w"}, {"y"}, attrs), bad_w), onyx::Error);

@@ -62,6 +62,13 @@ std::vector<float> additive_key_mask(const Tensor& m, int64_t B, int64_t Sq, int
   return out;
 }
 
+// A [B, 1] or [1, 1] mask_index that is not [B, T] comes from exporters
+// that let Add broadcast it: one value per row shifts every score of the row
+// alike, which softmax ignores, so ORT treats it as no mask and so do we.
+bool is_dummy_mask(const Tensor& m, int64_t B, int64_t T) {
+  return m.rank() == 2 && m.dim(1) == 1 && (m.dim(0) == B || m.dim(0) == 1) && !(m.dim(0) == B && T == 1);
+}
+
 // Copies past [B, N, P, D] and the new rows (a layout over Sq rows) into
 // present [B, N, P + Sq, D].
 void fill_present(float* present, const float* past, int64_t P, const HeadLayout& cur, int64_t B, int64_t N,
@@ -206,7 +213,7 @@ class ContribAttentionKernel final : public Kernel {
     }
 
     std::vector<float> mask;
-    if (ctx.has_input(slots_.mask)) {
+    if (ctx.has_input(slots_.mask) && !is_dummy_mask(ctx.input(slots_.mask), B, p.T)) {
       int64_t rows = 0;
       mask = additive_key_mask(ctx.input(slots_.mask), B, Sq, p.T, filter_, rows, op_, "mask_index");
       p.mask = {mask.data(), rows * p.T, 0, rows == 1 ? 0 : p.T, 1};

@@ -46,7 +46,7 @@ MODELS = [
     # a third batch: split attention and selective kernels, pre-activation ResNets with GroupNorm /
     # EvoNorm / FilterResponseNorm and weight-standardized convs, NFNets, mixed kernel sizes,
     # TF "same" padding, self-attention inside conv nets (BoTNet, LambdaNet),
-    # GRN, RMSNorm, multiscale / masked-unit attention (MViTv2, Hiera, SAM2),
+    # GRN, RMSNorm, multiscale / masked-unit attention (MViTv2, Hiera),
     # Swin and Swin-V2, rel-pos and rotary ViTs, MobileNetV4 hybrid, partial convs (FasterNet)
     "resnest14d", "skresnet18", "resnetv2_18", "resnetv2_50d_gn", "resnetv2_50d_evos", "resnetv2_50d_frn",
     "nf_regnet_b0", "test_nfnet", "mixnet_s", "tf_mixnet_s", "tf_efficientnet_b0", "efficientnet_x_b3",
@@ -54,7 +54,7 @@ MODELS = [
     "deit3_small_patch16_224", "convnextv2_atto",
     "convnext_zepto_rms", "rdnet_tiny", "efficientvit_m0", "mobilevitv2_050", "tiny_vit_5m_224",
     "nextvit_small", "fastvit_sa12", "fastvit_mci0", "swiftformer_xs", "hiera_tiny_224", "vitamin_small_224",
-    "sam2_hiera_tiny", "twins_pcpvt_small", "coat_tiny", "mambaout_femto", "ghostnetv3_050",
+    "twins_pcpvt_small", "coat_tiny", "mambaout_femto", "ghostnetv3_050",
     "swin_tiny_patch4_window7_224", "swinv2_cr_tiny_ns_224", "mvitv2_tiny", "caformer_s18", "repvit_m0_9",
     "shvit_s1", "fasternet_t0", "efficientformerv2_s0", "cs3darknet_focus_s", "gcresnet33ts",
     "vit_relpos_small_patch16_224", "vit_small_patch16_rope_224",
@@ -62,20 +62,16 @@ MODELS = [
     "maxxvitv2_nano_rw_256", "vit_little_patch16_reg4_gap_256",
     # not exported by Debian's torch 1.13 TorchScript exporter at opset 17: halonet26t (Unfold of an
     # unknown size), volo_d1_224 (col2im), convmixer_1024_20_ks9_p14 (padding="same"), bat_resnext26ts
-    # (adaptive_max_pool2d of an unknown size); too large (>150 MB): inception_resnet_v2, nasnetalarge,
-    # pnasnet5large, and resnetv2_50x1_bit and eca_nfnet_l0 (their weight-standardized convs keep both weights)
+    # (adaptive_max_pool2d of an unknown size), sam2_hiera_tiny (aten::tile); too large (>150 MB):
+    # inception_resnet_v2, nasnetalarge, pnasnet5large, and resnetv2_50x1_bit and eca_nfnet_l0 (their
+    # weight-standardized convs keep both weights)
 ]
-
-# input sizes for models whose default input is too large to check quickly (and that take others)
-SIZES = {"sam2_hiera_tiny": 512}
 
 
 def export(name, out):
     torch.manual_seed(0)
     model = timm.create_model(name, pretrained=False).eval()
     size = model.default_cfg.get("input_size", (3, 224, 224))
-    if name in SIZES:
-        size = (size[0], SIZES[name], SIZES[name])
     x = torch.randn(1, *size)
     path = os.path.join(out, f"timm_{name}.onnx")
     with torch.no_grad(), warnings.catch_warnings():

@@ -442,6 +442,81 @@ TEST(ControlFlow, IfReadsOuterScope) {
   EXPECT_EQ(floats(s->run({{"c", Value(Tensor::scalar<bool>(false))}, {"x", Value(x)}})[0]), (std::vector<float>{1, 2}));
 }
 
+onnx::GraphProto* add_graph_attr(onnx::NodeProto* n, const std::string& name) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(name);
+  return a->mutable_g();
+}
+
+// A Loop over x (float [2]) whose body takes `body_inputs` of (i, cond, v) and
+// gives (cond, v * 1 cast to `carried_type`), the type declared when `declare`.
+onnx::ModelProto loop_model(int body_inputs, int carried_type, bool declare) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("M", onnx::TensorProto::INT64, {-1});
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2});
+  *g->add_output() = tensor_info("v", onnx::TensorProto::FLOAT, {2});
+  auto* body = add_graph_attr(add_node(g, "Loop", {"M", "", "x"}, {"v"}, "loop"), "body");
+  const char* names[] = {"i", "cond", "v_in"};
+  const int types[] = {onnx::TensorProto::INT64, onnx::TensorProto::BOOL, onnx::TensorProto::FLOAT};
+  for (int k = 0; k < body_inputs; ++k) *body->add_input() = tensor_info(names[k], types[k], {});
+  body->mutable_input(body_inputs - 1)->mutable_type()->mutable_tensor_type()->clear_shape();
+  *body->add_output() = tensor_info("cond_out", onnx::TensorProto::BOOL, {});
+  *body->add_output() = tensor_info("v_out", declare ? carried_type : onnx::TensorProto::UNDEFINED, {});
+  add_node(body, "Identity", {"cond"}, {"cond_out"});
+  test::add_int_attr(add_node(body, "Cast", {body_inputs == 3 ? "v_in" : "v"}, {"v_out"}), "to", carried_type);
+  return m;
+}
+
+TEST(ControlFlow, MalformedSubgraphsAreClearErrors) {
+  auto message = [](const onnx::ModelProto& m) { return std::string(error_of([&] { load(m); }).what()); };
+  auto if_model = [](int else_outputs, int else_type) {
+    auto m = test::make_model();
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("c", onnx::TensorProto::BOOL, {});
+    *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2});
+    *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2});
+    auto* n = add_node(g, "If", {"c"}, {"y"}, "if");
+    auto* then_g = add_graph_attr(n, "then_branch");
+    *then_g->add_output() = tensor_info("t", onnx::TensorProto::FLOAT, {2});
+    add_node(then_g, "Neg", {"x"}, {"t"});
+    auto* else_g = add_graph_attr(n, "else_branch");
+    for (int k = 0; k < else_outputs; ++k) {
+      std::string name = "e" + std::to_string(k);
+      *else_g->add_output() = tensor_info(name, else_type, {2});
+      test::add_int_attr(add_node(else_g, "Cast", {"x"}, {name}), "to", else_type);
+    }
+    return m;
+  };
+  EXPECT_NE(message(if_model(2, onnx::TensorProto::FLOAT)).find("If has 1 output but then_branch gives 1 and else_branch 2"),
+            std::string::npos);
+  EXPECT_NE(message(if_model(1, onnx::TensorProto::INT64)).find("If output 0 is tensor(float) in then_branch but "
+                                                                "tensor(int64) in else_branch"),
+            std::string::npos);
+  EXPECT_NO_THROW(load(if_model(1, onnx::TensorProto::FLOAT)));
+
+  // A body without its loop-carried input reads the Loop's own output instead.
+  EXPECT_NE(message(loop_model(2, onnx::TensorProto::FLOAT, true)).find("its subgraph reads 'v', the node's own output"),
+            std::string::npos);
+  EXPECT_NE(message(loop_model(3, onnx::TensorProto::INT64, true))
+                .find("loop-carried value 0 enters the body as tensor(float) but leaves it as tensor(int64)"),
+            std::string::npos);
+  Feeds feeds = {{"M", Value(Tensor::from_vector<int64_t>({2}, {1}))},
+                 {"x", Value(Tensor::from_vector<float>({1.5f, -2}, {2}))}};
+  EXPECT_EQ(floats(load(loop_model(3, onnx::TensorProto::FLOAT, true))->run(feeds)[0]), (std::vector<float>{1.5f, -2}));
+  // Undeclared, the change shows when the body runs.
+  auto undeclared = load(loop_model(3, onnx::TensorProto::INT64, false));
+  EXPECT_NE(std::string(error_of([&] { undeclared->run(feeds); }).what())
+                .find("loop-carried value 0 was float and the Loop body returned int64"),
+            std::string::npos);
+  feeds[0].second = Value(Tensor::from_vector<int64_t>({2, 3}, {2}));
+  EXPECT_NE(std::string(error_of([&] { load(loop_model(3, onnx::TensorProto::FLOAT, true))->run(feeds); }).what())
+                .find("Loop trip count M must hold one element, got shape [2]"),
+            std::string::npos);
+}
+
 // A model-local function whose body holds an If: the branches read the body's values
 // and the function's inputs, and take an attribute by reference whose default comes
 // from the function's attribute_proto. Two calls must not share values, and the saved

@@ -96,9 +96,18 @@ std::string names_of(const std::vector<ValueMeta>& metas) {
 // The optimizer's rewrites assume nodes can be ordered; a cycle would send them round it.
 void check_acyclic(const Model& model) {
   for_each_graph(model.graph, [&](const Graph& g) {
-    if (const Node* n = node_on_cycle(g))
-      fail(ErrorCode::InvalidGraph, "model '" + model.path + "': graph '" + g.name + "' has a cycle through node " +
-                                        n->describe());
+    const Node* n = node_on_cycle(g);
+    if (!n) return;
+    std::string where = "model '" + model.path + "': graph '" + g.name + "' has a cycle through node " + n->describe();
+    // The common cause: a subgraph reads a name it meant to declare as an input
+    // (a Loop body missing one), which resolves to the node's own output.
+    std::vector<std::string> reads;
+    collect_subgraph_free_names(*n, reads);
+    for (auto& name : reads)
+      if (std::find(n->outputs.begin(), n->outputs.end(), name) != n->outputs.end())
+        fail(ErrorCode::InvalidGraph, where + ": its subgraph reads '" + name +
+                                          "', the node's own output (is a subgraph input missing?)");
+    fail(ErrorCode::InvalidGraph, where);
   });
 }
 

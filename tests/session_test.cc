@@ -294,9 +294,9 @@ TEST(Loader, UndefinedInputIsAGraphError) {
   EXPECT_NE(std::string(e.what()).find("'ghost'"), std::string::npos) << e.what();
 }
 
-// Nodes lacking a required input or output are refused before the optimizer
-// (whose fusions read a Conv's weights) at every level, naming the node and the input.
-TEST(Loader, MissingRequiredInputOrOutputIsAGraphError) {
+// Nodes lacking a required input, output or attribute are refused before the optimizer
+// (whose fusions read a Conv's weights) at every level, naming the node and what is missing.
+TEST(Loader, MissingRequiredInputOutputOrAttributeIsAGraphError) {
   for (auto level : {OptimizationLevel::Disable, OptimizationLevel::All}) {
     SessionOptions o;
     o.optimization_level = level;
@@ -319,6 +319,13 @@ TEST(Loader, MissingRequiredInputOrOutputIsAGraphError) {
     no_output.mutable_graph()->mutable_node(1)->clear_output();
     e = error_of([&] { load(no_output, o); });
     EXPECT_NE(std::string(e.what()).find("node 'relu' (Relu): output 0 (Y) is required but missing"), std::string::npos)
+        << e.what();
+
+    // Shape inference reads required attributes unchecked (a Scan without num_scan_inputs crashed it).
+    auto no_attribute = test::add_relu_model();
+    no_attribute.mutable_graph()->mutable_node(1)->set_op_type("Cast");
+    e = error_of([&] { load(no_attribute, o); });
+    EXPECT_NE(std::string(e.what()).find("node 'relu' (Cast): required attribute 'to' is missing"), std::string::npos)
         << e.what();
   }
 }

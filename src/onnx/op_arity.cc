@@ -20,6 +20,7 @@ struct Arity {
   const char* outputs;
   int least_inputs;
   int least_outputs;
+  const char* required_attributes;  // "to", "body num_scan_inputs", ...
 };
 
 constexpr Arity kArities[] = {
@@ -47,6 +48,7 @@ struct Version {
   int since;
   std::vector<Formal> inputs, outputs;
   int least_inputs, least_outputs;
+  std::vector<Formal> attributes;
 };
 
 struct Table {
@@ -59,7 +61,8 @@ const Table& table() {
     Table t;
     for (const Arity& a : kArities) {
       t.ops[{a.domain, a.op}].push_back(
-          {a.since, parse_formals(a.inputs), parse_formals(a.outputs), a.least_inputs, a.least_outputs});
+          {a.since, parse_formals(a.inputs), parse_formals(a.outputs), a.least_inputs, a.least_outputs,
+           parse_formals(a.required_attributes)});
       t.newest[a.domain] = std::max(t.newest[a.domain], a.since);
     }
     return t;
@@ -97,6 +100,8 @@ void check_arity(const Model& model, const Node& n) {
   if (const Version* v = find_version(domain, n.op_type, model.opset(domain))) {
     check_values(model, n, "input", n.inputs, v->inputs, v->least_inputs);
     check_values(model, n, "output", n.outputs, v->outputs, v->least_outputs);
+    for (const Formal& a : v->attributes)
+      if (!n.attr(a.name)) node_fail(model, n, "required attribute '" + a.name + "' is missing");
   }
 }
 

@@ -321,6 +321,19 @@ TEST(Loader, MissingRequiredInputOutputOrAttributeIsAGraphError) {
     EXPECT_NE(std::string(e.what()).find("node 'relu' (Relu): output 0 (Y) is required but missing"), std::string::npos)
         << e.what();
 
+    // ONNX shape inference indexes shapes by axis attributes unchecked: LayerNormalization
+    // with axis -7 and a Mean output crashed it; the kernel names the axis instead.
+    auto far_axis = test::add_relu_model();
+    auto* norm = far_axis.mutable_graph()->mutable_node(1);
+    norm->set_op_type("LayerNormalization");
+    norm->set_input(0, "s");
+    norm->add_input("b");
+    norm->add_output("mean");
+    test::add_int_attr(norm, "axis", -7);
+    *far_axis.mutable_graph()->add_output() = tensor_info("mean", onnx::TensorProto::FLOAT, {});
+    e = error_of([&] { load(far_axis, o)->run({{"x", Value(Tensor::from_vector<float>({1, 2, 3}, {1, 3}))}}); });
+    EXPECT_NE(std::string(e.what()).find("axis -7 is out of range for rank 2"), std::string::npos) << e.what();
+
     // Shape inference reads required attributes unchecked (a Scan without num_scan_inputs crashed it).
     auto no_attribute = test::add_relu_model();
     no_attribute.mutable_graph()->mutable_node(1)->set_op_type("Cast");

@@ -1,5 +1,6 @@
 #include "onnx/shape_inference.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include <onnx/shape_inference/implementation.h>
@@ -92,8 +93,8 @@ class GuardedInference {
       }
       if (has_subgraph(n)) {
         for (auto& a : *n.mutable_attribute()) {
-          if (a.has_g()) all_typed &= GuardedInference(opsets_, this).run(*a.mutable_g());
-          for (auto& sub : *a.mutable_graphs()) all_typed &= GuardedInference(opsets_, this).run(sub);
+          if (a.has_g()) all_typed &= run_nested(*a.mutable_g());
+          for (auto& sub : *a.mutable_graphs()) all_typed &= run_nested(sub);
         }
         for (auto& out : n.output()) assumed_.insert(out);
         continue;
@@ -106,6 +107,9 @@ class GuardedInference {
   // Whether a node holding a subgraph was passed over (its outputs only assumed typed).
   bool saw_control_flow() const { return !assumed_.empty(); }
 
+  // Whether a node was left untyped for an axis InferShapes would crash on.
+  bool saw_axis_out_of_range() const { return saw_axis_out_of_range_; }
+
   // The types found for node outputs, as value infos.
   std::vector<ValueInfo> value_infos() const {
     std::vector<ValueInfo> out;
@@ -114,6 +118,13 @@ class GuardedInference {
   }
 
  private:
+  bool run_nested(onnx::GraphProto& g) {
+    GuardedInference nested(opsets_, this);
+    const bool all_typed = nested.run(g);
+    saw_axis_out_of_range_ |= nested.saw_axis_out_of_range_;
+    return all_typed;
+  }
+
   static bool has_subgraph(const onnx::NodeProto& n) {
     for (auto& a : n.attribute())
       if (a.has_g() || a.graphs_size() > 0) return true;
@@ -136,6 +147,10 @@ class GuardedInference {
     // (the whole network) was.
     const bool by_body = schema && !schema->has_type_and_shape_inference_function() && schema->HasFunction();
     if (!schema || (!schema->has_type_and_shape_inference_function() && !by_body)) return;
+    if (!axes_within_rank(n)) {
+      saw_axis_out_of_range_ = true;
+      return;
+    }
     onnx::shape_inference::InferenceContextImpl ctx(n, types_, data_, {});
     try {
       if (by_body)
@@ -154,12 +169,33 @@ class GuardedInference {
     }
   }
 
+  // libonnx 1.12's inference functions index shapes by an axis attribute
+  // unchecked (LayerNormalization with axis -7 and a Mean output segfaults).
+  // A node whose axis / axes lie past its first input's rank (+ 1, or + the
+  // count of axes, for the ops that insert dimensions) stays untyped; its
+  // kernel reports the axis.
+  bool axes_within_rank(const onnx::NodeProto& n) const {
+    if (n.input_size() == 0) return true;
+    auto it = types_.find(n.input(0));
+    if (it == types_.end() || !it->second->has_tensor_type() || !it->second->tensor_type().has_shape()) return true;
+    const int64_t rank = it->second->tensor_type().shape().dim_size();
+    for (auto& a : n.attribute()) {
+      const bool one = a.name() == "axis" && a.type() == onnx::AttributeProto::INT;
+      if (!one && !(a.name() == "axes" && a.type() == onnx::AttributeProto::INTS)) continue;
+      const int64_t reach = rank + (one ? 1 : a.ints_size());
+      auto inside = [&](int64_t axis) { return axis >= -reach && axis < reach; };
+      if (one ? !inside(a.i()) : !std::all_of(a.ints().begin(), a.ints().end(), inside)) return false;
+    }
+    return true;
+  }
+
   const std::map<std::string, int64_t>& opsets_;
   std::deque<onnx::TypeProto> storage_;  // stable addresses for types_
   std::unordered_map<std::string, onnx::TypeProto*> types_;
   std::unordered_set<std::string> assumed_;
   std::unordered_map<std::string, const onnx::TensorProto*> data_;
   std::vector<std::string> inferred_;  // node outputs given a type, in graph order
+  bool saw_axis_out_of_range_ = false;
 };
 
 // The inferred types of `inferred` (the graph as given to InferShapes, nodes in the same
@@ -235,7 +271,7 @@ bool infer_shapes(Model& model) {
     }
     onnx::GraphProto probe = *gp;
     GuardedInference guarded(model.opset_imports);
-    if (!guarded.run(probe)) {
+    if (!guarded.run(probe) || guarded.saw_axis_out_of_range()) {
       model.graph.value_infos = guarded.value_infos();
       return true;
     }

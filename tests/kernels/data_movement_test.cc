@@ -196,6 +196,10 @@ TEST(DataMovement, SplitVariants) {
   out = run_op(make_node("Split", {"x"}, {"a", "b", "c"}, {{"num_outputs", attr_int(3)}}), {iota_f({5})}, 18);
   EXPECT_EQ(out[2].shape(), (Shape{1}));
   EXPECT_THROW(run_op(make_node("Split", {"x", "s"}, {"a", "b"}), {iota_f({5}), i64({2, 2})}), Error);
+  // num_outputs must match the outputs (a huge one built its split list for minutes)
+  EXPECT_THROW(run_op(make_node("Split", {"x"}, {"a", "b"}, {{"num_outputs", attr_int(int64_t{1} << 40)}}),
+                      {iota_f({5})}, 18),
+               Error);
 }
 
 TEST(DataMovement, SliceStepsAndClamping) {

@@ -175,7 +175,9 @@ KernelFactory split_factory() {
       }
       int64_t n = static_cast<int64_t>(ctx.num_outputs());
       if (split.empty()) {
-        int64_t parts = num_outputs > 0 ? num_outputs : n;
+        if (num_outputs > 0 && num_outputs != n)
+          kernel_fail("Split: num_outputs is " + S(num_outputs) + " but the node has " + S(n) + " outputs");
+        int64_t parts = n;
         if (parts <= 0) kernel_fail("Split: no outputs");
         int64_t chunk = (dim + parts - 1) / parts;
         int64_t left = dim;

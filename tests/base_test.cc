@@ -27,6 +27,13 @@ TEST(Tensor, ReshapeSharesData) {
   EXPECT_THROW(t.reshaped({4}), Error);
 }
 
+// Element counts past int64 wrapped (2^40 x 2^40 to 0) into a tiny buffer; they are refused.
+TEST(Tensor, ShapesPastInt64AreRefused) {
+  EXPECT_THROW(Tensor(DataType::Float, {int64_t{1} << 40, int64_t{1} << 40}), Error);
+  EXPECT_THROW(Tensor(DataType::Double, {int64_t{1} << 31, int64_t{1} << 31}), Error);  // 2^62 elements, 2^65 bytes
+  EXPECT_EQ(Tensor(DataType::Float, {int64_t{1} << 40, int64_t{1} << 40, 0}).numel(), 0);
+}
+
 TEST(Tensor, StringsCloneDeeply) {
   Tensor t(DataType::String, {2});
   t.data<std::string>()[0] = "a";

@@ -13,6 +13,9 @@ namespace onyx {
 using Shape = std::vector<int64_t>;
 
 int64_t shape_numel(const Shape& shape);
+// Throws when the shape's element count or byte size overflows int64 (checked
+// before any allocation, so such a shape cannot wrap to a small buffer).
+void check_shape_addressable(const Shape& shape, DataType dtype);
 std::string shape_to_string(const Shape& shape);
 
 enum class DeviceType { CPU, CUDA };

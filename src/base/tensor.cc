@@ -17,6 +17,20 @@ int64_t shape_numel(const Shape& shape) {
   return n;
 }
 
+// A shape whose element count or byte size overflows int64 would wrap to a
+// small (or zero) allocation that kernels then index past.
+void check_shape_addressable(const Shape& shape, DataType dtype) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return;
+  int64_t n = 1, bytes = 0;
+  bool overflow = false;
+  for (int64_t d : shape) overflow |= __builtin_mul_overflow(n, d, &n);
+  const int64_t elem = dtype == DataType::String ? int64_t{sizeof(std::string)} : int64_t{dtype_size(dtype)};
+  overflow |= __builtin_mul_overflow(n, std::max<int64_t>(elem, 1), &bytes);
+  if (overflow)
+    fail(ErrorCode::RuntimeException, "tensor shape " + shape_to_string(shape) + " holds more " + dtype_name(dtype) +
+                                          " elements than memory can address");
+}
+
 std::string shape_to_string(const Shape& shape) {
   std::ostringstream os;
   os << "[";
@@ -55,6 +69,7 @@ Allocator& cpu_allocator() {
 Tensor::Tensor(DataType dtype, Shape shape, Allocator* allocator) : dtype_(dtype), shape_(std::move(shape)) {
   for (int64_t d : shape_)
     if (d < 0) fail(ErrorCode::InvalidArgument, "negative dimension in tensor shape " + shape_to_string(shape_));
+  check_shape_addressable(shape_, dtype);
   int64_t n = numel();
   if (dtype == DataType::String) {
     std::shared_ptr<std::string[]> strings(new std::string[n > 0 ? n : 1]);

@@ -14,6 +14,13 @@ TEST(Resize, NearestUpsampleAsymmetric) {
   expect_near(y, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
 }
 
+// A huge scale is an error before per-axis tap tables as long as the output are built (that took minutes).
+TEST(Resize, OutputTooLargeIsAnError) {
+  auto node = make_node("Resize", {"x", "", "s"}, {"y"});
+  EXPECT_THROW(run_op(node, {f({1, 2, 3, 4}, {1, 1, 2, 2}), Tensor(), f({1, 1, 1e9f, 1e9f}, {4})}, 13), Error);
+  EXPECT_THROW(run_op(node, {f({1, 2, 3, 4}, {1, 1, 2, 2}), Tensor(), f({1, 1, 1e30f, 1}, {4})}, 13), Error);
+}
+
 TEST(Resize, LinearHalfPixelAndAlignCorners) {
   auto y = run_op(make_node("Resize", {"x", "", "s"}, {"y"}, {{"mode", attr_string("linear")}}),
                   {f({1, 2, 3, 4}, {1, 4}), Tensor(), f({1, 2}, {2})}, 13)[0];

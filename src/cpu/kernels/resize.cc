@@ -667,10 +667,14 @@ ResizePlan plan_resize(const ResizeConfig& cfg, KernelContext& ctx, const Shape&
       int64_t d = axes[k];
       ONYX_KERNEL_CHECK(scales[k] > 0, std::string(op) + ": scales must be positive");
       scale[d] = static_cast<float>(scales[k]);
-      os[d] = static_cast<int64_t>(std::floor(static_cast<float>(scales[k]) * static_cast<float>(is[d])));
+      const double size = std::floor(static_cast<float>(scales[k]) * static_cast<float>(is[d]));
+      ONYX_KERNEL_CHECK(size < 0x1p62, std::string(op) + ": scale " + std::to_string(scales[k]) + " makes axis " +
+                                           std::to_string(d) + " of shape " + shape_to_string(is) + " too large");
+      os[d] = static_cast<int64_t>(size);
     }
   }
   ResizePlan plan{os, {}};
+  check_shape_addressable(os, DataType::Float);  // before tap tables as long as the output axes
   if (shape_numel(os) == 0) return plan;
   ONYX_KERNEL_CHECK(shape_numel(is) > 0, std::string(op) + ": cannot resize an empty input to a non-empty output");
   plan.taps.reserve(rank);

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Feeds Onyx malformed models: mutates valid ones (random bytes; or protobuf
-fields: attributes, node inputs and outputs, initializer dims and data,
-opsets, op types, element types, also inside subgraphs) and runs
-`onyx run MODEL --input ... --output-dir DIR` on each. A malformed model must
-give a clear one-line error, never a crash or a hang: the script prints every
-run that died by a signal, ran past the time limit, or failed without an
-`onyx: error:` line, keeps that model as FUZZ_DIR/mN.onnx.keep, and exits 1
-if there was any.
+"""Feeds Onyx malformed models and hostile inputs: mutates valid models
+(random bytes; or protobuf fields: attributes, node inputs and outputs,
+initializer dims and data, opsets, op types, element types, also inside
+subgraphs) or one of their inputs (extreme integers such as indices, sizes
+and counts of 2^40 or -1; NaN / inf floats; an empty or reshaped array) and
+runs `onyx run MODEL --input ... --output-dir DIR` on each. Each must give a
+result or a clear one-line error, never a crash or a hang: the script prints
+every run that died by a signal, ran past the time limit, or failed without
+an `onyx: error:` line, keeps that model as FUZZ_DIR/mN.onnx.keep (or that
+input as FUZZ_DIR/mN.npy.keep), and exits 1 if there was any.
 
 Seed models: every MODEL.onnx given (its inputs MODEL.input_K.npy beside it,
 as make_models.py writes them), and every DIR/CASE/CASE.onnx of a
@@ -82,6 +84,41 @@ def mutate_node(rng, g, n):
     return True
 
 
+def mutate_feed(rng, feed, out_path):
+    """Writes a hostile version of one input (an `--input` argument) to out_path; the new argument."""
+    import numpy as np
+    name, path = feed.split("=", 1) if "=" in feed and not os.path.exists(feed) else (None, feed)
+    try:
+        a = np.load(path, allow_pickle=False)
+    except ValueError:  # an element type numpy lacks (float8 written by ml_dtypes)
+        return None
+    kind = rng.choice(["values", "values", "empty", "reshape"])
+    if kind == "empty" and a.ndim > 0:
+        a = a[:0]
+    elif kind == "reshape" and a.size > 0:
+        a = a.reshape(a.shape + (1,)) if rng.random() < 0.5 else a.reshape(-1)
+    elif a.size > 0 and a.dtype.kind in "iub":
+        flat = a.reshape(-1).copy()
+        if a.dtype.kind == "b":
+            flat[rng.randrange(flat.size)] ^= True
+        else:
+            info = np.iinfo(a.dtype)
+            # (not int32's max: a window or range of 2^31 - 1 is a valid, if slow, request)
+            value = rng.choice([-2**40, -2**31, -1, 0, 2**40, info.min] + ([info.max] if a.itemsize != 4 else []))
+            flat[rng.randrange(flat.size)] = min(max(value, info.min), info.max)
+        a = flat.reshape(a.shape)
+    elif a.size > 0 and a.dtype.kind in "fc":
+        flat = a.reshape(-1).copy()
+        with np.errstate(over="ignore"):  # 1e30 is inf in float16
+            for _ in range(rng.randint(1, 3)):
+                flat[rng.randrange(flat.size)] = rng.choice([float("nan"), float("inf"), -float("inf"), 1e30, -1e30])
+        a = flat.reshape(a.shape)
+    else:
+        return None
+    np.save(out_path, a)
+    return f"{name}={out_path}" if name else out_path
+
+
 def mutate_proto(rng, path):
     m = onnx.load(path)
     g = m.graph
@@ -139,13 +176,23 @@ def main():
     bad = 0
     for run in range(args.runs):
         model, feeds = rng.choice(seeds)
-        data = mutate_proto(rng, model) if rng.random() < 0.6 else mutate_bytes(rng, open(model, "rb").read())
-        if data is None:
-            continue
-        path = os.path.join(args.dir, f"m{run}.onnx")
-        with open(path, "wb") as f:
-            f.write(data)
-        cmd = [args.onyx, "run", path, *sum((["--input", x] for x in feeds), []),
+        what = rng.random()
+        if what < 0.3 and feeds:  # the model as it is, one input hostile
+            feeds = list(feeds)
+            k = rng.randrange(len(feeds))
+            path = os.path.join(args.dir, f"m{run}.npy")
+            feeds[k] = mutate_feed(rng, feeds[k], path)
+            if feeds[k] is None:
+                continue
+            model_path = model
+        else:
+            data = mutate_proto(rng, model) if what < 0.7 else mutate_bytes(rng, open(model, "rb").read())
+            if data is None:
+                continue
+            path = model_path = os.path.join(args.dir, f"m{run}.onnx")
+            with open(path, "wb") as f:
+                f.write(data)
+        cmd = [args.onyx, "run", model_path, *sum((["--input", x] for x in feeds), []),
                "--output-dir", os.path.join(args.dir, "out")]
         try:
             result = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=args.timeout)
@@ -156,7 +203,8 @@ def main():
         if why:
             bad += 1
             os.replace(path, path + ".keep")
-            print(f"{path}.keep (from {model}): {why} {detail}")
+            inputs = " ".join(feeds)
+            print(f"{path}.keep (from {model}, inputs {inputs}): {why} {detail}")
         else:
             os.remove(path)
     print(f"{args.runs} runs over {len(seeds)} seed models: {bad} crashes, hangs or unclear failures")

@@ -26,7 +26,7 @@ echo "== scikit-learn models (skl2onnx exports and one-node ai.onnx.ml models) a
 python3 scripts/check_sklearn_models.py --onyx build/onyx | awk '!/ OK /'  # the failures and the summary
 echo "== ONNX Runtime contrib ops (com.microsoft) against onnxruntime"
 python3 scripts/check_contrib_ops.py --onyx build/onyx --keep "$LATEST/contrib" | awk '!/ OK /'  # failures, summary
-echo "== malformed models (mutations of the contrib-op cases, a fixed seed): clean errors only"
+echo "== malformed models and hostile inputs (mutations of the contrib-op cases, a fixed seed): clean errors only"
 python3 scripts/fuzz_models.py --onyx build/onyx --runs 400 --seed 1 --dir "$LATEST/fuzz" "$LATEST/contrib"
 echo "== python"
 scripts/test_python.sh

@@ -26,6 +26,17 @@ TEST(MaxPool, Uint8CeilMode) {
 // With ceil_mode a window larger than the input still gives one output (ONNX's
 // ceil((in + pads - kernel) / stride + 1); Hugging Face's EfficientNet pools
 // 7x7 with a kernel of 1280): the max, and the mean of the elements it covers.
+// A kernel of 2^40 under SAME padding: every window holds the whole input and
+// is mostly padding, which is skipped (looping over it took hours).
+TEST(Pool1d, HugeKernelUnderSamePaddingCoversTheInput) {
+  Tensor x = Tensor::from_vector<float>({1, -2, 3}, {1, 1, 3});
+  auto attrs = std::map<std::string, Attribute>{{"kernel_shape", attr_ints({int64_t{1} << 40})},
+                                                {"auto_pad", attr_string("SAME_UPPER")}};
+  expect_near(run_op(make_node("MaxPool", {"x"}, {"y"}, attrs), {x}, 12)[0], {3, 3, 3});
+  attrs["p"] = attr_int(1);
+  expect_near(run_op(make_node("LpPool", {"x"}, {"y"}, attrs), {x}, 18)[0], {6, 6, 6});
+}
+
 TEST(Pool2d, CeilModeWindowLargerThanInput) {
   Tensor x = Tensor::from_vector<float>({1, 5, 3, 7}, {1, 1, 2, 2});
   for (const char* op : {"MaxPool", "AveragePool"}) {

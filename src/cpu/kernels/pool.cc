@@ -282,6 +282,24 @@ void pool_nd(const T* x, T* y, int64_t* idx, int64_t NC, const SpatialGeometry& 
   });
 }
 
+// Taps that only ever read padding add nothing to a max, an Lp norm or an
+// average that leaves padding out: dropping them bounds the work by the
+// input (a kernel_shape of 2^40 under SAME padding ran for hours).
+void drop_padding_only_taps(SpatialGeometry& g) {
+  auto floor_div = [](int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); };
+  for (int d = 0; d < g.nd; ++d) {
+    const int64_t k = g.kernel[d], s = g.strides[d], dil = g.dilations[d], pb = g.pad_begin[d];
+    if (g.out[d] <= 0 || g.in[d] <= 0) continue;
+    // tap j reads column o * s - pb + j * dil for the outputs o in [0, out)
+    int64_t first = std::max<int64_t>(0, -floor_div((g.out[d] - 1) * s - pb, dil));
+    int64_t last = std::min(k - 1, floor_div(g.in[d] - 1 + pb, dil));
+    if (last < first) first = last = 0;  // every window is padding; one tap, reading nothing, is left
+    g.kernel[d] = last - first + 1;
+    g.pad_begin[d] = pb - first * dil;
+    g.pad_end[d] -= (k - 1 - last) * dil;
+  }
+}
+
 KernelFactory make_pool(PoolKind kind) {
   return [kind](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
     SpatialAttrs attrs = SpatialAttrs::read(ic);
@@ -299,6 +317,7 @@ KernelFactory make_pool(PoolKind kind) {
       const Tensor& X = ctx.input(0);
       if (X.rank() < 3) kernel_fail("pooling input must have rank >= 3 ([N, C, D1, ...]), got " + shape_to_string(X.shape()));
       SpatialGeometry g = compute_geometry(Shape(X.shape().begin() + 2, X.shape().end()), attrs, attrs.kernel);
+      if (pp.kind != PoolKind::Avg || !pp.count_include_pad) drop_padding_only_taps(g);
       Shape out_shape = {X.dim(0), X.dim(1)};
       for (auto v : g.out) out_shape.push_back(v);
       if (pp.kind != PoolKind::Max && !dtype_is_float(X.dtype()))

@@ -38,6 +38,14 @@ std::vector<int64_t> contiguous_strides(const Shape& shape) {
   return st;
 }
 
+bool broadcasts_to(const Shape& in, const Shape& out) {
+  if (in.size() > out.size()) return false;
+  const size_t lead = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != 1 && in[i] != out[lead + i]) return false;
+  return true;
+}
+
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
   std::vector<int64_t> st(out.size(), 0);
   std::vector<int64_t> cs = contiguous_strides(in);

@@ -14,6 +14,9 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes);
 // Row-major strides of `shape`, in elements.
 std::vector<int64_t> contiguous_strides(const Shape& shape);
 
+// Whether `in` broadcasts to `out` one way (numpy rules, `out` unchanged).
+bool broadcasts_to(const Shape& in, const Shape& out);
+
 // Strides of `in` viewed as `out` (same rank after left-padding with 1s):
 // 0 on broadcast dimensions.
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);

@@ -52,6 +52,18 @@ TEST(LayerNormalization, MeanAndInvStdDev) {
   EXPECT_NO_THROW(run_op(make_node("LayerNormalization", {"x", "s"}, {"y"}), {x, s}, 11));
 }
 
+// Scale and B may broadcast to all of X (the function body's Mul / Add; onnxruntime
+// accepts it): a value per row here, [2, 1] over X [2, 2].
+TEST(LayerNormalization, ScaleAndBiasBroadcastToX) {
+  Tensor x = Tensor::from_vector<float>({1, 3, 0, 4}, {2, 2});
+  Tensor s = Tensor::from_vector<float>({2, 3}, {2, 1});
+  Tensor b = Tensor::from_vector<float>({0, 1, 2, 3}, {2, 2});
+  auto y = run_op(make_node("LayerNormalization", {"x", "s", "b"}, {"y"}, {{"epsilon", attr_float(0)}}), {x, s, b}, 17);
+  expect_near(y[0], {-2, 3, -1, 6});
+  Tensor wide = Tensor::from_vector<float>({1, 1, 1}, {3, 1});
+  EXPECT_THROW(run_op(make_node("LayerNormalization", {"x", "s"}, {"y"}), {x, wide}, 17), Error);
+}
+
 TEST(InstanceNormalization, PerChannel) {
   Tensor x = Tensor::from_vector<float>({1, 3, 5, 9}, {1, 2, 2});
   Tensor s = Tensor::from_vector<float>({1, 1}, {2});

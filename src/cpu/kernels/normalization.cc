@@ -241,20 +241,16 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
     for (int64_t d = 0; d < axis; ++d) outer *= X.dim(d);
     for (int64_t d = axis; d < rank; ++d) inner *= X.dim(d);
     Shape norm_shape(X.shape().begin() + axis, X.shape().end());
-    auto check_param = [&](const Tensor& p, const char* name) {
-      const Shape& ps = p.shape();
-      if (ps.size() > norm_shape.size())
-        kernel_fail(std::string(name) + " shape " + shape_to_string(ps) + " does not broadcast to " +
-                    shape_to_string(norm_shape));
-      for (size_t i = 0; i < ps.size(); ++i) {
-        int64_t pd = ps[ps.size() - 1 - i], nd = norm_shape[norm_shape.size() - 1 - i];
-        if (pd != 1 && pd != nd)
-          kernel_fail(std::string(name) + " shape " + shape_to_string(ps) + " does not broadcast to " +
-                      shape_to_string(norm_shape));
-      }
+    // Scale and B broadcast to the normalized shape (one row for all), or, as
+    // the function body's Mul / Add allow and onnxruntime does, to all of X.
+    auto per_row = [&](const Tensor& p, const char* name) {
+      if (broadcasts_to(p.shape(), norm_shape)) return false;
+      if (broadcasts_to(p.shape(), X.shape())) return true;
+      kernel_fail(std::string(name) + " shape " + shape_to_string(p.shape()) + " broadcasts neither to the normalized shape " +
+                  shape_to_string(norm_shape) + " nor to X's " + shape_to_string(X.shape()));
     };
-    check_param(scale, "Scale");
-    if (bias) check_param(*bias, "B");
+    const bool scale_per_row = per_row(scale, "Scale");
+    const bool bias_per_row = bias && per_row(*bias, "B");
     Tensor& Y = ctx.allocate_output(0, X.dtype(), X.shape());
     Shape stat_shape(X.shape().begin(), X.shape().begin() + axis);
     for (int64_t d = axis; d < rank; ++d) stat_shape.push_back(1);
@@ -268,18 +264,19 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
       // (the usual case) is read in place, other shapes and types are
       // expanded through their broadcast offsets.
       std::vector<Acc> sc, b;
-      auto full_row = [&](const Tensor* p, std::vector<Acc>& expanded) -> const Acc* {
+      auto full_rows = [&](const Tensor* p, bool each_row, std::vector<Acc>& expanded) -> const Acc* {
         if (!p) return nullptr;
         if constexpr (std::is_same_v<Acc, float>)
-          if (p->dtype() == DataType::Float && p->numel() == inner) return p->data<float>();
-        const std::vector<int64_t> off = broadcast_offsets(p->shape(), norm_shape);
+          if (!each_row && p->dtype() == DataType::Float && p->numel() == inner) return p->data<float>();
+        const std::vector<int64_t> off = broadcast_offsets(p->shape(), each_row ? X.shape() : norm_shape);
         auto values = read_values<Acc>(*p);
-        expanded.resize(static_cast<size_t>(inner));
-        for (int64_t i = 0; i < inner; ++i) expanded[i] = values[off[i]];
+        expanded.resize(off.size());
+        for (size_t i = 0; i < off.size(); ++i) expanded[i] = values[off[i]];
         return expanded.data();
       };
-      const Acc* sp = full_row(&scale, sc);
-      const Acc* bp = full_row(bias, b);
+      const Acc* scale_rows = full_rows(&scale, scale_per_row, sc);
+      const Acc* bias_rows = full_rows(bias, bias_per_row, b);
+      const int64_t scale_step = scale_per_row ? inner : 0, bias_step = bias_per_row ? inner : 0;
       if constexpr (std::is_same_v<T, float>) {
         // Float rows without the Mean / InvStdDev outputs: the vectorized row
         // kernel SkipLayerNormalization uses (16-lane float sums, two passes, so
@@ -289,7 +286,8 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
           float* yp = Y.data<float>();
           parallel_for(pool, outer, [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r)
-              vm::layer_norm(xp + r * inner, nullptr, yp + r * inner, inner, sp, bp, epsilon);
+              vm::layer_norm(xp + r * inner, nullptr, yp + r * inner, inner, scale_rows + r * scale_step,
+                             bias_rows ? bias_rows + r * bias_step : nullptr, epsilon);
           });
           return;
         }
@@ -298,6 +296,8 @@ std::unique_ptr<Kernel> make_layernorm(const KernelInitContext& ic) {
         for (int64_t r = r0; r < r1; ++r) {
           const T* xp = X.data<T>() + r * inner;
           T* yp = Y.data<T>() + r * inner;
+          const Acc* sp = scale_rows + r * scale_step;
+          const Acc* bp = bias_rows ? bias_rows + r * bias_step : nullptr;
           Acc s = 0;
           for (int64_t i = 0; i < inner; ++i) s += static_cast<Acc>(xp[i]);
           Acc mu = inner ? s / static_cast<Acc>(inner) : Acc(0);

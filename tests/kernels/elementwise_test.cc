@@ -84,6 +84,15 @@ TEST(Elementwise, LegacyBroadcastAxis) {
   expect_near(out[0], {101, 102, 103, 204, 205, 206});
 }
 
+// Erf on integers (allowed since opset 9): the float erf converted back, as the reference does.
+TEST(Elementwise, ErfOnIntegers) {
+  auto y = run_op(make_node("Erf", {"x"}, {"y"}), {Tensor::from_vector<int32_t>({-7, -4, -1, 0, 3, 4, 9}, {7})}, 13)[0];
+  EXPECT_EQ(y.dtype(), DataType::Int32);
+  EXPECT_EQ(to_vector<int32_t>(y), (std::vector<int32_t>{-1, -1, 0, 0, 0, 1, 1}));
+  auto u = run_op(make_node("Erf", {"x"}, {"y"}), {Tensor::from_vector<uint8_t>({0, 2, 200}, {3})}, 13)[0];
+  EXPECT_EQ(to_vector<uint8_t>(u), (std::vector<uint8_t>{0, 0, 1}));
+}
+
 TEST(Elementwise, IntegerDivAndMod) {
   auto a = Tensor::from_vector<int32_t>({7, -7, 7, -7, std::numeric_limits<int32_t>::min()}, {5});
   auto b = Tensor::from_vector<int32_t>({2, 2, -2, -2, -1}, {5});

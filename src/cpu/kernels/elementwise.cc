@@ -375,6 +375,26 @@ KernelFactory unary_numeric(F f) {
   });
 }
 
+// Erf takes every numeric type since opset 9; integers get the float erf(x)
+// converted back to their type, as the spec's reference does (0 up to
+// |x| = 3, where float erf first rounds to 1, else the sign). Floats keep the
+// vectorized routine.
+KernelFactory erf_factory() {
+  KernelFactory on_floats = vector_act(vm::erf, [](const KernelInitContext&) { return [](auto v) { return std::erf(v); }; });
+  return [on_floats](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
+    std::shared_ptr<const Kernel> float_kernel = on_floats(ic);
+    return std::make_unique<LambdaKernel>([float_kernel](KernelContext& ctx) {
+      const Tensor& x = ctx.input(0);
+      if (dtype_is_float(x.dtype())) return float_kernel->run(ctx);
+      Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+      dispatch_numeric(x.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        map_unary<T, T>(x, y, [](T v) { return static_cast<T>(std::erf(static_cast<float>(v))); });
+      });
+    });
+  };
+}
+
 struct AbsOp {
   template <class C>
   C operator()(C v) const {
@@ -653,8 +673,7 @@ void register_elementwise(KernelRegistry& r) {
   r.add("Round", 11, kMaxOpset, vector_act(vm::round_even, [](const KernelInitContext&) {
           return [](auto v) { return round_half_even(v); };
         }));
-  r.add("Erf", 9, kMaxOpset,
-        vector_act(vm::erf, [](const KernelInitContext&) { return [](auto v) { return std::erf(v); }; }));
+  r.add("Erf", 9, kMaxOpset, erf_factory());
   r.add("Sin", 7, kMaxOpset,
         vector_act(vm::sin, [](const KernelInitContext&) { return [](auto v) { return std::sin(v); }; }));
   r.add("Cos", 7, kMaxOpset,

@@ -70,12 +70,9 @@ std::vector<int32_t> subtract_zero_point(const Tensor& x, const Tensor* zp, bool
   if (per_row && zs.size() == 1) zs.push_back(1);  // [M] -> [M, 1]
   // validate broadcastability into x
   if (zs.size() > xs.size()) kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not fit");
-  for (size_t i = 0; i < zs.size(); ++i) {
-    int64_t zd = zs[zs.size() - 1 - i], xd = xs[xs.size() - 1 - i];
-    if (zd != 1 && zd != xd)
-      kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not match input " +
-                  shape_to_string(x.shape()));
-  }
+  if (!broadcasts_to(zs, xs))
+    kernel_fail(std::string(name) + " zero point shape " + shape_to_string(zp->shape()) + " does not match input " +
+                shape_to_string(x.shape()));
   std::vector<int64_t> off = broadcast_offsets(zs, xs);
   for (int64_t i = 0; i < x.numel(); ++i)
     out[i] = static_cast<int32_t>(x.int_at(i)) - static_cast<int32_t>(zp->int_at(off[i]));

@@ -336,13 +336,8 @@ std::unique_ptr<Kernel> make_rmsnorm(const KernelInitContext& ic) {
     for (int64_t d = axis; d < rank; ++d) inner *= X.dim(d);
     // Scale broadcasts unidirectionally to X.
     const Shape& ss = scale.shape();
-    if (ss.size() > X.shape().size())
+    if (!broadcasts_to(ss, X.shape()))
       kernel_fail("scale shape " + shape_to_string(ss) + " does not broadcast to " + shape_to_string(X.shape()));
-    for (size_t i = 0; i < ss.size(); ++i) {
-      int64_t sd = ss[ss.size() - 1 - i], xd = X.shape()[X.shape().size() - 1 - i];
-      if (sd != 1 && sd != xd)
-        kernel_fail("scale shape " + shape_to_string(ss) + " does not broadcast to " + shape_to_string(X.shape()));
-    }
     Tensor& Y = ctx.allocate_output(0, scale.dtype(), X.shape());
     // Float X and a float scale over exactly the normalized axes (the usual
     // case): rows in parallel, squares summed in double lanes, no copies.

@@ -86,14 +86,13 @@ static void function_to_proto(const Function& f, onnx::FunctionProto* p) {
   for (auto& o : f.outputs) p->add_output(o);
   for (auto& name : f.attribute_names) {
     auto def = f.attribute_defaults.find(name);
-    if (def == f.attribute_defaults.end())
+    if (def == f.attribute_defaults.end()) {
       p->add_attribute(name);
-    else
-    {
-      onnx::AttributeProto ap;
-      attribute_to_proto(name, def->second, &ap);
-      p->mutable_unknown_fields()->AddLengthDelimited(kFunctionAttributeProtoField, ap.SerializeAsString());
+      continue;
     }
+    onnx::AttributeProto ap;
+    attribute_to_proto(name, def->second, &ap);
+    p->mutable_unknown_fields()->AddLengthDelimited(kFunctionAttributeProtoField, ap.SerializeAsString());
   }
   for (auto& n : f.nodes) node_to_proto(n, p->add_node());
   for (auto& [d, v] : f.opset_imports) {

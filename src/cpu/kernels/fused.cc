@@ -1,4 +1,3 @@
-
 // Kernels of the fused ops the optimizer introduces (domain com.onyx, see
 // docs/fused_ops.md): FusedConv, FusedMatMul, Gelu, SkipLayerNormalization,
 // Attention.

@@ -33,6 +33,15 @@ inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std
   return n;
 }
 
+// A graph attribute (an If branch, a Loop / Scan body) named `name`, its graph named so too.
+inline onnx::GraphProto* add_graph_attr(onnx::NodeProto* n, const std::string& name) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(name);
+  return a->mutable_g();
+}
+
 inline void add_ints_attr(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
   auto* a = n->add_attribute();
   a->set_name(name);

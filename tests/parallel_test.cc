@@ -31,6 +31,7 @@ using test::load;
 using test::floats;
 using test::error_of;
 
+using test::add_graph_attr;
 using test::add_node;
 using test::tensor_info;
 
@@ -192,11 +193,7 @@ TEST(ParallelExecution, SubgraphsRunInParallelMode) {
   add_node(g, "Neg", {"rx"}, {"w"}, "neg");
   auto* n = add_node(g, "If", {"c"}, {"y"}, "if");
   for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* a = n->add_attribute();
-    a->set_name(branch);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    auto* sg = a->mutable_g();
-    sg->set_name(branch);
+    auto* sg = add_graph_attr(n, branch);
     *sg->add_output() = tensor_info("r", onnx::TensorProto::FLOAT, {2});
     add_node(sg, std::string(branch) == "then_branch" ? "Neg" : "Abs", {"x"}, {"r"});
   }

@@ -17,6 +17,7 @@ using test::load;
 using test::floats;
 using test::error_of;
 
+using test::add_graph_attr;
 using test::add_node;
 using test::serialize;
 using test::tensor_info;
@@ -448,11 +449,7 @@ TEST(ControlFlow, IfReadsOuterScope) {
   *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2});
   auto* n = add_node(g, "If", {"c"}, {"y"}, "if");
   for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* a = n->add_attribute();
-    a->set_name(branch);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    auto* sg = a->mutable_g();
-    sg->set_name(branch);
+    auto* sg = add_graph_attr(n, branch);
     *sg->add_output() = tensor_info("r", onnx::TensorProto::FLOAT, {2});
     add_node(sg, std::string(branch) == "then_branch" ? "Neg" : "Abs", {"x"}, {"r"});
   }
@@ -460,14 +457,6 @@ TEST(ControlFlow, IfReadsOuterScope) {
   Tensor x = Tensor::from_vector<float>({-1, 2}, {2});
   EXPECT_EQ(floats(s->run({{"c", Value(Tensor::scalar<bool>(true))}, {"x", Value(x)}})[0]), (std::vector<float>{1, -2}));
   EXPECT_EQ(floats(s->run({{"c", Value(Tensor::scalar<bool>(false))}, {"x", Value(x)}})[0]), (std::vector<float>{1, 2}));
-}
-
-onnx::GraphProto* add_graph_attr(onnx::NodeProto* n, const std::string& name) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::GRAPH);
-  a->mutable_g()->set_name(name);
-  return a->mutable_g();
 }
 
 // A Loop over x (float [2]) whose body takes `body_inputs` of (i, cond, v) and
@@ -579,11 +568,7 @@ onnx::ModelProto model_calling_a_function_with_an_if() {
   n->add_input("c");
   n->add_output("y");
   for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* a = n->add_attribute();
-    a->set_name(branch);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    auto* sg = a->mutable_g();
-    sg->set_name(branch);
+    auto* sg = add_graph_attr(n, branch);
     *sg->add_output() = tensor_info("r", onnx::TensorProto::FLOAT, {2});
     if (std::string(branch) == "then_branch") {
       auto* k = add_node(sg, "Constant", {}, {"k"});

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <tuple>
@@ -535,6 +538,93 @@ TEST(Optimizer, ConvWithPlainResidualRunsBlocked) {
                  {"res", Value(Tensor::from_vector<float>(random_values(32 * 36, 64), {1, 32, 6, 6}))}};
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
   EXPECT_EQ(r.fusions["plain residual reordered into NchwcConv"], 1);
+}
+
+// A diffusion UNet's resnet block: conv(x) + the timestep embedding [N, C, 1, 1], which
+// broadcasts over the pixels. It is no residual of a fused conv (whose blocked and CUDA
+// kernels sum element by element; the blocked one once refused it); at level all the
+// embedding is reordered in once, so the convs and the Adds stay blocked. Results as
+// unoptimized.
+TEST(Optimizer, BroadcastingAddAfterConvStaysBlocked) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 32, 6, 6});
+  *g->add_input() = tensor_info("emb", onnx::TensorProto::FLOAT, {2, 32, 1, 1});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, 32, 6, 6});
+  *g->add_initializer() = float_tensor("w1", {32, 32, 3, 3}, random_values(32 * 32 * 9, 81));
+  *g->add_initializer() = float_tensor("w2", {32, 32, 1, 1}, random_values(32 * 32, 82));
+  add_ints_attr(add_node(g, "Conv", {"x", "w1"}, {"h"}), "pads", {1, 1, 1, 1});
+  add_node(g, "Add", {"h", "emb"}, {"h_emb"});
+  add_node(g, "Conv", {"h_emb", "w2"}, {"c2"});
+  add_node(g, "Add", {"c2", "emb"}, {"c2_emb"});
+  add_node(g, "Relu", {"c2_emb"}, {"y"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(2 * 32 * 36, 83), {2, 32, 6, 6}))},
+                 {"emb", Value(Tensor::from_vector<float>(random_values(2 * 32, 84), {2, 32, 1, 1}))}};
+  OptimizationReport extended = check_same(m, feeds, OptimizationLevel::Extended, 1e-4f);
+  EXPECT_EQ(extended.fusions["Conv+Add"] + extended.fusions["Conv+Add+Relu"], 0);
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build: no blocked layout";
+  OptimizationReport all = check_same(m, feeds, OptimizationLevel::All, 1e-3f);
+  EXPECT_EQ(all.fusions["per-channel operand reordered in"], 1);
+}
+
+// Position embeddings [1, S, H] + token embeddings [B, S, H], then LayerNormalization:
+// the fused node takes the operand of the sum's shape first (the CUDA kernel repeats
+// only its skip input). Results as unoptimized.
+TEST(Optimizer, SkipLayerNormTakesTheFullOperandFirst) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("pos", onnx::TensorProto::FLOAT, {1, 5, 16});
+  *g->add_input() = tensor_info("tok", onnx::TensorProto::FLOAT, {3, 5, 16});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {3, 5, 16});
+  *g->add_initializer() = float_tensor("gamma", {16}, random_values(16, 91));
+  *g->add_initializer() = float_tensor("beta", {16}, random_values(16, 92));
+  add_node(g, "Add", {"pos", "tok"}, {"sum"});
+  add_node(g, "LayerNormalization", {"sum", "gamma", "beta"}, {"y"});
+  Feeds feeds = {{"pos", Value(Tensor::from_vector<float>(random_values(80, 93), {1, 5, 16}))},
+                 {"tok", Value(Tensor::from_vector<float>(random_values(240, 94), {3, 5, 16}))}};
+  EXPECT_EQ(check_same(m, feeds, OptimizationLevel::Extended).fusions["SkipLayerNormalization"], 1);
+  SessionOptions o;
+  o.optimization_level = OptimizationLevel::Extended;
+  o.optimized_model_filepath = (std::filesystem::temp_directory_path() / "onyx_skip_ln_order.onnx").string();
+  std::string bytes = test::serialize(m);
+  Session::from_bytes(bytes.data(), bytes.size(), o);
+  onnx::ModelProto saved;
+  std::ifstream f(o.optimized_model_filepath, std::ios::binary);
+  ASSERT_TRUE(saved.ParseFromIstream(&f));
+  std::remove(o.optimized_model_filepath.c_str());
+  ASSERT_EQ(saved.graph().node_size(), 1);
+  EXPECT_EQ(saved.graph().node(0).input(0), "tok");
+  EXPECT_EQ(saved.graph().node(0).input(1), "pos");
+}
+
+// Reshape(Squeeze(x)) collapses to one Reshape only where the Squeeze would succeed: a
+// squeeze of a dim of 16 (PyTorch's no-op squeeze, as its dynamo exporter writes it) stays
+// the error the spec asks for at every level, not a result at some.
+TEST(Optimizer, ReshapeChainKeepsAFailingSqueeze) {
+  for (int64_t squeezed : {1, 16}) {
+    auto m = test::make_model();
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, squeezed, 4});
+    *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT, {2, squeezed * 4});
+    *g->add_initializer() = test::int64_tensor("axis", {1}, {1});
+    *g->add_initializer() = test::int64_tensor("flat", {2}, {2, squeezed * 4});
+    add_node(g, "Squeeze", {"x", "axis"}, {"s"});
+    add_node(g, "Reshape", {"s", "flat"}, {"y"});
+    Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(8 * squeezed, 90), {2, squeezed, 4}))}};
+    if (squeezed == 1) {
+      EXPECT_EQ(check_same(m, feeds, OptimizationLevel::Basic).fusions["Reshape chain"], 1);
+      continue;
+    }
+    for (auto level : {OptimizationLevel::Disable, OptimizationLevel::Basic, OptimizationLevel::All}) {
+      try {
+        load(m, level)->run(feeds);
+        ADD_FAILURE() << "a Squeeze of a dim of 16 ran at level " << static_cast<int>(level);
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("Squeeze: dimension 1 of shape [2,16,4] is not 1"), std::string::npos)
+            << e.what();
+      }
+    }
+  }
 }
 
 // A branch whose dilations do not match its rank is left to the Conv kernel,

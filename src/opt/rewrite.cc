@@ -191,6 +191,19 @@ Attribute ints_attr(std::vector<int64_t> v) { Attribute a; a.type = AttrType::In
 
 namespace onyx {
 
+bool may_broadcast_up(const GraphView& view, const std::string& operand, const std::string& result) {
+  const TypeInfo* o = view.type_of(operand);
+  const TypeInfo* r = view.type_of(result);
+  if (!o || !o->has_shape) return false;
+  const bool result_known = r && r->has_shape;
+  if (result_known && r->shape.size() != o->shape.size()) return true;
+  for (size_t d = 0; d < o->shape.size(); ++d) {
+    const int64_t od = o->shape[d].value, rd = result_known ? r->shape[d].value : -1;
+    if ((od == 1 && rd != 1) || (od >= 0 && rd >= 0 && od != rd)) return true;
+  }
+  return false;
+}
+
 std::string other_input(const Node& n, const std::string& value) {
   if (n.inputs.size() != 2) return "";
   if (n.inputs[0] == value) return n.inputs[1];

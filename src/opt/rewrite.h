@@ -104,6 +104,11 @@ namespace onyx {
 
 // For a two-input node reading `value`, the other input ("" if it reads it on neither side).
 std::string other_input(const Node& n, const std::string& value);
+// True when `operand` of an elementwise node may broadcast up to the node's `result`: their
+// ranks differ, a dim is known to differ, or the operand's is a known 1 and the result's
+// not (a UNet's timestep embedding [N, C, 1, 1] added to a conv's output). Unknown
+// shapes count as equal.
+bool may_broadcast_up(const GraphView& view, const std::string& operand, const std::string& result);
 // True when `value` is a one-element constant within `tol` of `expected`.
 bool is_constant_near(const GraphView& view, const std::string& value, double expected, double tol = 1e-3);
 // The node reading `value` when it is its only reader and has type `op`; -1 otherwise.

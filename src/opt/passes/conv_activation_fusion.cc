@@ -61,10 +61,12 @@ class ConvActivationRule final : public RewriteRule {
     fused.inputs.resize(3);
     std::vector<int> removed = {i};
     std::string out = conv.outputs[0], fusion = "Conv";
-    // A residual Add whose other operand is computed elsewhere.
+    // A residual Add whose other operand is computed elsewhere and has the output's shape
+    // (the blocked and CUDA kernels sum element by element).
     int ri = sole_consumer_of_type(g, view, out, "Add");
     if (ri >= 0 && !view.constant(other_input(g.nodes[ri], out)) &&
-        !may_grow(view, out, g.nodes[ri].outputs[0])) {
+        !may_grow(view, out, g.nodes[ri].outputs[0]) &&
+        !may_broadcast_up(view, other_input(g.nodes[ri], out), g.nodes[ri].outputs[0])) {
       fused.inputs.push_back(other_input(g.nodes[ri], out));
       removed.push_back(ri);
       out = g.nodes[ri].outputs[0];

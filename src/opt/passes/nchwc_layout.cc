@@ -53,6 +53,15 @@ bool pointwise_head(const Node& conv, const Tensor& w, int64_t group) {
   return explicit_pads && ints_all(conv, "strides", 1) && ints_all(conv, "pads", 0);
 }
 
+// A plain [N, C, 1, 1] value computed at run time (a UNet's timestep embedding added to
+// every pixel, an attention gate): reordered in, it is a few bytes, and the blocked
+// value it meets stays blocked.
+bool per_image_channels(const GraphView& view, const std::string& v, int64_t channels) {
+  const TypeInfo* t = view.type_of(v);
+  return !view.constant(v) && t && t->has_shape && t->shape.size() == 4 && t->shape[1].value == channels &&
+         t->shape[2].value == 1 && t->shape[3].value == 1;
+}
+
 // How many groups of a grouped Conv to merge so that each merged group is one
 // channel block wide (ResNeXt's 4 and 8 channels per group against blocks of
 // 16), or 0 when they do not tile blocks or would waste over 3/4 of the work.
@@ -204,6 +213,19 @@ class NchwcLayout final : public GraphPass {
       blocked.add(orig, {bn, channels});
     };
 
+    // A plain value converted in, once; its plain version stays for other readers.
+    auto reorder_in = [&](const std::string& v, int64_t channels) {
+      Node r;
+      r.name = names.make(v + "_reorder_in");
+      r.op_type = "ReorderInput";
+      r.domain = kOnyxDomain;
+      r.inputs = {v};
+      r.outputs = {names.make(v + "_nchwc")};
+      r.attributes["block"] = int_attr(block);
+      blocked.add(v, {r.outputs[0], channels}, true);
+      blocked.append(std::move(r));
+    };
+
     // Whether some reader of `v` would take it blocked: a conv, or arithmetic
     // with an operand that is blocked already.
     auto feeds_blocked = [&](const std::string& v) {
@@ -278,6 +300,7 @@ class NchwcLayout final : public GraphPass {
         // A residual sum input left plain (FocalNet's MLP output adds the un-normalized x) is
         // reordered in: its plain FusedConv ran the 1x1 convs 2x slower than the blocked one.
         bool has_z = n.inputs.size() > 3 && !n.inputs[3].empty();
+        if (ok && has_z) ok = !may_broadcast_up(view, n.inputs[3], n.outputs[0]);  // summed element by element
         if (ok && has_z && is_blocked(n.inputs[3])) ok = blocked[n.inputs[3]].channels == w->dim(0);
         if (ok && has_z && !is_blocked(n.inputs[3])) {
           const TypeInfo* zt = view.type_of(n.inputs[3]);
@@ -309,17 +332,6 @@ class NchwcLayout final : public GraphPass {
           n.op_type = "NchwcConv";
           n.domain = kOnyxDomain;
           const int64_t C = w->dim(1) * group;
-          auto reorder_in = [&](const std::string& v, int64_t channels) {
-            Node r;
-            r.name = names.make(v + "_reorder_in");
-            r.op_type = "ReorderInput";
-            r.domain = kOnyxDomain;
-            r.inputs = {v};
-            r.outputs = {names.make(v + "_nchwc")};
-            r.attributes["block"] = int_attr(block);
-            blocked.add(v, {r.outputs[0], channels}, true);
-            blocked.append(std::move(r));
-          };
           // A plain input of whole blocks (after a Concat, Resize or ConvTranspose that stays
           // plain): one reorder, then the blocked kernel. Read plain, the conv converted it
           // through oneDNN's own reorders (a 32-channel depthwise 3x3 at 64x64: 93 us, the
@@ -485,6 +497,10 @@ class NchwcLayout final : public GraphPass {
             if (!t || t->numel() != 1) ok = false;
           }
         } else if (binary.count(n.op_type) && n.inputs.size() == 2) {
+          if (!is_blocked(n.inputs[1]) && per_image_channels(view, n.inputs[1], C)) {
+            reorder_in(n.inputs[1], C);
+            ++ctx.fusion_counts["per-channel operand reordered in"];
+          }
           ok = is_blocked(n.inputs[1]) && blocked[n.inputs[1]].channels == C;
         }
         if (ok) {

@@ -77,6 +77,21 @@ class TransposeRule final : public RewriteRule {
   }
 };
 
+// Whether a Squeeze surely succeeds (each axis it names is known to be 1): skipped by a
+// Reshape chain, one that would fail (PyTorch's squeeze of a dim of 16, a no-op there, as
+// its dynamo exporter writes it) would run instead of being the error the spec asks for.
+bool squeeze_succeeds(const Node& sq, const GraphView& view) {
+  auto axes = reduce_axes(sq, view);
+  if (!axes) return sq.inputs.size() < 2 || sq.inputs[1].empty();  // no axes: every 1 goes
+  const TypeInfo* t = view.type_of(sq.inputs[0]);
+  if (!t || !t->has_shape) return axes->empty();
+  const int64_t rank = static_cast<int64_t>(t->shape.size());
+  for (int64_t a : *axes) {
+    if (a < -rank || a >= rank || t->shape[a < 0 ? a + rank : a].value != 1) return false;
+  }
+  return true;
+}
+
 class ReshapeRule final : public RewriteRule {
  public:
   std::string op_type() const override { return "Reshape"; }
@@ -91,7 +106,7 @@ class ReshapeRule final : public RewriteRule {
     int prod = view.producer(n.inputs[0]);
     const Node* inner = node_of_type(g, prod, "Reshape");
     if (!inner) inner = node_of_type(g, prod, "Flatten");
-    if (!inner) inner = node_of_type(g, prod, "Squeeze");
+    if (!inner && (inner = node_of_type(g, prod, "Squeeze")) && !squeeze_succeeds(*inner, view)) return std::nullopt;
     if (!inner) inner = node_of_type(g, prod, "Unsqueeze");
     if (!inner || inner->inputs.empty()) return std::nullopt;
     Node r = n;

@@ -261,6 +261,9 @@ TEST(CudaOps, FusedOpsMatchCpu) {
            1, 17, 1e-4f, "com.onyx");
   check_op("SkipLayerNormalization", {{"x", {2, 5, 16}}, {"s", {2, 5, 16}}, {"g", {16}, true}, {"b", {16}, true}}, {}, 1, 17,
            1e-4f, "com.onyx");
+  // A skip repeated over the batch: [1, S, H] position embeddings, as the fusion orders them.
+  check_op("SkipLayerNormalization", {{"x", {2, 5, 16}}, {"s", {1, 5, 16}}, {"g", {16}, true}, {"b", {16}, true}}, {}, 1, 17,
+           1e-4f, "com.onyx");
   check_op("Attention", {{"x", {2, 7, 16}}, {"w", {16, 48}, true}, {"b", {48}, true}}, {int_attr("num_heads", 4)}, 1, 17,
            1e-4f, "com.onyx");
   check_op("FusedConv", {{"x", {1, 3, 9, 9}}, {"w", {4, 3, 3, 3}, true}, {"b", {4}, true}, {"z", {1, 4, 9, 9}}},

@@ -89,10 +89,14 @@ class LayerNorm final : public CudaKernel {
     int64_t skip_rows = 0;
     if (s) {
       if (s->dtype() != x.dtype()) kernel_fail("SkipLayerNormalization: skip must have X's type");
-      if (s->numel() == x.numel()) skip_rows = 0;
-      else if (s->rank() <= x.rank() && s->numel() > 0 &&
-               std::equal(s->shape().begin(), s->shape().end(), x.shape().end() - s->rank()) && axis == x.rank() - 1)
-        skip_rows = s->numel() / cols;  // skip equals X's trailing dims: it repeats over the leading rows
+      // Leading 1s aside ([1, S, H] position embeddings), a skip of X's trailing dims repeats
+      // over the leading rows.
+      Shape trailing(std::find_if(s->shape().begin(), s->shape().end(), [](int64_t d) { return d != 1; }),
+                     s->shape().end());
+      if (s->shape() == x.shape()) skip_rows = 0;
+      else if (s->rank() <= x.rank() && cols > 0 && s->numel() >= cols && s->numel() % cols == 0 && axis == x.rank() - 1 &&
+               std::equal(trailing.begin(), trailing.end(), x.shape().end() - trailing.size()))
+        skip_rows = s->numel() / cols;
       else kernel_fail("SkipLayerNormalization: skip shape " + shape_to_string(s->shape()) + " does not fit " +
                        shape_to_string(x.shape()));
     }

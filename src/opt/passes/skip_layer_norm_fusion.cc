@@ -27,8 +27,10 @@ class SkipLayerNormRule final : public RewriteRule {
     int ai = view.producer(ln.inputs[0]);
     const Node* add = node_of_type(g, ai, "Add");
     if (!add || view.single_consumer(add->outputs[0]) != i) return std::nullopt;
-    Node fused = make_node("SkipLayerNormalization", ln.name, {add->inputs[0], add->inputs[1], ln.inputs[1]},
-                           {ln.outputs[0]}, kOnyxDomain);
+    // The input of the sum's shape first: the CUDA kernel repeats only the skip.
+    std::string x = add->inputs[0], skip = add->inputs[1];
+    if (may_broadcast_up(view, x, add->outputs[0]) && !may_broadcast_up(view, skip, add->outputs[0])) std::swap(x, skip);
+    Node fused = make_node("SkipLayerNormalization", ln.name, {x, skip, ln.inputs[1]}, {ln.outputs[0]}, kOnyxDomain);
     fused.inputs.push_back(ln.inputs.size() > 2 ? ln.inputs[2] : "");
     const Attribute* eps = ln.attr("epsilon");
     fused.attributes["epsilon"] = float_attr(eps ? eps->f : 1e-5f);

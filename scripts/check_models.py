@@ -34,9 +34,13 @@ def main():
         inputs = sorted(glob.glob(os.path.join(a.models, name + ".input_*.npy")))
         so = ort.SessionOptions()
         so.intra_op_num_threads = a.threads
-        sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-        feeds = {i.name: np.load(p) for i, p in zip(sess.get_inputs(), inputs)}
-        expected = sess.run(None, feeds)
+        try:
+            sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+            feeds = {i.name: np.load(p) for i, p in zip(sess.get_inputs(), inputs)}
+            expected = sess.run(None, feeds)
+        except Exception as e:  # noqa: BLE001 - no reference to compare with; not Onyx's failure
+            print(f"{name:16s} skipped: onnxruntime fails: {str(e).splitlines()[0][:200]}")
+            continue
         with tempfile.TemporaryDirectory() as out:
             cmd = [a.onyx, "run", model, "--output-dir", out, "--threads", str(a.threads)]
             for p in inputs:

@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_vmath.h"
 #include "cpu/kernels/attention_rows.h"
@@ -70,6 +71,21 @@ int64_t query_block_rows(const AttentionProblem& p) {
   return std::min(rows, std::max<int64_t>(p.Sq, 1));
 }
 
+// Value heads at most this wide are multiplied row by row as dot products with V^T: the
+// GEMM's 32-wide panels would spend 7 of every 8 lanes on padding for a diffusion UNet's
+// heads of 4 (and its packing copied V as often).
+constexpr int64_t kNarrowValues = 16;
+
+bool narrow_values(const AttentionProblem& p) { return p.Dv <= kNarrowValues && cpu_features().avx512f; }
+
+// V^T [Dv, T] of head (b, n), contiguous.
+void transpose_values(const AttentionProblem& p, int64_t b, int64_t n, std::vector<float>& vt) {
+  vt.resize(static_cast<size_t>(p.Dv * p.T));
+  const float* v = p.v.at(b, n);
+  for (int64_t t = 0; t < p.T; ++t)
+    for (int64_t d = 0; d < p.Dv; ++d) vt[d * p.T + t] = v[t * p.v.row + d];
+}
+
 }  // namespace
 
 void run_attention(const AttentionProblem& p, ThreadPool* pool) {
@@ -78,7 +94,8 @@ void run_attention(const AttentionProblem& p, ThreadPool* pool) {
   parallel_for(pool, p.B * p.N * blocks, [&](int64_t t0, int64_t t1) {
     // The probabilities get their own buffer: written over the scores, the softmax of 65-wide
     // rows ran 2x slower than out of place.
-    thread_local std::vector<float> scores, probs;
+    thread_local std::vector<float> scores, probs, v_transposed;
+    const bool narrow = narrow_values(p);
     if (scores.size() < static_cast<size_t>(block * p.T)) scores.resize(static_cast<size_t>(block * p.T));
     if (probs.size() < static_cast<size_t>(block * p.T)) probs.resize(static_cast<size_t>(block * p.T));
     // K^T and V packed once per head for all of its blocks this task runs.
@@ -93,13 +110,19 @@ void run_attention(const AttentionProblem& p, ThreadPool* pool) {
       }
       if (head != packed_head) {
         kt = gemm_pack_b(!p.k_transposed, p.Dqk, p.T, p.k.at(b, n), p.k.row);
-        v = gemm_pack_b(false, p.T, p.Dv, p.v.at(b, n), p.v.row);
+        if (narrow) transpose_values(p, b, n, v_transposed);
+        else v = gemm_pack_b(false, p.T, p.Dv, p.v.at(b, n), p.v.row);
         packed_head = head;
       }
       gemm_f32_packed(false, rows, p.scale, p.q.at(b, n) + i0 * p.q.row, p.q.row, kt, 0.f, scores.data(), p.T);
       add_terms(p, b, n, i0, rows, scores.data());
       softmax_rows(p, rows, scores.data(), probs.data());
-      gemm_f32_packed(false, rows, 1.f, probs.data(), p.T, v, 0.f, output_row(p, b, n, i0), ld_out);
+      if (narrow) {
+        attention_block_values_narrow(probs.data(), rows, p.T, v_transposed.data(), p.Dv, output_row(p, b, n, i0),
+                                      ld_out);
+      } else {
+        gemm_f32_packed(false, rows, 1.f, probs.data(), p.T, v, 0.f, output_row(p, b, n, i0), ld_out);
+      }
     }
   });
 }

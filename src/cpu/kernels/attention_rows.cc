@@ -38,6 +38,16 @@ void values_scalar(const float* probs, const float* v, int64_t T, int64_t Dv, in
     for (int64_t d = 0; d < Dv; ++d) out[d] += probs[t] * v[t * ldv + d];
 }
 
+void block_values_scalar(const float* probs, int64_t rows, int64_t T, const float* vt, int64_t Dv, float* out,
+                         int64_t ld_out) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t d = 0; d < Dv; ++d) {
+      float acc = 0.f;
+      for (int64_t t = 0; t < T; ++t) acc += probs[r * T + t] * vt[d * T + t];
+      out[r * ld_out + d] = acc;
+    }
+}
+
 #ifdef ONYX_ATTENTION_AVX512
 
 ONYX_TARGET_AVX512 __mmask16 tail_mask(int64_t left) {
@@ -99,9 +109,55 @@ ONYX_TARGET_AVX512 void values_avx512(const float* probs, const float* v, int64_
   }
 }
 
+// Tiles of 4 rows by 4 value columns: each loaded vector of probabilities or of V^T serves
+// four products (16 independent sums), where one row at a time waited on each sum's FMAs.
+ONYX_TARGET_AVX512 void block_values_avx512(const float* probs, int64_t rows, int64_t T, const float* vt, int64_t Dv,
+                                            float* out, int64_t ld_out) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 4) {
+    const int nr = static_cast<int>(std::min<int64_t>(4, rows - r0));
+    const float* p[4];
+    for (int i = 0; i < 4; ++i) p[i] = probs + (r0 + std::min(i, nr - 1)) * T;  // past the end: repeat, unused
+    for (int64_t d0 = 0; d0 < Dv; d0 += 4) {
+      const int nd = static_cast<int>(std::min<int64_t>(4, Dv - d0));
+      const float* v[4];
+      for (int j = 0; j < 4; ++j) v[j] = vt + (d0 + std::min(j, nd - 1)) * T;
+      __m512 acc[4][4];
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) acc[i][j] = _mm512_setzero_ps();
+      for (int64_t t0 = 0; t0 < T; t0 += 16) {
+        const __mmask16 m = tail_mask(T - t0);
+        __m512 pv[4], vv[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) pv[i] = _mm512_maskz_loadu_ps(m, p[i] + t0);
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) vv[j] = _mm512_maskz_loadu_ps(m, v[j] + t0);
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 4
+          for (int j = 0; j < 4; ++j) acc[i][j] = _mm512_fmadd_ps(pv[i], vv[j], acc[i][j]);
+      }
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j)
+          if (i < nr && j < nd) out[(r0 + i) * ld_out + d0 + j] = _mm512_reduce_add_ps(acc[i][j]);
+    }
+  }
+}
+
 #endif
 
 }  // namespace
+
+void attention_block_values_narrow(const float* probs, int64_t rows, int64_t T, const float* vt, int64_t Dv,
+                                   float* out, int64_t ld_out) {
+#ifdef ONYX_ATTENTION_AVX512
+  if (cpu_features().avx512f) return block_values_avx512(probs, rows, T, vt, Dv, out, ld_out);
+#endif
+  block_values_scalar(probs, rows, T, vt, Dv, out, ld_out);
+}
 
 void attention_row_scores(const float* q, const float* k, int64_t T, int64_t D, int64_t ldk, bool k_transposed,
                           float scale, float* scores) {

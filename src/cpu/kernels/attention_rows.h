@@ -14,4 +14,10 @@ void attention_row_scores(const float* q, const float* k, int64_t T, int64_t D, 
 // out[0:Dv] = sum_t probs[t] * v[t * ldv : t * ldv + Dv].
 void attention_row_values(const float* probs, const float* v, int64_t T, int64_t Dv, int64_t ldv, float* out);
 
+// out[r * ld_out + d] = dot(probs[r * T : (r + 1) * T], vt[d * T : (d + 1) * T]) for r < rows,
+// d < Dv: a block of attention rows times V^T [Dv, T], for value heads too narrow for the
+// GEMM's panels.
+void attention_block_values_narrow(const float* probs, int64_t rows, int64_t T, const float* vt, int64_t Dv,
+                                   float* out, int64_t ld_out);
+
 }  // namespace onyx

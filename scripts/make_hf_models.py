@@ -418,6 +418,18 @@ MORE = {
     'cohere': causal_lm(tf.CohereConfig, tf.CohereForCausalLM, num_key_value_heads=2, use_qk_norm=True,
                         pad_token_id=0, bos_token_id=1, eos_token_id=2),
     'fnet': fnet,
+    # Mixture-of-experts decoders: a router's TopK picks each token's experts.
+    'olmoe': causal_lm(tf.OlmoeConfig, tf.OlmoeForCausalLM, num_key_value_heads=2, num_experts=4,
+                       num_experts_per_tok=2),
+    'granitemoe': causal_lm(tf.GraniteMoeConfig, tf.GraniteMoeForCausalLM, num_key_value_heads=2, num_local_experts=4,
+                            num_experts_per_tok=2),
+    'qwen2_moe': causal_lm(tf.Qwen2MoeConfig, tf.Qwen2MoeForCausalLM, num_key_value_heads=2, num_experts=4,
+                           num_experts_per_tok=2, moe_intermediate_size=32, shared_expert_intermediate_size=64),
+    'nemotron': causal_lm(tf.NemotronConfig, tf.NemotronForCausalLM, num_key_value_heads=2, partial_rotary_factor=0.5),
+    'stablelm': causal_lm(tf.StableLmConfig, tf.StableLmForCausalLM, num_key_value_heads=2, partial_rotary_factor=0.25),
+    'starcoder2': causal_lm(tf.Starcoder2Config, tf.Starcoder2ForCausalLM, num_key_value_heads=2),
+    'granite': causal_lm(tf.GraniteConfig, tf.GraniteForCausalLM, num_key_value_heads=2, residual_multiplier=0.5,
+                         logits_scaling=2.0, embedding_multiplier=3.0),
     'vit_mae': vit_mae,
     'videomae': videomae,
     'swin2sr': swin2sr,
@@ -486,7 +498,8 @@ ARCHS = {
 
 CACHED = ('gpt2', 'gpt_neox', 'llama', 'mistral', 'qwen2', 'phi', 'gemma', 't5', 'bart', 'whisper', 'marian', 'trocr',
           'speecht5', 'm2m100', 'pegasus', 'led', 'gptj', 'opt', 'bloom', 'falcon', 'mpt', 'phi3', 'qwen3', 'gemma2',
-          'gemma3', 'olmo2', 'cohere', 'mamba', 'rwkv')
+          'gemma3', 'olmo2', 'cohere', 'mamba', 'rwkv', 'olmoe', 'granitemoe', 'qwen2_moe', 'nemotron', 'stablelm',
+          'starcoder2', 'granite')
 
 
 def export(name, out):

@@ -5,8 +5,9 @@ embeddings, several transformer layers per block), a ControlNet, the KL VAE's en
 decoder, a VQ-GAN, the tiny autoencoder TAESD, an unconditional DDPM UNet, a video UNet
 (UNet3DConditionModel: temporal convolutions and attention), and the transformer denoisers
 DiT, PixArt, SD3 (MM-DiT joint attention) and Flux (rotary embeddings, single and double
-stream blocks). They bring GroupNormalization chains, nearest Resize, sinusoidal embeddings
-(Exp, Sin, Cos of a timestep), adaptive LayerNorm modulation, and attention of every shape.
+stream blocks); and, for timing, a UNet and a VAE decoder of realistic widths (`*_mid`).
+They bring GroupNormalization chains, nearest Resize, sinusoidal embeddings (Exp, Sin, Cos
+of a timestep), adaptive LayerNorm modulation, and attention of every shape.
 Seeded random weights with noise added, since diffusers zero-initializes output layers (a
 zero output would compare equal whatever a runtime computes); `f_NAME` from the TorchScript
 exporter (opset 17), `fd_NAME` from the default one of PyTorch 2 (`dynamo=True`). Output
@@ -68,6 +69,15 @@ class SdxlUnet(nn.Module):
         return self.model(sample, t, text, added_cond_kwargs=cond, return_dict=False)[0]
 
 
+def sd_unet_mid():
+    """A UNet of realistic widths for timing: 128 / 256 channels, heads of 32 and 64 values,
+    77 text tokens, a 32x32 latent."""
+    cfg = dict(UNET_CONFIG, sample_size=32, block_out_channels=(128, 256), attention_head_dim=4,
+               cross_attention_dim=256, norm_num_groups=32, layers_per_block=2)
+    return FirstOutput(df.UNet2DConditionModel(**cfg)), (latents(1, 4, 32), torch.tensor([500.0]),
+                                                         torch.randn(1, 77, 256))
+
+
 def sdxl_unet():
     return SdxlUnet(), (latents(), torch.tensor([500, 3]), torch.randn(2, 7, 32), torch.randn(2, 32),
                         torch.tensor([[64.0, 64, 0, 0, 64, 64]] * 2))
@@ -109,6 +119,14 @@ def vae_encoder():
 def vae_decoder():
     model = df.AutoencoderKL(**VAE_CONFIG)
     return FirstOutput(model, model.decode), (torch.randn(1, 4, 12, 12),)
+
+
+def vae_decoder_mid():
+    """The decoder at realistic widths for timing (64 / 128 / 128 channels, 32x32 -> 128x128)."""
+    model = df.AutoencoderKL(**dict(VAE_CONFIG, block_out_channels=(64, 128, 128), norm_num_groups=32,
+                                    down_block_types=('DownEncoderBlock2D',) * 3,
+                                    up_block_types=('UpDecoderBlock2D',) * 3, layers_per_block=2))
+    return FirstOutput(model, model.decode), (torch.randn(1, 4, 32, 32),)
 
 
 def vqgan():
@@ -201,7 +219,8 @@ def flux():
 
 MODELS = {'sd_unet': sd_unet, 'sdxl_unet': sdxl_unet, 'controlnet': controlnet, 'vae_encoder': vae_encoder,
           'vae_decoder': vae_decoder, 'vqgan': vqgan, 'taesd': taesd, 'ddpm_unet': ddpm_unet,
-          'video_unet': video_unet, 'dit': dit, 'pixart': pixart, 'sd3': sd3, 'flux': flux}
+          'video_unet': video_unet, 'dit': dit, 'pixart': pixart, 'sd3': sd3, 'flux': flux,
+          'sd_unet_mid': sd_unet_mid, 'vae_decoder_mid': vae_decoder_mid}
 
 
 def add_noise(model):

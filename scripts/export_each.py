@@ -19,3 +19,20 @@ def parse_name(name, prefixes, table):
     if arch not in table:
         raise KeyError(f'unknown model {name!r}: names are {" or ".join(prefixes)} and one of {", ".join(table)}')
     return name.startswith(prefixes[1]), arch
+
+
+def export_torch(model, args, out, name, dynamo):
+    """model(*args), an eval-mode torch module, exported without gradients to OUT/NAME.onnx by the
+    dynamo exporter or the TorchScript one (opset 17), its inputs saved as OUT/NAME.input_K.npy."""
+    import numpy as np
+    import torch
+    path = os.path.join(out, name + '.onnx')
+    in_names = [f'input_{i}' for i in range(len(args))]
+    with torch.no_grad():
+        if dynamo:
+            torch.onnx.export(model, args, path, dynamo=True, input_names=in_names, external_data=False)
+        else:
+            torch.onnx.export(model, args, path, opset_version=17, input_names=in_names, dynamo=False)
+    for i, a in enumerate(args):
+        np.save(os.path.join(out, f'{name}.input_{i}.npy'), a.numpy())
+    print(f'{path} {os.path.getsize(path) / 1e6:.2f} MB', flush=True)

@@ -13,13 +13,12 @@ Usage: VENV/bin/python scripts/make_graph_models.py OUT [NAME ...]"""
 import os
 import sys
 
-import numpy as np
 import torch
 import torch.nn as nn
 import torch_geometric.nn as gnn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from export_each import export_each, parse_name  # noqa: E402
+from export_each import export_each, export_torch, parse_name  # noqa: E402
 
 NODES, FEATURES, EDGES = 40, 12, 160
 
@@ -141,17 +140,7 @@ def export(name, out):
     dynamo, arch = parse_name(name, ('n_', 'nd_'), MODELS)
     torch.manual_seed(0)
     model, args = MODELS[arch]()
-    model.eval()
-    path = os.path.join(out, name + '.onnx')
-    in_names = [f'input_{i}' for i in range(len(args))]
-    with torch.no_grad():
-        if dynamo:
-            torch.onnx.export(model, args, path, dynamo=True, input_names=in_names, external_data=False)
-        else:
-            torch.onnx.export(model, args, path, opset_version=17, input_names=in_names, dynamo=False)
-    for i, a in enumerate(args):
-        np.save(os.path.join(out, f'{name}.input_{i}.npy'), a.numpy())
-    print(f'{path} {os.path.getsize(path) / 1e6:.2f} MB', flush=True)
+    export_torch(model.eval(), args, out, name, dynamo)
 
 
 def main(out, names):

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""LLMs as onnxruntime-genai's model builder writes them for the CPU (GroupQueryAttention
+with a KV cache, SkipSimplifiedLayerNormalization, rotary embeddings inside the attention,
+MatMulNBits with 4- or 8-bit weights and int8 activations, or float MatMul), decoded
+greedily for 10 tokens through each runtime's InferenceSession: onnxruntime's and Onyx's.
+The source models are small Llama, Qwen2 and Gemma decoders built here with seeded, noisy
+weights and a word-level tokenizer, saved with transformers, then converted by
+`python -m onnxruntime_genai.models.builder -i HF_DIR -o OUT -p PRECISION -e cpu`.
+Prints per model whether the tokens agree and the largest logit difference.
+
+Usage: VENV/bin/python scripts/check_genai_models.py WORK_DIR [ARCH ...]
+(VENV: pip install torch "transformers>=5" tokenizers onnxruntime-genai onnxruntime numpy,
+with the onyx package importable, e.g. through PYTHONPATH). Exit status 1 if tokens differ."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+PRECISIONS = ('int4', 'int8', 'fp32')
+STEPS = 10
+
+
+def build_hf(arch, out):
+    import torch
+    import transformers as tf
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    torch.manual_seed(0)
+    common = dict(vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                  max_position_embeddings=256)
+    if arch == 'llama':
+        model = tf.LlamaForCausalLM(tf.LlamaConfig(num_key_value_heads=2, **common))
+    elif arch == 'qwen2':  # biases on the Q, K, V projections
+        model = tf.Qwen2ForCausalLM(tf.Qwen2Config(num_key_value_heads=2, **common))
+    elif arch == 'gemma':  # one KV head, scaled embeddings, GELU MLP
+        model = tf.GemmaForCausalLM(tf.GemmaConfig(num_key_value_heads=1, head_dim=32, **common))
+    else:
+        raise KeyError(f'unknown architecture {arch!r}: llama, qwen2 or gemma')
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.02 * torch.randn_like(p))
+    model.save_pretrained(out)
+    words = Tokenizer(models.WordLevel({f't{i}': i for i in range(512)}, unk_token='t0'))
+    words.pre_tokenizer = pre_tokenizers.Whitespace()
+    tf.PreTrainedTokenizerFast(tokenizer_object=words, bos_token='t1', eos_token='t2', unk_token='t0',
+                               pad_token='t0').save_pretrained(out)
+
+
+def greedy(runtime, model_path):
+    """Tokens and last-position logits of STEPS greedy steps over a batch of two prompts, the
+    second left-padded, feeding each step's present.* back as past_key_values.*."""
+    if runtime == 'onyx':
+        import onyx as rt
+    else:
+        import onnxruntime as rt
+    session = rt.InferenceSession(model_path, providers=['CPUExecutionProvider'])
+    inputs = {i.name: i for i in session.get_inputs()}
+    cache = [n for n in inputs if n.startswith('past_key_values.')]
+    outputs = [o.name for o in session.get_outputs()]
+    ids = np.array([[5, 17, 42, 99, 3, 64], [8, 8, 1, 2, 300, 77]], dtype=np.int64)
+    mask = np.ones_like(ids)
+    mask[1, :2] = 0
+    # The cache's head size is a named dim in the model; genai_config.json gives it.
+    decoder = json.load(open(os.path.join(os.path.dirname(model_path), 'genai_config.json')))['model']['decoder']
+    past = {n: np.zeros((2, decoder['num_key_value_heads'], 0, decoder['head_size']), np.float32) for n in cache}
+    tokens, logits = [], []
+    for _ in range(STEPS):
+        result = dict(zip(outputs, session.run(None, {'input_ids': ids, 'attention_mask': mask, **past})))
+        last = result['logits'][:, -1]
+        logits.append(last)
+        ids = last.argmax(-1)[:, None].astype(np.int64)
+        tokens.append(ids[:, 0].tolist())
+        past = {n: result[n.replace('past_key_values.', 'present.')] for n in cache}
+        mask = np.concatenate([mask, np.ones((2, 1), np.int64)], 1)
+    return tokens, np.stack(logits)
+
+
+def main(work, archs):
+    failed = False
+    for arch in archs or ('llama', 'qwen2', 'gemma'):
+        hf = os.path.join(work, arch + '_hf')
+        if not os.path.isdir(hf):
+            build_hf(arch, hf)
+        for precision in PRECISIONS:
+            out = os.path.join(work, f'{arch}_{precision}')
+            if not os.path.exists(os.path.join(out, 'model.onnx')):
+                subprocess.run([sys.executable, '-m', 'onnxruntime_genai.models.builder', '-i', hf, '-m', arch, '-o',
+                                out, '-p', precision, '-e', 'cpu'], check=True, capture_output=True)
+            model = os.path.join(out, 'model.onnx')
+            ort_tokens, ort_logits = greedy('onnxruntime', model)
+            onyx_tokens, onyx_logits = greedy('onyx', model)
+            same = ort_tokens == onyx_tokens
+            failed |= not same
+            print(f'{arch}_{precision:5s} tokens {"equal" if same else "DIFFER"}, max logit difference '
+                  f'{np.abs(ort_logits - onyx_logits).max():.2e} (largest logit {np.abs(ort_logits).max():.2f})')
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1], sys.argv[2:]))

@@ -25,6 +25,14 @@ std::vector<A> load_floats(const Tensor& t) {
   return v;
 }
 
+// t's values as float: its own data when it is float (no copy: a rotary cache of 2048
+// positions was copied whole at every decode step), else converted into `scratch`.
+inline const float* float_values(const Tensor& t, std::vector<float>& scratch) {
+  if (t.dtype() == DataType::Float) return t.data<float>();
+  scratch = load_floats<float>(t);
+  return scratch.data();
+}
+
 // Writes t.numel() values of v into t, rounded to t's element type.
 template <class A>
 void store_floats(const A* v, Tensor& t) {

@@ -130,10 +130,12 @@ void apply_rotary(KernelContext& ctx, const GqaAttrs& at, const GqaDims& d, cons
   for (int64_t r : rows)
     if (r < 0 || r >= c.dim(0))
       kernel_fail("GroupQueryAttention: position " + S(r) + " is outside the rotary cache of " + S(c.dim(0)) + " rows");
-  std::vector<float> cv = load_floats<float>(c), sv = load_floats<float>(s);
+  std::vector<float> c_scratch, s_scratch;
+  const float* cv = float_values(c, c_scratch);
+  const float* sv = float_values(s, s_scratch);
   const int64_t rot = 2 * c.dim(1);
-  rotary_rotate(q.data(), q.data(), RotaryLayout{d.B, d.Hq, d.S, d.D, true}, cv.data(), sv.data(), rot, at.interleaved, rows);
-  rotary_rotate(k.data(), k.data(), RotaryLayout{d.B, d.Hkv, d.S, d.D, true}, cv.data(), sv.data(), rot, at.interleaved, rows);
+  rotary_rotate(q.data(), q.data(), RotaryLayout{d.B, d.Hq, d.S, d.D, true}, cv, sv, rot, at.interleaved, rows);
+  rotary_rotate(k.data(), k.data(), RotaryLayout{d.B, d.Hkv, d.S, d.D, true}, cv, sv, rot, at.interleaved, rows);
 }
 
 // Where present output `out` is built: in the output tensor itself when it
@@ -152,7 +154,7 @@ void build_present(KernelContext& ctx, int input, const GqaDims& d, const std::v
   const float* old = nullptr;
   if (ctx.has_input(input)) {
     const Tensor& t = ctx.input(input);
-    old = t.dtype() == DataType::Float ? t.data<float>() : (converted = load_floats<float>(t)).data();
+    old = float_values(t, converted);
   }
   for (int64_t b = 0; b < d.B; ++b)
     for (int64_t h = 0; h < d.Hkv; ++h) {

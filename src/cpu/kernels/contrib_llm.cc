@@ -178,8 +178,9 @@ KernelFactory ms_rotary_embedding_factory() {
       if (rot > l.D || rot % 2 != 0)
         kernel_fail("RotaryEmbedding: rotary dim " + S(rot) + " must be even and at most head size " + S(l.D));
       std::vector<int64_t> rows = rotary_rows(ctx.input(1), l.B, l.S, cos_t.dim(0), "RotaryEmbedding");
-      std::vector<float> xv = load_floats<float>(x), cv = load_floats<float>(cos_t), sv = load_floats<float>(sin_t);
-      rotary_rotate(xv.data(), xv.data(), l, cv.data(), sv.data(), rot, interleaved, rows);
+      std::vector<float> xv = load_floats<float>(x), c_scratch, s_scratch;
+      rotary_rotate(xv.data(), xv.data(), l, float_values(cos_t, c_scratch), float_values(sin_t, s_scratch), rot,
+                    interleaved, rows);
       store_floats(xv.data(), ctx.allocate_output(0, x.dtype(), x.shape()));
     };
   });

@@ -147,12 +147,12 @@ void apply_sparse_rotary(KernelContext& ctx, const SparseAttrs& a, const SparseD
   std::vector<int64_t> rows(static_cast<size_t>(d.B * d.S));  // a prompt starts at 0; later tokens end at the length
   for (int64_t b = 0; b < d.B; ++b)
     for (int64_t i = 0; i < d.S; ++i) rows[b * d.S + i] = d.prompt ? i : lens[b] - (d.S - i);
-  const std::vector<float> cv = load_floats<float>(c), sv = load_floats<float>(s);
+  std::vector<float> c_scratch, s_scratch;
+  const float* cv = float_values(c, c_scratch);
+  const float* sv = float_values(s, s_scratch);
   const int64_t rot = 2 * c.dim(1);
-  rotary_rotate(q.data(), q.data(), RotaryLayout{d.B, a.heads, d.S, d.D, true}, cv.data(), sv.data(), rot,
-                a.interleaved, rows);
-  rotary_rotate(k.data(), k.data(), RotaryLayout{d.B, a.kv_heads, d.S, d.D, true}, cv.data(), sv.data(), rot,
-                a.interleaved, rows);
+  rotary_rotate(q.data(), q.data(), RotaryLayout{d.B, a.heads, d.S, d.D, true}, cv, sv, rot, a.interleaved, rows);
+  rotary_rotate(k.data(), k.data(), RotaryLayout{d.B, a.kv_heads, d.S, d.D, true}, cv, sv, rot, a.interleaved, rows);
 }
 
 // Which keys query position `pos` may see in one layout: all up to it

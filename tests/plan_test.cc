@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "cpu/cpu_provider.h"
 #include "model_builder.h"
@@ -190,6 +191,20 @@ TEST(BufferPool, ReusesBuffersThatFitMostRecentFirst) {
     if (run == 2) steady = pool->cached_bytes();
     if (run > 2) EXPECT_EQ(pool->cached_bytes(), steady) << "run " << run;
   }
+}
+
+// A tensor that grows a little each run (a decoder's KV cache, 1 KB longer per step)
+// keeps its buffer for several: past 64 KB capacities round up to eighths of a power of two
+// (8 KB steps here), so 16 steps take 3 buffers, not 16.
+TEST(BufferPool, GrowingTensorsReuseTheirBuffer) {
+  auto pool = std::make_shared<BufferPool>();
+  std::set<const void*> buffers;
+  for (int64_t tokens = 100; tokens < 116; ++tokens) {  // 100 KB to 115 KB
+    Tensor present = pool->make(DataType::Float, {1, 4, tokens, 64});
+    buffers.insert(present.raw());
+  }
+  EXPECT_EQ(buffers.size(), 3u);  // 104, 112 and 120 KB
+  EXPECT_EQ(pool->cached_bytes(), (104u + 112u + 120u) * 1024u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "runtime/execution_plan.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <deque>
 #include <set>
@@ -107,6 +108,17 @@ std::vector<size_t> topological_order(const Graph& g, const std::unordered_set<s
   return order;
 }
 
+// The capacity a request of `bytes` gets: 64-byte multiples, and past 64 KB the next of
+// eight steps per power of two (at most 1/8 more). Tensors that grow a little each run (a
+// decoder's KV cache, one token longer per step) then reuse one buffer for several runs;
+// sized exactly, each step missed every cached buffer and took fresh pages.
+size_t buffer_capacity(size_t bytes) {
+  bytes = (bytes + 63) / 64 * 64;
+  if (bytes <= (size_t{1} << 16)) return bytes;
+  const size_t step = std::bit_floor(bytes) >> 3;
+  return (bytes + step - 1) / step * step;
+}
+
 }  // namespace
 
 BufferPool::~BufferPool() { trim(); }
@@ -118,7 +130,7 @@ Tensor BufferPool::make(DataType dtype, const Shape& shape) {
   for (int64_t d : shape)
     if (d < 0) return Tensor(dtype, shape);  // let the tensor report the bad shape
   if (bytes < kMinBytes) return Tensor(dtype, shape);
-  bytes = (bytes + 63) / 64 * 64;
+  bytes = buffer_capacity(bytes);
   void* p = nullptr;
   size_t capacity = bytes;
   {

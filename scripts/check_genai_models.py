@@ -6,11 +6,14 @@ greedily for 10 tokens through each runtime's InferenceSession: onnxruntime's an
 The source models are small Llama, Qwen2 and Gemma decoders built here with seeded, noisy
 weights and a word-level tokenizer, saved with transformers, then converted by
 `python -m onnxruntime_genai.models.builder -i HF_DIR -o OUT -p PRECISION -e cpu`.
-Prints per model whether the tokens agree and the largest logit difference.
+Prints per model whether the tokens agree and the largest logit difference; where the tokens
+differ, the first step's difference is set against how far onnxruntime's own logits move when
+the embeddings move by one ulp (int8 activations flip at rounding boundaries).
 
 Usage: VENV/bin/python scripts/check_genai_models.py WORK_DIR [ARCH ...]
+(ARCH: llama, qwen2, gemma (the default three), or llama_big, a larger Llama for bench_genai.py)
 (VENV: pip install torch "transformers>=5" tokenizers onnxruntime-genai onnxruntime numpy,
-with the onyx package importable, e.g. through PYTHONPATH). Exit status 1 if tokens differ."""
+with the onyx package importable, e.g. through PYTHONPATH). Exit status 1 if tokens differ by more than rounding."""
 import json
 import os
 import subprocess
@@ -31,41 +34,48 @@ def build_hf(arch, out):
                   max_position_embeddings=256)
     if arch == 'llama':
         model = tf.LlamaForCausalLM(tf.LlamaConfig(num_key_value_heads=2, **common))
+    elif arch == 'llama_big':  # for timing (bench_genai.py): 8 layers of 1024, 16 / 4 heads, 32000 words
+        common.update(vocab_size=32000, hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
+                      num_attention_heads=16, max_position_embeddings=2048)
+        model = tf.LlamaForCausalLM(tf.LlamaConfig(num_key_value_heads=4, **common))
     elif arch == 'qwen2':  # biases on the Q, K, V projections
         model = tf.Qwen2ForCausalLM(tf.Qwen2Config(num_key_value_heads=2, **common))
     elif arch == 'gemma':  # one KV head, scaled embeddings, GELU MLP
         model = tf.GemmaForCausalLM(tf.GemmaConfig(num_key_value_heads=1, head_dim=32, **common))
     else:
-        raise KeyError(f'unknown architecture {arch!r}: llama, qwen2 or gemma')
+        raise KeyError(f'unknown architecture {arch!r}: llama, qwen2, gemma or llama_big')
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.02 * torch.randn_like(p))
     model.save_pretrained(out)
-    words = Tokenizer(models.WordLevel({f't{i}': i for i in range(512)}, unk_token='t0'))
+    words = Tokenizer(models.WordLevel({f't{i}': i for i in range(common['vocab_size'])}, unk_token='t0'))
     words.pre_tokenizer = pre_tokenizers.Whitespace()
     tf.PreTrainedTokenizerFast(tokenizer_object=words, bos_token='t1', eos_token='t2', unk_token='t0',
                                pad_token='t0').save_pretrained(out)
 
 
 def greedy(runtime, model_path):
-    """Tokens and last-position logits of STEPS greedy steps over a batch of two prompts, the
+    rt = __import__('onyx' if runtime == 'onyx' else 'onnxruntime')
+    return run_steps(rt.InferenceSession(model_path, providers=['CPUExecutionProvider']), decoder_config(model_path),
+                     STEPS)
+
+
+def decoder_config(model_path):
+    """genai_config.json's decoder section: the cache's head count and size, named dims in the model."""
+    return json.load(open(os.path.join(os.path.dirname(model_path), 'genai_config.json')))['model']['decoder']
+
+
+def run_steps(session, decoder, steps):
+    """Tokens and last-position logits of `steps` greedy steps over a batch of two prompts, the
     second left-padded, feeding each step's present.* back as past_key_values.*."""
-    if runtime == 'onyx':
-        import onyx as rt
-    else:
-        import onnxruntime as rt
-    session = rt.InferenceSession(model_path, providers=['CPUExecutionProvider'])
-    inputs = {i.name: i for i in session.get_inputs()}
-    cache = [n for n in inputs if n.startswith('past_key_values.')]
+    cache = [i.name for i in session.get_inputs() if i.name.startswith('past_key_values.')]
     outputs = [o.name for o in session.get_outputs()]
     ids = np.array([[5, 17, 42, 99, 3, 64], [8, 8, 1, 2, 300, 77]], dtype=np.int64)
     mask = np.ones_like(ids)
     mask[1, :2] = 0
-    # The cache's head size is a named dim in the model; genai_config.json gives it.
-    decoder = json.load(open(os.path.join(os.path.dirname(model_path), 'genai_config.json')))['model']['decoder']
     past = {n: np.zeros((2, decoder['num_key_value_heads'], 0, decoder['head_size']), np.float32) for n in cache}
     tokens, logits = [], []
-    for _ in range(STEPS):
+    for _ in range(steps):
         result = dict(zip(outputs, session.run(None, {'input_ids': ids, 'attention_mask': mask, **past})))
         last = result['logits'][:, -1]
         logits.append(last)
@@ -74,6 +84,35 @@ def greedy(runtime, model_path):
         past = {n: result[n.replace('past_key_values.', 'present.')] for n in cache}
         mask = np.concatenate([mask, np.ones((2, 1), np.int64)], 1)
     return tokens, np.stack(logits)
+
+
+def ulp_sensitivity(model_path):
+    """How far onnxruntime's own first-step logits move when the token embeddings move by one
+    ulp (times 1 + 2^-23): with int8 activations, values next to a rounding boundary flip, and
+    random weights carry the flips to the logits. A runtime whose results differ from ORT's by
+    no more than this differs by rounding alone."""
+    import tempfile
+    import onnx
+    import onnxruntime
+    from onnx import helper, numpy_helper
+    model = onnx.load(model_path)
+    weights = {i.name for i in model.graph.initializer}
+    lookup = next(n for n in model.graph.node if n.op_type == 'Gather' and n.input[0] in weights)
+    embeddings = lookup.output[0]
+    lookup.output[0] = embeddings + '_exact'
+    model.graph.initializer.append(numpy_helper.from_array(np.array(1 + 2 ** -23, np.float32), 'one_ulp_up'))
+    model.graph.node.insert(list(model.graph.node).index(lookup) + 1,
+                            helper.make_node('Mul', [embeddings + '_exact', 'one_ulp_up'], [embeddings]))
+    with tempfile.TemporaryDirectory() as tmp:
+        moved = os.path.join(tmp, 'model.onnx')
+        onnx.save(model, moved, save_as_external_data=True, location='model.onnx.data')
+        first = [first_logits(onnxruntime, path, decoder_config(model_path)) for path in (model_path, moved)]
+    return float(np.abs(first[0] - first[1]).max())
+
+
+def first_logits(rt, model_path, decoder):
+    """The first step's last-position logits (the prompt) through runtime module `rt`."""
+    return run_steps(rt.InferenceSession(model_path, providers=['CPUExecutionProvider']), decoder, 1)[1][0]
 
 
 def main(work, archs):
@@ -91,9 +130,14 @@ def main(work, archs):
             ort_tokens, ort_logits = greedy('onnxruntime', model)
             onyx_tokens, onyx_logits = greedy('onyx', model)
             same = ort_tokens == onyx_tokens
-            failed |= not same
-            print(f'{arch}_{precision:5s} tokens {"equal" if same else "DIFFER"}, max logit difference '
-                  f'{np.abs(ort_logits - onyx_logits).max():.2e} (largest logit {np.abs(ort_logits).max():.2f})')
+            note = ''
+            if not same:  # fine only where ORT's first step moves as much under a one-ulp nudge
+                first, nudged = float(np.abs(ort_logits[0] - onyx_logits[0]).max()), ulp_sensitivity(model)
+                failed |= first > 2 * nudged
+                note = (f'; first step {first:.2e}, ORT itself {nudged:.2e} with embeddings one ulp up: '
+                        + ('rounding' if first <= 2 * nudged else 'TOO FAR'))
+            print(f'{arch}_{precision:5s} tokens {"equal" if same else "differ"}, max logit difference '
+                  f'{np.abs(ort_logits - onyx_logits).max():.2e} (largest logit {np.abs(ort_logits).max():.2f}){note}')
     return 1 if failed else 0
 
 

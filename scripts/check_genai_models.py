@@ -3,17 +3,19 @@
 with a KV cache, SkipSimplifiedLayerNormalization, rotary embeddings inside the attention,
 MatMulNBits with 4- or 8-bit weights and int8 activations, or float MatMul), decoded
 greedily for 10 tokens through each runtime's InferenceSession: onnxruntime's and Onyx's.
-The source models are small Llama, Qwen2 and Gemma decoders built here with seeded, noisy
-weights and a word-level tokenizer, saved with transformers, then converted by
+The source models are small decoders of ten architectures (Llama, Qwen2, Gemma, Mistral,
+Qwen3, Phi, OLMo, Granite, SmolLM3, Nemotron) built here with seeded, noisy weights and a
+word-level tokenizer, saved with transformers, then converted by
 `python -m onnxruntime_genai.models.builder -i HF_DIR -o OUT -p PRECISION -e cpu`.
 Prints per model whether the tokens agree and the largest logit difference; where the tokens
 differ, the first step's difference is set against how far onnxruntime's own logits move when
 the embeddings move by one ulp (int8 activations flip at rounding boundaries).
 
 Usage: VENV/bin/python scripts/check_genai_models.py WORK_DIR [ARCH ...]
-(ARCH: llama, qwen2, gemma (the default three), or llama_big, a larger Llama for bench_genai.py)
+(ARCH: a key of ARCHS; all but llama_big, a larger Llama for bench_genai.py, by default)
 (VENV: pip install torch "transformers>=5" tokenizers onnxruntime-genai onnxruntime numpy,
-with the onyx package importable, e.g. through PYTHONPATH). Exit status 1 if tokens differ by more than rounding."""
+with the onyx package importable, e.g. through PYTHONPATH). Exit status 1 if tokens differ by more
+than rounding."""
 import json
 import os
 import subprocess
@@ -25,30 +27,42 @@ PRECISIONS = ('int4', 'int8', 'fp32')
 STEPS = 10
 
 
+# Architecture -> (transformers config and model class names, config beyond the common small
+# sizes). The first ten are checked by default; llama_big is for timing (bench_genai.py).
+ARCHS = {
+    'llama': ('LlamaConfig', 'LlamaForCausalLM', dict(num_key_value_heads=2)),
+    'qwen2': ('Qwen2Config', 'Qwen2ForCausalLM', dict(num_key_value_heads=2)),  # Q, K, V biases
+    'gemma': ('GemmaConfig', 'GemmaForCausalLM', dict(num_key_value_heads=1, head_dim=32)),  # GELU MLP
+    'mistral': ('MistralConfig', 'MistralForCausalLM', dict(num_key_value_heads=2)),
+    'qwen3': ('Qwen3Config', 'Qwen3ForCausalLM', dict(num_key_value_heads=2, head_dim=32)),  # per-head Q, K norms
+    'phi': ('PhiConfig', 'PhiForCausalLM', dict(partial_rotary_factor=0.5)),  # LayerNorm, parallel MLP, partial rotary
+    'olmo': ('OlmoConfig', 'OlmoForCausalLM', dict(num_key_value_heads=2)),
+    'granite': ('GraniteConfig', 'GraniteForCausalLM', dict(num_key_value_heads=2)),
+    'smollm3': ('SmolLM3Config', 'SmolLM3ForCausalLM', dict(num_key_value_heads=2, pad_token_id=0)),
+    'nemotron': ('NemotronConfig', 'NemotronForCausalLM', dict(num_key_value_heads=2)),
+    'llama_big': ('LlamaConfig', 'LlamaForCausalLM',
+                  dict(num_key_value_heads=4, vocab_size=32000, hidden_size=1024, intermediate_size=2816,
+                       num_hidden_layers=8, num_attention_heads=16, max_position_embeddings=2048)),
+}
+SMALL = dict(vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+             max_position_embeddings=256)
+
+
 def build_hf(arch, out):
     import torch
     import transformers as tf
     from tokenizers import Tokenizer, models, pre_tokenizers
+    if arch not in ARCHS:
+        raise KeyError(f'unknown architecture {arch!r}: one of {", ".join(ARCHS)}')
+    config_name, model_name, extra = ARCHS[arch]
+    config = getattr(tf, config_name)(**{**SMALL, **extra})
     torch.manual_seed(0)
-    common = dict(vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
-                  max_position_embeddings=256)
-    if arch == 'llama':
-        model = tf.LlamaForCausalLM(tf.LlamaConfig(num_key_value_heads=2, **common))
-    elif arch == 'llama_big':  # for timing (bench_genai.py): 8 layers of 1024, 16 / 4 heads, 32000 words
-        common.update(vocab_size=32000, hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
-                      num_attention_heads=16, max_position_embeddings=2048)
-        model = tf.LlamaForCausalLM(tf.LlamaConfig(num_key_value_heads=4, **common))
-    elif arch == 'qwen2':  # biases on the Q, K, V projections
-        model = tf.Qwen2ForCausalLM(tf.Qwen2Config(num_key_value_heads=2, **common))
-    elif arch == 'gemma':  # one KV head, scaled embeddings, GELU MLP
-        model = tf.GemmaForCausalLM(tf.GemmaConfig(num_key_value_heads=1, head_dim=32, **common))
-    else:
-        raise KeyError(f'unknown architecture {arch!r}: llama, qwen2, gemma or llama_big')
+    model = getattr(tf, model_name)(config)
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.02 * torch.randn_like(p))
     model.save_pretrained(out)
-    words = Tokenizer(models.WordLevel({f't{i}': i for i in range(common['vocab_size'])}, unk_token='t0'))
+    words = Tokenizer(models.WordLevel({f't{i}': i for i in range(config.vocab_size)}, unk_token='t0'))
     words.pre_tokenizer = pre_tokenizers.Whitespace()
     tf.PreTrainedTokenizerFast(tokenizer_object=words, bos_token='t1', eos_token='t2', unk_token='t0',
                                pad_token='t0').save_pretrained(out)
@@ -117,7 +131,7 @@ def first_logits(rt, model_path, decoder):
 
 def main(work, archs):
     failed = False
-    for arch in archs or ('llama', 'qwen2', 'gemma'):
+    for arch in archs or [a for a in ARCHS if a != 'llama_big']:
         hf = os.path.join(work, arch + '_hf')
         if not os.path.isdir(hf):
             build_hf(arch, hf)

@@ -34,18 +34,13 @@ std::optional<std::pair<std::string, std::vector<float>>> activation_of(const No
 
 // True when the Add may broadcast the conv's output up to a larger shape (GCNet's
 // x + context, a [C, 1, 1] conv output): the fused kernels add a residual of the
-// output's own shape. Unknown shapes count as equal, except a conv dim of 1.
+// output's own shape. A conv output of unknown shape counts as equal; a sum of unknown
+// shape after a known conv output does not.
 bool may_grow(const GraphView& view, const std::string& conv_out, const std::string& sum) {
   const TypeInfo* c = view.type_of(conv_out);
   const TypeInfo* s = view.type_of(sum);
   if (!c || !c->has_shape) return false;
-  if (!s || !s->has_shape) return true;
-  if (c->shape.size() != s->shape.size()) return true;
-  for (size_t d = 0; d < c->shape.size(); ++d) {
-    int64_t cd = c->shape[d].value, sd = s->shape[d].value;
-    if ((cd == 1 && sd != 1) || (cd >= 0 && sd >= 0 && cd != sd)) return true;
-  }
-  return false;
+  return !s || !s->has_shape || may_broadcast_up(view, conv_out, sum);
 }
 
 class ConvActivationRule final : public RewriteRule {

@@ -552,7 +552,7 @@ class MatMulNBitsKernel final : public Kernel {
     Tensor& y = ctx.allocate_output(0, a.dtype(), out_shape);
     if (M == 0) return;
     std::vector<float> a_vals, y_vals;
-    const float* ap = a.dtype() == DataType::Float ? a.data<float>() : (a_vals = load_floats<float>(a)).data();
+    const float* ap = float_values(a, a_vals);
     float* yp = a.dtype() == DataType::Float ? y.data<float>() : (y_vals.resize(static_cast<size_t>(M * s_.N)), y_vals.data());
     if (int4_) int4_block_gemm(M, ap, *int4_, bias, yp, ctx.thread_pool());
     else multiply(*w, ap, M, bias, yp, ctx.thread_pool());

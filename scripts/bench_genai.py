@@ -12,9 +12,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_genai_models import decoder_config, greedy_decode  # noqa: E402
 
 
 def session(runtime, model, threads):
@@ -26,26 +28,15 @@ def session(runtime, model, threads):
 
 def generate(sess, decoder, prompt, steps, rng):
     """Seconds for the prompt and the median decode step."""
-    cache = [i.name for i in sess.get_inputs() if i.name.startswith('past_key_values.')]
-    outputs = [o.name for o in sess.get_outputs()]
     ids = rng.integers(3, 1000, (1, prompt)).astype(np.int64)
-    mask = np.ones_like(ids)
-    past = {n: np.zeros((1, decoder['num_key_value_heads'], 0, decoder['head_size']), np.float32) for n in cache}
-    times = []
-    for _ in range(steps + 1):
-        start = time.perf_counter()
-        result = dict(zip(outputs, sess.run(None, {'input_ids': ids, 'attention_mask': mask, **past})))
-        times.append(time.perf_counter() - start)
-        past = {n: result[n.replace('past_key_values.', 'present.')] for n in cache}
-        ids = result['logits'][:, -1].argmax(-1)[:, None].astype(np.int64)
-        mask = np.concatenate([mask, np.ones((1, 1), np.int64)], 1)
+    times = [seconds for _, seconds in greedy_decode(sess, decoder, ids, np.ones_like(ids), steps + 1)]
     return times[0], float(np.median(times[1:]))
 
 
 def measure(runtime, model_dir, threads, prompt, steps, seed):
     """One round in this process: (prompt seconds, median decode-step seconds)."""
     model = os.path.join(model_dir, 'model.onnx')
-    decoder = json.load(open(os.path.join(model_dir, 'genai_config.json')))['model']['decoder']
+    decoder = decoder_config(model)
     sess = session(runtime, model, threads)
     generate(sess, decoder, 16, 2, np.random.default_rng(1))  # warm-up
     return generate(sess, decoder, prompt, steps, np.random.default_rng(seed))

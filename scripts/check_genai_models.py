@@ -79,25 +79,33 @@ def decoder_config(model_path):
     return json.load(open(os.path.join(os.path.dirname(model_path), 'genai_config.json')))['model']['decoder']
 
 
-def run_steps(session, decoder, steps):
-    """Tokens and last-position logits of `steps` greedy steps over a batch of two prompts, the
-    second left-padded, feeding each step's present.* back as past_key_values.*."""
+def greedy_decode(session, decoder, ids, mask, steps):
+    """`steps` greedy steps from prompts `ids` (`mask` 0 where padded), each step's present.* fed
+    back as past_key_values.*: per step, the last-position logits and the seconds its run took."""
+    import time
     cache = [i.name for i in session.get_inputs() if i.name.startswith('past_key_values.')]
     outputs = [o.name for o in session.get_outputs()]
+    batch = ids.shape[0]
+    past = {n: np.zeros((batch, decoder['num_key_value_heads'], 0, decoder['head_size']), np.float32) for n in cache}
+    record = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        result = dict(zip(outputs, session.run(None, {'input_ids': ids, 'attention_mask': mask, **past})))
+        record.append((result['logits'][:, -1], time.perf_counter() - start))
+        ids = record[-1][0].argmax(-1)[:, None].astype(np.int64)
+        past = {n: result[n.replace('past_key_values.', 'present.')] for n in cache}
+        mask = np.concatenate([mask, np.ones((batch, 1), np.int64)], 1)
+    return record
+
+
+def run_steps(session, decoder, steps):
+    """Tokens and last-position logits of `steps` greedy steps over a batch of two prompts, the
+    second left-padded."""
     ids = np.array([[5, 17, 42, 99, 3, 64], [8, 8, 1, 2, 300, 77]], dtype=np.int64)
     mask = np.ones_like(ids)
     mask[1, :2] = 0
-    past = {n: np.zeros((2, decoder['num_key_value_heads'], 0, decoder['head_size']), np.float32) for n in cache}
-    tokens, logits = [], []
-    for _ in range(steps):
-        result = dict(zip(outputs, session.run(None, {'input_ids': ids, 'attention_mask': mask, **past})))
-        last = result['logits'][:, -1]
-        logits.append(last)
-        ids = last.argmax(-1)[:, None].astype(np.int64)
-        tokens.append(ids[:, 0].tolist())
-        past = {n: result[n.replace('past_key_values.', 'present.')] for n in cache}
-        mask = np.concatenate([mask, np.ones((2, 1), np.int64)], 1)
-    return tokens, np.stack(logits)
+    logits = np.stack([step_logits for step_logits, _ in greedy_decode(session, decoder, ids, mask, steps)])
+    return logits.argmax(-1).tolist(), logits
 
 
 def ulp_sensitivity(model_path):

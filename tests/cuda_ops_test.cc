@@ -166,9 +166,40 @@ TEST(CudaOps, Elementwise) {
     check_op(op, {{"a", {2, 1, 4}}, {"b", {3, 1}}});
     check_op(op, {{"a", {2, 3, 4}}, {"b", {}, true}});
   }
-  check_op("Pow", {{"a", {8}}, {"b", {}, true}}, {}, 1, 17, 1e-3f);
-  check_op("Less", {{"a", {2, 3}}, {"b", {3}}});
-  check_op("GreaterOrEqual", {{"a", {2, 3}}, {"b", {2, 3}}});
+  // A positive base: a negative one to a fractional power is NaN on both sides.
+  check_op("Pow", {{"a", {8}, false, onnx::TensorProto::FLOAT, {}, true}, {"b", {}, true}}, {}, 1, 17, 1e-3f);
+}
+
+// Comparisons feeding Where: a comparison whose bool result were only read on
+// the host would rightly stay on the CPU, so the Where keeps it on the device.
+TEST(CudaOps, ComparisonsFeedingWhere) {
+  REQUIRE_DEVICE();
+  for (const char* op : {"Less", "GreaterOrEqual", "Equal"}) {
+    onnx::ModelProto m = make_model(17);
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("a", onnx::TensorProto::FLOAT, {2, 3});
+    *g->add_input() = tensor_info("b", onnx::TensorProto::FLOAT, {3});
+    onnx::ValueInfoProto out;
+    out.set_name("out");
+    *g->add_output() = out;
+    add_node(g, op, {"a", "b"}, {"c"}, "compare");
+    add_node(g, "Where", {"c", "a", "b"}, {"out"}, "where");
+    std::string bytes = serialize(m);
+    SessionOptions cpu_o;
+    cpu_o.optimization_level = OptimizationLevel::Disable;
+    SessionOptions gpu_o = cpu_o;
+    gpu_o.providers = {"cuda"};
+    auto cpu = Session::from_bytes(bytes.data(), bytes.size(), cpu_o);
+    auto gpu = Session::from_bytes(bytes.data(), bytes.size(), gpu_o);
+    for (auto& [node, p] : gpu->node_placement())
+      if (node == "compare" || node == "where") EXPECT_EQ(p, "CUDAExecutionProvider") << op << " " << node;
+    Tensor a = Tensor::from_vector<float>({-1, 0, 2, 3, 0.5f, -4}, {2, 3});
+    Tensor b = Tensor::from_vector<float>({0, 0, 3}, {3});  // ties included: Equal and GreaterOrEqual see them
+    Feeds feeds = {{"a", Value(a)}, {"b", Value(b)}};
+    Tensor want = cpu->run(feeds)[0].tensor(), got = gpu->run(feeds)[0].tensor();
+    ASSERT_EQ(want.shape(), got.shape());
+    for (int64_t i = 0; i < want.numel(); ++i) EXPECT_EQ(want.data<float>()[i], got.data<float>()[i]) << op << " " << i;
+  }
 }
 
 TEST(CudaOps, Unary) {
@@ -375,6 +406,118 @@ TEST(CudaProviderDevice, IoBindingAndCudaGraph) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("bound addresses must stay fixed"), std::string::npos) << e.what();
+  }
+}
+
+// A transformer's mask of ones and position ids: Shape and the Gather of a
+// dimension stay on the CPU, ConstantOfShape and Range run on CUDA from their
+// host-side arguments, and the whole run fits in a CUDA graph.
+onnx::ModelProto shape_driven_model() {
+  onnx::ModelProto m = make_model(17);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {-1, -1});
+  onnx::ValueInfoProto out;
+  out.set_name("y");
+  *g->add_output() = out;
+  *g->add_initializer() = test::int64_tensor("one_index", {}, {1});
+  *g->add_initializer() = test::int64_tensor("zero", {}, {0});
+  *g->add_initializer() = test::int64_tensor("step", {}, {1});
+  add_node(g, "Shape", {"x"}, {"shape"}, "shape");
+  auto* ones = add_node(g, "ConstantOfShape", {"shape"}, {"ones"}, "ones");
+  onnx::AttributeProto value;
+  value.set_name("value");
+  value.set_type(onnx::AttributeProto::TENSOR);
+  *value.mutable_t() = test::float_tensor("value", {1}, {1.5f});
+  *ones->add_attribute() = value;
+  add_node(g, "Gather", {"shape", "one_index"}, {"cols"}, "cols");
+  add_node(g, "Range", {"zero", "cols", "step"}, {"positions"}, "positions");
+  *add_node(g, "Cast", {"positions"}, {"positions_f"}, "cast")->add_attribute() = int_attr("to", onnx::TensorProto::FLOAT);
+  add_node(g, "Mul", {"x", "ones"}, {"scaled"}, "mul");
+  add_node(g, "Add", {"scaled", "positions_f"}, {"y"}, "add");
+  return m;
+}
+
+TEST(CudaProviderDevice, ShapeComputationsStayInTheCudaGraph) {
+  REQUIRE_DEVICE();
+  std::string bytes = serialize(shape_driven_model());
+  SessionOptions o;
+  o.optimization_level = OptimizationLevel::Disable;  // keep every node as built
+  o.providers = {"cuda"};
+  o.provider_options["cuda"] = {{"enable_cuda_graph", "1"}};
+  auto s = Session::from_bytes(bytes.data(), bytes.size(), o);
+  for (auto& [node, p] : s->node_placement()) {
+    if (node == "shape" || node == "cols") EXPECT_EQ(p, "CPUExecutionProvider") << node;
+    if (node == "ones" || node == "positions" || node == "add") EXPECT_EQ(p, "CUDAExecutionProvider") << node;
+  }
+  Device cuda{DeviceType::CUDA, 0};
+  Tensor x(DataType::Float, {2, 5});
+  Tensor xd = s->allocate_on(cuda, DataType::Float, {2, 5});
+  IoBinding b;
+  b.bind_input("x", Value(xd));
+  b.bind_output("y", cuda);
+  for (int run = 0; run < 4; ++run) {  // warm-up, capture, replay, replay: new values each time
+    for (int i = 0; i < 10; ++i) x.data<float>()[i] = static_cast<float>(run * 10 + i) * 0.25f;
+    s->copy_tensor(x, xd);
+    s->run_with_binding(b);
+    Tensor y = s->to_host(b.outputs()[0].tensor());
+    ASSERT_EQ(y.shape(), (Shape{2, 5}));
+    for (int i = 0; i < 10; ++i)
+      EXPECT_FLOAT_EQ(y.data<float>()[i], x.data<float>()[i] * 1.5f + static_cast<float>(i % 5)) << "run " << run << " " << i;
+  }
+}
+
+// A CPU node that reads a value of the run cannot be replayed: the error says so.
+TEST(CudaProviderDevice, CudaGraphRefusesCpuNodesReadingRunValues) {
+  REQUIRE_DEVICE();
+  onnx::ModelProto m = make_model(17);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 3});
+  onnx::ValueInfoProto out;
+  out.set_name("y");
+  *g->add_output() = out;
+  add_node(g, "Round", {"x"}, {"r"}, "round");  // no CUDA kernel
+  add_node(g, "Relu", {"r"}, {"y"}, "relu");
+  std::string bytes = serialize(m);
+  SessionOptions o;
+  o.providers = {"cuda"};
+  o.provider_options["cuda"] = {{"enable_cuda_graph", "1"}};
+  auto s = Session::from_bytes(bytes.data(), bytes.size(), o);
+  Device cuda{DeviceType::CUDA, 0};
+  IoBinding b;
+  b.bind_input("x", Value(s->allocate_on(cuda, DataType::Float, {2, 3})));
+  b.bind_output("y", cuda);
+  try {
+    s->run_with_binding(b);
+    FAIL() << "a CPU node reading the input was captured";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("replays only device work"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("reads 'x'"), std::string::npos) << msg;
+  }
+}
+
+// use_tf32=1 lets cuBLAS round float32 inputs to TF32's 10-bit mantissa: 1.0001
+// becomes 1, so a K = 1024 dot product of 1.0001 with ones gives 1024 instead
+// of 1024.1. Without the option the float32 result stands.
+TEST(CudaProviderDevice, UseTf32RoundsMatMulInputs) {
+  REQUIRE_DEVICE();
+  onnx::ModelProto m = make_model(17);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("a", onnx::TensorProto::FLOAT, {128, 1024});
+  onnx::ValueInfoProto out;
+  out.set_name("y");
+  *g->add_output() = out;
+  *g->add_initializer() = test::float_tensor("b", {1024, 128}, std::vector<float>(1024 * 128, 1.f));
+  add_node(g, "MatMul", {"a", "b"}, {"y"}, "matmul");
+  std::string bytes = serialize(m);
+  Feeds feeds = {{"a", Value(Tensor::from_vector<float>(std::vector<float>(128 * 1024, 1.0001f), {128, 1024}))}};
+  for (bool tf32 : {false, true}) {
+    SessionOptions o;
+    o.providers = {"cuda"};
+    o.provider_options["cuda"] = {{"use_tf32", tf32 ? "1" : "0"}};
+    Tensor y = Session::from_bytes(bytes.data(), bytes.size(), o)->run(feeds)[0].tensor();
+    const float want = tf32 ? 1024.f : 1024.f * 1.0001f;
+    for (int64_t i = 0; i < y.numel(); i += 1000) EXPECT_NEAR(y.data<float>()[i], want, 0.01f) << "use_tf32=" << tf32;
   }
 }
 

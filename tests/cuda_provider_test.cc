@@ -19,6 +19,7 @@
 #include "cpu/cpu_provider.h"
 #include "kernels/execution_provider.h"
 #include "model_builder.h"
+#include "onnx/loader.h"
 #include "onyx/session.h"
 #include "runtime/partitioner.h"
 #include "runtime/providers.h"
@@ -80,6 +81,7 @@ TEST(CudaProviderOptions, ParsesEveryKnownKey) {
                                                        {"cudnn_conv1d_pad_to_nc1d", "1"},
                                                        {"do_copy_in_default_stream", "false"},
                                                        {"enable_cuda_graph", "true"},
+                                                       {"use_tf32", "1"},
                                                        {"conv_algo_cache_file", "/tmp/algos.txt"}});
   EXPECT_EQ(o.device_id, 1);
   EXPECT_EQ(o.gpu_mem_limit, size_t{2147483648});
@@ -89,12 +91,14 @@ TEST(CudaProviderOptions, ParsesEveryKnownKey) {
   EXPECT_TRUE(o.cudnn_conv1d_pad_to_nc1d);
   EXPECT_FALSE(o.do_copy_in_default_stream);
   EXPECT_TRUE(o.enable_cuda_graph);
+  EXPECT_TRUE(o.use_tf32);
   EXPECT_EQ(o.conv_algo_cache_file, "/tmp/algos.txt");
   CudaProviderOptions d = parse_cuda_provider_options({});
   EXPECT_EQ(d.device_id, 0);
   EXPECT_EQ(d.gpu_mem_limit, SIZE_MAX);
   EXPECT_EQ(d.cudnn_conv_algo_search, ConvAlgoSearch::Exhaustive);
   EXPECT_FALSE(d.enable_cuda_graph);
+  EXPECT_FALSE(d.use_tf32);  // float32 stays float32 unless asked
 }
 
 TEST(CudaProviderOptions, BadValuesNameProviderKeyAndValue) {
@@ -480,6 +484,31 @@ TEST(Partitioning, DeviceNodesShapeSubgraphOnCpuAndCopies) {
   EXPECT_EQ(g_fake->uploads.load() - uploads_at_init, 3);  // x, y, sm
   EXPECT_EQ(g_fake->downloads.load(), 3);                  // t for Softmax; outputs o and t
   EXPECT_GT(g_fake->allocations.load(), 0);
+}
+
+// What keeps a placed graph out of a CUDA graph: a CPU node reading a value of
+// the run (here Softmax, reading the device's t through a copy). The shape
+// computation alone (Shape, Gather, Concat feeding Reshape's host-side shape)
+// does not: its results are fixed while the input shapes are.
+TEST(Partitioning, CaptureBlockerNamesTheCpuNodeReadingRunValues) {
+  FakeDeviceProvider dev;
+  auto placed = [&](const onnx::ModelProto& proto) {
+    std::string bytes = serialize(proto);
+    Model m = load_model_from_bytes(bytes.data(), bytes.size(), "capture");
+    return partition_graph(m.graph, m, {&dev}, cpu_kernel_registry(), false);
+  };
+  Placement with_softmax = placed(partition_model());
+  EXPECT_NE(with_softmax.capture_blocker.find("'softmax' (Softmax) runs on the CPU and reads 't@CPU'"), std::string::npos)
+      << with_softmax.capture_blocker;
+  onnx::ModelProto shapes_only = partition_model();
+  auto* g = shapes_only.mutable_graph();
+  g->mutable_node()->RemoveLast();  // mul
+  g->mutable_node()->RemoveLast();  // softmax
+  g->mutable_output()->DeleteSubrange(0, 1);  // o
+  g->mutable_input()->DeleteSubrange(1, 1);   // y
+  Placement shape_computation = placed(shapes_only);
+  EXPECT_EQ(shape_computation.capture_blocker, "");
+  EXPECT_EQ(shape_computation.fallbacks.count("Gather"), 1u);  // the CPU still runs the shape computation
 }
 
 TEST(Partitioning, IoBindingKeepsOutputsOnTheDevice) {

@@ -91,6 +91,10 @@ cublasStatus_t CUBLASWINAPI cublasSetWorkspace_v2(cublasHandle_t handle, void* w
   ONYX_CUBLAS_FORWARD(cublasSetWorkspace_v2, handle, workspace, bytes);
 }
 
+cublasStatus_t CUBLASWINAPI cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+  ONYX_CUBLAS_FORWARD(cublasSetMathMode, handle, mode);
+}
+
 cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                          int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype,
                                          int lda, const void* B, cudaDataType Btype, int ldb, const void* beta,

@@ -102,6 +102,7 @@ inline unsigned grid_for(int64_t n, int block = 256) {
 
 // Kernel families (src/cuda/kernels/<family>.cu), listed in cuda_provider.cc.
 void register_cuda_elementwise(KernelRegistry& r);
+void register_cuda_generators(KernelRegistry& r);
 void register_cuda_activation(KernelRegistry& r);
 void register_cuda_matmul(KernelRegistry& r);
 void register_cuda_conv(KernelRegistry& r);

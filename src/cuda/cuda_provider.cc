@@ -23,6 +23,7 @@ KernelRegistry build_cuda_registry() {
   register_cuda_conv(r);
   register_cuda_data_movement(r);
   register_cuda_elementwise(r);
+  register_cuda_generators(r);
   register_cuda_matmul(r);
   register_cuda_normalization(r);
   register_cuda_pool(r);
@@ -121,6 +122,7 @@ CudaProvider::CudaProvider(const CudaProviderOptions& options, int device_count)
   ONYX_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   ONYX_CUBLAS(cublasCreate(&cublas_));
   ONYX_CUBLAS(cublasSetStream(cublas_, stream_));
+  if (options_.use_tf32) ONYX_CUBLAS(cublasSetMathMode(cublas_, CUBLAS_TF32_TENSOR_OP_MATH));
   ONYX_CUDNN(cudnnCreate(&cudnn_));
   ONYX_CUDNN(cudnnSetStream(cudnn_, stream_));
   ArenaOptions ao;

@@ -105,7 +105,7 @@ CudaProviderOptions parse_cuda_provider_options(const ProviderOptions& options) 
   CudaProviderOptions o;
   static const char* known =
       "device_id, gpu_mem_limit, arena_extend_strategy, cudnn_conv_algo_search, cudnn_conv_use_max_workspace, "
-      "cudnn_conv1d_pad_to_nc1d, do_copy_in_default_stream, enable_cuda_graph, conv_algo_cache_file";
+      "cudnn_conv1d_pad_to_nc1d, do_copy_in_default_stream, enable_cuda_graph, use_tf32, conv_algo_cache_file";
   for (auto& [key, value] : options) {
     if (key == "device_id") {
       o.device_id = static_cast<int>(parse_int(key, value, 0, "a device index >= 0"));
@@ -129,6 +129,8 @@ CudaProviderOptions parse_cuda_provider_options(const ProviderOptions& options) 
       o.do_copy_in_default_stream = parse_bool(key, value);
     } else if (key == "enable_cuda_graph") {
       o.enable_cuda_graph = parse_bool(key, value);
+    } else if (key == "use_tf32") {
+      o.use_tf32 = parse_bool(key, value);
     } else if (key == "conv_algo_cache_file") {
       if (value.empty()) bad_option(key, value, "a file path");
       o.conv_algo_cache_file = value;

@@ -78,6 +78,7 @@ struct CudaProviderOptions {
   bool cudnn_conv1d_pad_to_nc1d = false;
   bool do_copy_in_default_stream = true;
   bool enable_cuda_graph = false;
+  bool use_tf32 = false;  // float32 MatMul / Conv on TF32 tensor cores (10-bit mantissa inputs)
   std::string conv_algo_cache_file;  // Onyx: the chosen conv algorithms, persisted
 };
 

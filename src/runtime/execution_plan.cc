@@ -361,8 +361,7 @@ std::shared_ptr<CompiledGraph> compile_graph(std::shared_ptr<const Graph> source
   if (!env.device_providers.empty()) {
     plan->fallbacks = placement.fallbacks;
     plan->copies = placement.copies;
-    plan->all_on_device = true;
-    for (auto& pn : plan->nodes) plan->all_on_device &= pn.ep != nullptr;
+    plan->capture_blocker = placement.capture_blocker;
   }
 
   // Memory plan: release each value after its last reader; never graph outputs.

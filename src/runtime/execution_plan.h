@@ -115,7 +115,7 @@ class CompiledGraph {
   // they run on the CPU), and the number of copy nodes inserted.
   std::map<std::string, std::pair<int, std::string>> fallbacks;
   int copies = 0;
-  bool all_on_device = false;  // every node but the copies runs on a device provider
+  std::string capture_blocker;  // why a CUDA graph cannot hold the plan ("" when it can)
 };
 
 // Everything compiling needs from the session.

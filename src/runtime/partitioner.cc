@@ -37,6 +37,38 @@ const KernelDef* copy_def(bool to_device) {
 
 }  // namespace
 
+// Why a CUDA graph cannot hold the placed graph g, or "". Replays run only the
+// captured device work, so a CPU node may stay only when its results are fixed
+// for fixed input shapes (it reads constants, other such nodes and shapes) and
+// reach the device as host-side kernel arguments, never through a copy.
+std::string capture_blocker(const Graph& g, const Placement& pl, const std::unordered_set<std::string>& graph_inputs) {
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (auto& o : g.nodes[i].outputs)
+      if (!o.empty()) producer[o] = i;
+  auto on_cpu = [&](size_t i) { return pl.provider[i] == nullptr; };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!on_cpu(i)) {
+      if (n.op_type == "MemcpyToDevice") {
+        auto p = producer.find(n.inputs[0]);
+        if (p != producer.end() && on_cpu(p->second))
+          return "'" + n.inputs[0] + "' (made on the CPU by " + g.nodes[p->second].describe() + ") is copied to the device";
+      }
+      continue;
+    }
+    if (n.has_subgraphs()) return n.describe() + " runs control flow on the CPU";
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const std::string& v = n.inputs[k];
+      if (v.empty() || metadata_only(n, k)) continue;
+      auto p = producer.find(v);
+      bool fixed = p != producer.end() ? on_cpu(p->second) : g.initializers.count(v) && !graph_inputs.count(v);
+      if (!fixed) return n.describe() + " runs on the CPU and reads '" + v + "', which changes from run to run";
+    }
+  }
+  return "";
+}
+
 Placement partition_graph(Graph& g, const Model& model, const std::vector<ExecutionProvider*>& device_providers,
                           const KernelRegistry& cpu_registry, bool upload) {
   const size_t n_nodes = g.nodes.size();
@@ -82,6 +114,7 @@ Placement partition_graph(Graph& g, const Model& model, const std::vector<Execut
       if (onnx && int64_ops.count(n.op_type)) t = DataType::Int64;
       else if (onnx && bool_ops.count(n.op_type)) t = DataType::Bool;
       else if (n.op_type == "Cast" && n.attr("to")) t = static_cast<DataType>(n.attr("to")->i);
+      else if (onnx && n.op_type == "ConstantOfShape") t = n.attr("value") ? n.attr("value")->t.dtype() : DataType::Float;
       else if (n.op_type == "Where" && n.inputs.size() > 1) t = type_of(n.inputs[1]);
       else if (!n.inputs.empty() && !n.inputs[0].empty()) t = type_of(n.inputs[0]);
       if (t != DataType::Undefined) types[n.outputs[0]] = t;
@@ -265,6 +298,7 @@ Placement partition_graph(Graph& g, const Model& model, const std::vector<Execut
     pl.provider.push_back(added_provider[a]);
     pl.def.push_back(copy_def(added_to_device[a]));
   }
+  pl.capture_blocker = capture_blocker(g, pl, graph_inputs);
   return pl;
 }
 

@@ -11,6 +11,9 @@
 //    (com.onyx MemcpyToDevice / MemcpyToHost, run by the device provider);
 //    constant initializers read on a device are uploaded once, at compile
 //    time, as "<name>@<provider>" initializers.
+//  - A CUDA graph replays only device work: CPU nodes may remain in a
+//    captured graph when they compute from constants and input shapes alone
+//    (fixed while the captured shapes are) and feed no copy to the device.
 //  - Graph outputs are left where they are produced: the session moves them
 //    to the host unless they are bound to the device.
 #pragma once
@@ -32,6 +35,8 @@ struct Placement {
   std::map<std::string, std::pair<int, std::string>> fallbacks;
   int copies = 0;            // copy nodes inserted
   int uploaded_constants = 0;
+  // Why the placed graph cannot be captured in a CUDA graph; empty when it can.
+  std::string capture_blocker;
 };
 
 // Partitions `graph` in place (renames inputs, appends copy nodes, adds

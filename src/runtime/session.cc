@@ -545,10 +545,11 @@ void Session::run_with_binding(IoBinding& binding) const {
   if (graph_ep) {
     // The documented constraints of CUDA graphs, checked before each run.
     const std::string pre = "model '" + model_name + "': enable_cuda_graph: ";
-    if (!m.plan->all_on_device) {
+    if (!m.plan->capture_blocker.empty()) {
       std::string ops;
       for (auto& [op, f] : m.plan->fallbacks) ops += (ops.empty() ? "" : ", ") + op + " (" + f.second + ")";
-      fail(ErrorCode::InvalidArgument, pre + "every node must run on the CUDA provider, but these run on the CPU: " + ops);
+      fail(ErrorCode::InvalidArgument, pre + "a CUDA graph replays only device work, and " + m.plan->capture_blocker +
+                                           (ops.empty() ? "" : " (on the CPU: " + ops + ")"));
     }
     for (size_t i = 0; i < inputs.size(); ++i)
       if (!inputs[i].is_tensor() || inputs[i].tensor().device() != graph_ep->device())

@@ -10,6 +10,7 @@
 #include "cpu/shape_copy.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
+#include "kernels/range_count.h"
 
 namespace onyx {
 namespace {
@@ -570,24 +571,7 @@ void range_run(KernelContext& ctx, int64_t stash_type) {
     using A = typename Acc<T>::type;
     A start = static_cast<A>(s.data<T>()[0]), limit = static_cast<A>(l.data<T>()[0]),
       delta = static_cast<A>(dl.data<T>()[0]);
-    if (delta == A(0)) kernel_fail("Range: delta must not be zero");
-    int64_t n;
-    if constexpr (std::is_floating_point_v<A>) {
-      double c = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
-      if (!(c < 1e12)) kernel_fail("Range: too many elements");
-      n = c > 0 ? static_cast<int64_t>(c) : 0;
-    } else {
-      bool up = delta > A(0);
-      if ((up && limit <= start) || (!up && limit >= start)) {
-        n = 0;
-      } else {
-        // |limit - start| and |delta| computed in unsigned to avoid overflow
-        uint64_t diff = up ? static_cast<uint64_t>(limit) - static_cast<uint64_t>(start)
-                           : static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
-        uint64_t step = up ? static_cast<uint64_t>(delta) : static_cast<uint64_t>(0) - static_cast<uint64_t>(delta);
-        n = static_cast<int64_t>((diff + step - 1) / step);
-      }
-    }
+    const int64_t n = range_count(start, limit, delta);
     Tensor& out = ctx.allocate_output(0, s.dtype(), {n});
     T* o = out.data<T>();
     if constexpr (!std::is_same_v<A, T>) {

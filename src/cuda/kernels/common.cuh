@@ -72,6 +72,20 @@ void dispatch_fp(DataType t, const char* op, F&& f) {
   else cuda_unsupported_type(op, t);
 }
 
+// Calls f(U{}) with U the unsigned word of the element size (moving bytes, not values).
+template <class F>
+void dispatch_size(DataType t, const char* op, F&& f) {
+  if (t == DataType::String || t == DataType::Undefined)
+    kernel_fail(std::string("CUDA ") + op + ": element type " + dtype_name(t) + " is not supported on the CUDA provider");
+  switch (dtype_size(t)) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    case 8: return f(uint64_t{});
+    default: kernel_fail(std::string("CUDA ") + op + ": unsupported element size");
+  }
+}
+
 // Broadcast of up to kMaxDims dims: for an output index, the input offsets.
 constexpr int kMaxDims = 8;
 struct Strides {

@@ -157,8 +157,9 @@ class Conv final : public CudaKernel {
     ONYX_CUDNN(cudnnSetConvolutionNdDescriptor(plan->conv.d, static_cast<int>(pad.size()), pad.data(), stride.data(),
                                                dilation.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     ONYX_CUDNN(cudnnSetConvolutionGroupCount(plan->conv.d, static_cast<int>(group_)));
-    // float: no TF32 (results stay within 1e-3 of the CPU); float16: tensor cores.
-    cudnnMathType_t math = f16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    // float: no TF32 unless use_tf32 (results stay within 1e-3 of the CPU); float16: tensor cores.
+    const bool tf32 = p_->options().use_tf32;
+    cudnnMathType_t math = f16 ? CUDNN_TENSOR_OP_MATH : tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
     ONYX_CUDNN(cudnnSetConvolutionMathType(plan->conv.d, math));
 
     const CudaProviderOptions& o = p_->options();
@@ -166,7 +167,8 @@ class Conv final : public CudaKernel {
                        : o.cudnn_conv_algo_search == ConvAlgoSearch::Heuristic ? "H" : "D";
     std::string key = p_->device_name() + "|cudnn" + std::to_string(cudnnGetVersion()) + "|" + (f16 ? "f16" : "f32") +
                       "|x" + join(xd) + "|w" + join(wd) + "|p" + join(pad) + "|s" + join(stride) + "|d" + join(dilation) +
-                      "|g" + std::to_string(group_) + "|" + mode + (o.cudnn_conv_use_max_workspace ? "|maxws" : "|ws32m");
+                      "|g" + std::to_string(group_) + "|" + mode + (o.cudnn_conv_use_max_workspace ? "|maxws" : "|ws32m") +
+                      (tf32 && !f16 ? "|tf32" : "");
     if (auto hit = p_->conv_cache().find(key)) {
       plan->algo = static_cast<cudnnConvolutionFwdAlgo_t>(hit->algo);
       plan->workspace = hit->workspace;

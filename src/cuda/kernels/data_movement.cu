@@ -7,19 +7,6 @@ namespace cuda {
 
 namespace {
 
-template <class F>
-void dispatch_size(DataType t, const char* op, F&& f) {
-  if (t == DataType::String || t == DataType::Undefined)
-    kernel_fail(std::string("CUDA ") + op + ": element type " + dtype_name(t) + " is not supported on the CUDA provider");
-  switch (dtype_size(t)) {
-    case 1: return f(uint8_t{});
-    case 2: return f(uint16_t{});
-    case 4: return f(uint32_t{});
-    case 8: return f(uint64_t{});
-    default: kernel_fail(std::string("CUDA ") + op + ": unsupported element size");
-  }
-}
-
 bool known_fixed_types(const std::vector<DataType>& t) {
   if (t.empty() || t[0] == DataType::Undefined || t[0] == DataType::String) return false;
   return dtype_size(t[0]) == 1 || dtype_size(t[0]) == 2 || dtype_size(t[0]) == 4 || dtype_size(t[0]) == 8;

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """PyTorch vs Onyx latency on one GPU: ResNet-50 and BERT-base, batch 1 and 8.
 
-  python3 scripts/bench_torch_cuda.py [MODELS_DIR] [--runs N] [--onyx build-cuda/onyx]
+  python3 scripts/bench_torch_cuda.py [MODELS_DIR] [--runs N] [--onyx build-cuda/onyx] [--tf32]
 
 PyTorch: the same architectures as ../shared/models/make_models.py (imported
-from it), float32, eval, no_grad, TF32 off (as Onyx's float32 path), timed
+from it), float32, eval, no_grad, TF32 off (as Onyx's float32 path; --tf32 turns
+it on for both: PyTorch's allow_tf32, Onyx's use_tf32=1), timed
 with torch.cuda.synchronize(); plain eager and with a captured CUDA graph.
 Onyx: `onyx perf` on MODELS_DIR/{resnet50,bert_base}.onnx with the CUDA
 provider: plain run (inputs and outputs copied), I/O binding, I/O binding +
@@ -27,12 +28,13 @@ p.add_argument("--runs", type=int, default=100)
 p.add_argument("--warmup", type=int, default=20)
 p.add_argument("--onyx", default=os.path.join(os.path.dirname(__file__), "..", "build-cuda", "onyx"))
 p.add_argument("--make-models", default="/work/shared/models/make_models.py")
+p.add_argument("--tf32", action="store_true", help="TF32 on both sides: PyTorch's allow_tf32, Onyx's use_tf32=1")
 args = p.parse_args()
 
 if not torch.cuda.is_available():
     sys.exit("torch has no CUDA device here")
-torch.backends.cuda.matmul.allow_tf32 = False
-torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = args.tf32
+torch.backends.cudnn.allow_tf32 = args.tf32
 torch.backends.cudnn.benchmark = True
 dev = torch.device("cuda")
 
@@ -92,6 +94,8 @@ def onyx_latency(name, batch):
     for mode, extra in [("plain", []), ("iobinding", ["--io-binding"]),
                         ("cudagraph", ["--io-binding", "--provider-option", "enable_cuda_graph=1"])]:
         cmd = [args.onyx, "perf", path, "--provider", "cuda", "-r", str(args.runs), "--warmup", str(args.warmup)] + dims + extra
+        if args.tf32:
+            cmd += ["--provider-option", "use_tf32=1"]
         r = subprocess.run(cmd, capture_output=True, text=True)
         try:
             res[mode] = json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]

@@ -90,6 +90,13 @@ onnx::TensorProto to_proto(const std::string& name, const Tensor& t) {
   return p;
 }
 
+// An output with no declared type (the session reports what the model makes).
+void add_untyped_output(onnx::GraphProto* g, const std::string& name) {
+  onnx::ValueInfoProto vi;
+  vi.set_name(name);
+  *g->add_output() = vi;
+}
+
 // One node `op` over `ins` with `n_out` outputs; runs on CPU and CUDA and compares.
 void check_op(const std::string& op, const std::vector<In>& ins, std::vector<onnx::AttributeProto> attrs = {},
               int n_out = 1, int opset = 17, float tol = 1e-4f, const std::string& domain = "",
@@ -122,9 +129,7 @@ void check_op(const std::string& op, const std::vector<In>& ins, std::vector<onn
   std::vector<std::string> outs;
   for (int i = 0; i < n_out; ++i) {
     outs.push_back("out" + std::to_string(i));
-    onnx::ValueInfoProto vi;
-    vi.set_name(outs.back());
-    *g->add_output() = vi;
+    add_untyped_output(g, outs.back());
   }
   auto* node = add_node(g, op, in_names, outs, "node");
   if (!domain.empty()) node->set_domain(domain);
@@ -179,9 +184,7 @@ TEST(CudaOps, ComparisonsFeedingWhere) {
     auto* g = m.mutable_graph();
     *g->add_input() = tensor_info("a", onnx::TensorProto::FLOAT, {2, 3});
     *g->add_input() = tensor_info("b", onnx::TensorProto::FLOAT, {3});
-    onnx::ValueInfoProto out;
-    out.set_name("out");
-    *g->add_output() = out;
+    add_untyped_output(g, "out");
     add_node(g, op, {"a", "b"}, {"c"}, "compare");
     add_node(g, "Where", {"c", "a", "b"}, {"out"}, "where");
     std::string bytes = serialize(m);
@@ -315,9 +318,7 @@ TEST(CudaOps, Float16PathMatchesFloat32) {
     onnx::ModelProto m = make_model(17);
     auto* g = m.mutable_graph();
     *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {4, 16});
-    onnx::ValueInfoProto out;
-    out.set_name("out");
-    *g->add_output() = out;
+    add_untyped_output(g, "out");
     *g->add_initializer() = to_proto("w", random_tensor({16, 8}, 5));
     *g->add_initializer() = to_proto("gamma", random_tensor({8}, 6));
     std::string x = "x", w = "w", gamma = "gamma";
@@ -416,9 +417,7 @@ onnx::ModelProto shape_driven_model() {
   onnx::ModelProto m = make_model(17);
   auto* g = m.mutable_graph();
   *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {-1, -1});
-  onnx::ValueInfoProto out;
-  out.set_name("y");
-  *g->add_output() = out;
+  add_untyped_output(g, "y");
   *g->add_initializer() = test::int64_tensor("one_index", {}, {1});
   *g->add_initializer() = test::int64_tensor("zero", {}, {0});
   *g->add_initializer() = test::int64_tensor("step", {}, {1});
@@ -472,9 +471,7 @@ TEST(CudaProviderDevice, CudaGraphRefusesCpuNodesReadingRunValues) {
   onnx::ModelProto m = make_model(17);
   auto* g = m.mutable_graph();
   *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 3});
-  onnx::ValueInfoProto out;
-  out.set_name("y");
-  *g->add_output() = out;
+  add_untyped_output(g, "y");
   add_node(g, "Round", {"x"}, {"r"}, "round");  // no CUDA kernel
   add_node(g, "Relu", {"r"}, {"y"}, "relu");
   std::string bytes = serialize(m);
@@ -504,9 +501,7 @@ TEST(CudaProviderDevice, UseTf32RoundsMatMulInputs) {
   onnx::ModelProto m = make_model(17);
   auto* g = m.mutable_graph();
   *g->add_input() = tensor_info("a", onnx::TensorProto::FLOAT, {128, 1024});
-  onnx::ValueInfoProto out;
-  out.set_name("y");
-  *g->add_output() = out;
+  add_untyped_output(g, "y");
   *g->add_initializer() = test::float_tensor("b", {1024, 128}, std::vector<float>(1024 * 128, 1.f));
   add_node(g, "MatMul", {"a", "b"}, {"y"}, "matmul");
   std::string bytes = serialize(m);
@@ -545,9 +540,7 @@ TEST(CudaProviderDevice, ConvAlgoCacheFileIsWrittenAndReused) {
   onnx::ModelProto m = make_model(17);
   auto* g = m.mutable_graph();
   *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {1, 3, 16, 16});
-  onnx::ValueInfoProto y;
-  y.set_name("y");
-  *g->add_output() = y;
+  add_untyped_output(g, "y");
   *g->add_initializer() = to_proto("w", random_tensor({8, 3, 3, 3}, 3));
   add_node(g, "Conv", {"x", "w"}, {"y"}, "conv");
   std::string bytes = serialize(m);

@@ -35,8 +35,6 @@ const KernelDef* copy_def(bool to_device) {
   return to_device ? &to_dev : &to_host;
 }
 
-}  // namespace
-
 // Why a CUDA graph cannot hold the placed graph g, or "". Replays run only the
 // captured device work, so a CPU node may stay only when its results are fixed
 // for fixed input shapes (it reads constants, other such nodes and shapes) and
@@ -68,6 +66,8 @@ std::string capture_blocker(const Graph& g, const Placement& pl, const std::unor
   }
   return "";
 }
+
+}  // namespace
 
 Placement partition_graph(Graph& g, const Model& model, const std::vector<ExecutionProvider*>& device_providers,
                           const KernelRegistry& cpu_registry, bool upload) {

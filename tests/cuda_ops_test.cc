@@ -97,6 +97,15 @@ void add_untyped_output(onnx::GraphProto* g, const std::string& name) {
   *g->add_output() = vi;
 }
 
+// A session over `bytes` at level disable (every node as built), on the CPU or
+// with the CUDA provider first.
+std::unique_ptr<Session> unoptimized_session(const std::string& bytes, bool cuda) {
+  SessionOptions o;
+  o.optimization_level = OptimizationLevel::Disable;
+  if (cuda) o.providers = {"cuda"};
+  return Session::from_bytes(bytes.data(), bytes.size(), o);
+}
+
 // One node `op` over `ins` with `n_out` outputs; runs on CPU and CUDA and compares.
 void check_op(const std::string& op, const std::vector<In>& ins, std::vector<onnx::AttributeProto> attrs = {},
               int n_out = 1, int opset = 17, float tol = 1e-4f, const std::string& domain = "",
@@ -135,12 +144,8 @@ void check_op(const std::string& op, const std::vector<In>& ins, std::vector<onn
   if (!domain.empty()) node->set_domain(domain);
   for (auto& a : attrs) *node->add_attribute() = a;
   std::string bytes = serialize(m);
-  SessionOptions cpu_o;
-  cpu_o.optimization_level = OptimizationLevel::Disable;
-  SessionOptions gpu_o = cpu_o;
-  gpu_o.providers = {"cuda"};
-  auto cpu = Session::from_bytes(bytes.data(), bytes.size(), cpu_o);
-  auto gpu = Session::from_bytes(bytes.data(), bytes.size(), gpu_o);
+  auto cpu = unoptimized_session(bytes, false);
+  auto gpu = unoptimized_session(bytes, true);
   if (expect_on_cuda) {
     bool on_cuda = false;
     for (auto& [name, p] : gpu->node_placement())
@@ -188,12 +193,8 @@ TEST(CudaOps, ComparisonsFeedingWhere) {
     add_node(g, op, {"a", "b"}, {"c"}, "compare");
     add_node(g, "Where", {"c", "a", "b"}, {"out"}, "where");
     std::string bytes = serialize(m);
-    SessionOptions cpu_o;
-    cpu_o.optimization_level = OptimizationLevel::Disable;
-    SessionOptions gpu_o = cpu_o;
-    gpu_o.providers = {"cuda"};
-    auto cpu = Session::from_bytes(bytes.data(), bytes.size(), cpu_o);
-    auto gpu = Session::from_bytes(bytes.data(), bytes.size(), gpu_o);
+    auto cpu = unoptimized_session(bytes, false);
+    auto gpu = unoptimized_session(bytes, true);
     for (auto& [node, p] : gpu->node_placement())
       if (node == "compare" || node == "where") EXPECT_EQ(p, "CUDAExecutionProvider") << op << " " << node;
     Tensor a = Tensor::from_vector<float>({-1, 0, 2, 3, 0.5f, -4}, {2, 3});
@@ -336,13 +337,8 @@ TEST(CudaOps, Float16PathMatchesFloat32) {
     if (f16) *add_node(g, "Cast", {"s"}, {"out"}, "cast_out")->add_attribute() = int_attr("to", onnx::TensorProto::FLOAT);
     return serialize(m);
   };
-  SessionOptions cpu_o;
-  cpu_o.optimization_level = OptimizationLevel::Disable;
-  SessionOptions gpu_o = cpu_o;
-  gpu_o.providers = {"cuda"};
-  std::string b32 = build(false), b16 = build(true);
-  auto cpu = Session::from_bytes(b32.data(), b32.size(), cpu_o);
-  auto gpu = Session::from_bytes(b16.data(), b16.size(), gpu_o);
+  auto cpu = unoptimized_session(build(false), false);
+  auto gpu = unoptimized_session(build(true), true);
   for (auto& [node, p] : gpu->node_placement()) {
     if (node == "matmul" || node == "layernorm" || node == "softmax") {
       EXPECT_EQ(p, "CUDAExecutionProvider") << node;

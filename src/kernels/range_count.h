@@ -1,5 +1,6 @@
-// The number of elements ONNX Range(start, limit, delta) makes, shared by the
-// CPU and CUDA kernels so that both agree on the output's length.
+// ONNX Range's argument checks and the number of elements it makes, shared by
+// the CPU and CUDA kernels so that both accept the same inputs and agree on
+// the output's length.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -8,6 +9,15 @@
 #include "kernels/kernel.h"
 
 namespace onyx {
+
+// start, limit and delta: scalars of one type.
+inline void check_range_inputs(const Tensor& start, const Tensor& limit, const Tensor& delta) {
+  if (start.numel() != 1 || limit.numel() != 1 || delta.numel() != 1)
+    kernel_fail("Range: start, limit and delta must be scalars, got shapes " + shape_to_string(start.shape()) + ", " +
+                shape_to_string(limit.shape()) + ", " + shape_to_string(delta.shape()));
+  if (start.dtype() != limit.dtype() || start.dtype() != delta.dtype())
+    kernel_fail("Range: start, limit and delta types differ");
+}
 
 template <class A>
 int64_t range_count(A start, A limit, A delta) {

@@ -561,11 +561,7 @@ void range_run(KernelContext& ctx, int64_t stash_type) {
     dispatch_numeric(s.dtype(), [&](auto tag) { one.data<typename decltype(tag)::type>()[0] = 1; });
   }
   const Tensor& dl = default_delta ? one : ctx.input(2);
-  if (s.numel() != 1 || l.numel() != 1 || dl.numel() != 1)
-    kernel_fail("Range: start, limit and delta must be scalars, got shapes " + shape_to_string(s.shape()) + ", " +
-                shape_to_string(l.shape()) + ", " + shape_to_string(dl.shape()));
-  if (s.dtype() != l.dtype() || s.dtype() != dl.dtype())
-    kernel_fail("Range: start, limit and delta types differ");
+  check_range_inputs(s, l, dl);
   dispatch_numeric(s.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = typename Acc<T>::type;

@@ -54,10 +54,7 @@ class Range final : public CudaKernel {
   explicit Range(const KernelInitContext& ctx) : CudaKernel(ctx) {}
   void compute(KernelContext& ctx) const override {
     const Tensor &s = ctx.input(0), &l = ctx.input(1), &d = ctx.input(2);  // host-side inputs
-    if (s.numel() != 1 || l.numel() != 1 || d.numel() != 1)
-      kernel_fail("Range: start, limit and delta must be scalars, got shapes " + shape_to_string(s.shape()) + ", " +
-                  shape_to_string(l.shape()) + ", " + shape_to_string(d.shape()));
-    if (s.dtype() != l.dtype() || s.dtype() != d.dtype()) kernel_fail("Range: start, limit and delta types differ");
+    check_range_inputs(s, l, d);
     dispatch_range_type(s.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T start = s.data<T>()[0], delta = d.data<T>()[0];

@@ -411,6 +411,10 @@ Int8ConvWeights::Int8ConvWeights(const void* w, bool is_signed, int64_t M_, int6
     return;
   }
   const int64_t Mg = M / group;
+  if (ksize == 1) {  // [Mg][Cg] already: each group's rows are packed in place
+    for (int64_t gi = 0; gi < group; ++gi) packed.emplace_back(src + gi * Mg * K, is_signed, K, Mg, K, true);
+    return;
+  }
   std::vector<uint8_t> reordered(static_cast<size_t>(Mg * K));  // [Mg][ksize][Cg]
   for (int64_t gi = 0; gi < group; ++gi) {
     for (int64_t m = 0; m < Mg; ++m)

@@ -399,6 +399,29 @@ Int8Isa int8_gemm_best_isa() {
 #endif
 }
 
+namespace {
+
+// One column of B stored as a row (K contiguous bytes, flipped to int8) into
+// its panel: groups of 4 bytes go to dst + (k / 4) * width * 4 as they are,
+// whole words at a time (packing loads faster: a byte at a time it took a
+// quarter of a quantized MobileNetV2's load).
+void pack_row(const uint8_t* row, int64_t K, uint8_t flip, int64_t width, int8_t* dst, int32_t* col_sum) {
+  int32_t sum = 0;
+  for (int64_t k = 0; k < K; ++k) sum += static_cast<int8_t>(row[k] ^ flip);
+  *col_sum = sum;
+  const uint32_t flip4 = flip * 0x01010101u;
+  int64_t k = 0;
+  for (; k + 4 <= K; k += 4) {
+    uint32_t v;
+    std::memcpy(&v, row + k, 4);
+    v ^= flip4;
+    std::memcpy(dst + (k / 4) * width * 4, &v, 4);
+  }
+  for (; k < K; ++k) dst[(k / 4) * width * 4 + k % 4] = static_cast<int8_t>(row[k] ^ flip);
+}
+
+}  // namespace
+
 PackedInt8B::PackedInt8B(const void* b, bool is_signed, int64_t K, int64_t N, int64_t ldb, bool trans)
     : K_(K), N_(N), shift_(is_signed ? 0 : 128) {
   const int64_t groups = k_groups(), np = padded_n();
@@ -411,9 +434,13 @@ PackedInt8B::PackedInt8B(const void* b, bool is_signed, int64_t K, int64_t N, in
     int8_t* panel = data_.data() + n0 * groups * 4;
     for (int64_t c = 0; c < width && n0 + c < N; ++c) {
       const int64_t n = n0 + c;
+      if (trans) {
+        pack_row(src + n * ldb, K, flip, width, panel + c * 4, &col_sum_[n]);
+        continue;
+      }
       int32_t sum = 0;
       for (int64_t k = 0; k < K; ++k) {
-        auto v = static_cast<int8_t>((trans ? src[n * ldb + k] : src[k * ldb + n]) ^ flip);
+        auto v = static_cast<int8_t>(src[k * ldb + n] ^ flip);
         panel[((k / 4) * width + c) * 4 + k % 4] = v;
         sum += v;
       }

@@ -326,6 +326,39 @@ TEST(QdqFusion, SiluSplitAndConcatBecomeIntegerOps) {
   EXPECT_EQ(o.ops["QLinearSigmoid"] + o.ops["QLinearMul"] + o.ops["Sigmoid"] + o.ops["Mul"] + o.ops["Concat"], 0);
 }
 
+// A QOperator model's SiLU, QLinearMul(a, QLinearSigmoid(a)), where a comes from a
+// com.microsoft op that libonnx cannot type (QLinearAdd of two tensors): the zero points
+// give a's type, and the two become one LookupTable, bit-equal to running them. Before,
+// only a model's first SiLU (on a typed tensor) became a table.
+TEST(QdqFusion, QOperatorSiluOnAnUntypedTensorBecomesLookupTable) {
+  auto m = test::make_model();
+  auto* ms = m.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x1", onnx::TensorProto::FLOAT, {1, 3, 4, 5});
+  *g->add_input() = tensor_info("x2", onnx::TensorProto::FLOAT, {1, 3, 4, 5});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::UINT8, {1, 3, 4, 5});
+  add_qparams(g, "xq", 0.03f, onnx::TensorProto::UINT8, 120);
+  add_qparams(g, "a", 0.05f, onnx::TensorProto::UINT8, 128);
+  add_qparams(g, "sig", 1.0f / 256, onnx::TensorProto::UINT8, 0);
+  add_qparams(g, "y", 0.02f, onnx::TensorProto::UINT8, 14);
+  quantize(g, "x1", "xq", "x1_q");
+  quantize(g, "x2", "xq", "x2_q");
+  add_node(g, "QLinearAdd", {"x1_q", "xq_s", "xq_z", "x2_q", "xq_s", "xq_z", "a_s", "a_z"}, {"a_q"})
+      ->set_domain("com.microsoft");
+  add_node(g, "QLinearSigmoid", {"a_q", "a_s", "a_z", "sig_s", "sig_z"}, {"s_q"})->set_domain("com.microsoft");
+  add_node(g, "QLinearMul", {"a_q", "a_s", "a_z", "s_q", "sig_s", "sig_z", "y_s", "y_z"}, {"y"})
+      ->set_domain("com.microsoft");
+  Feeds feeds = float_feed("x1", {1, 3, 4, 5}, 41);
+  feeds.push_back(float_feed("x2", {1, 3, 4, 5}, 42)[0]);
+  Optimized o = check_within_steps(m, feeds, {0});
+  EXPECT_EQ(o.report.fusions["QLinearMul of one 8-bit tensor as LookupTable"], 1);
+  EXPECT_EQ(o.ops["LookupTable"], 1);
+  EXPECT_EQ(o.ops["QLinearSigmoid"] + o.ops["QLinearMul"], 0);
+  EXPECT_EQ(o.ops["QLinearAdd"], 1);
+}
+
 // MobileNetV3's HardSwish in QDQ form, x * HardSigmoid(x) with the HardSigmoid requantized,
 // a Clip, a Sub of a constant and a Mul by one value per channel: each a function of one 8-bit
 // code (and its channel), so LookupTables computed from the nodes themselves, bit-equal to

@@ -100,6 +100,24 @@ std::optional<Tabulable> as_function(const Node& n, const ByteOp& b, const Graph
   return f;
 }
 
+// The element type of the codes x: from shape inference, else from the zero
+// point a reading QLinear op gives x (input k + 2 for operand k; a constant of
+// x's type by the ops' definitions). libonnx types nothing past the first
+// com.microsoft op of a QOperator model, so without this only a model's first
+// SiLU became a table.
+std::optional<DataType> code_type(const GraphView& view, const std::string& x, const std::vector<const Node*>& readers) {
+  if (const TypeInfo* t = view.type_of(x); t && t->kind == TypeInfo::Kind::Tensor && t->elem_type != DataType::Undefined)
+    return t->elem_type;
+  for (const Node* r : readers) {
+    const ByteOp* b = r ? byte_op(*r) : nullptr;
+    if (!b || r->op_type == "LookupTable") continue;
+    for (size_t k : b->operands)
+      if (k + 2 < r->inputs.size() && r->inputs[k] == x)
+        if (const Tensor* zp = view.constant(r->inputs[k + 2])) return zp->dtype();
+  }
+  return std::nullopt;
+}
+
 class ComposeRule final : public RewriteRule {
  public:
   explicit ComposeRule(const ByteOp& b) : b_(b) {}
@@ -135,10 +153,12 @@ class ComposeRule final : public RewriteRule {
     auto self = as_function(n, b_, view);
     const bool composes = std::any_of(inner.begin(), inner.end(), [](auto& f) { return f.has_value(); });
     if (x.empty() || (!composes && (!self || n.op_type == "LookupTable"))) return std::nullopt;
-    const TypeInfo* xt = view.type_of(x);
-    if (!xt || (xt->elem_type != DataType::UInt8 && xt->elem_type != DataType::Int8)) return std::nullopt;
+    std::vector<const Node*> readers = inner_node;
+    readers.push_back(&n);
+    const std::optional<DataType> x_type = code_type(view, x, readers);
+    if (!x_type || (*x_type != DataType::UInt8 && *x_type != DataType::Int8)) return std::nullopt;
 
-    const Tensor codes = all_codes(xt->elem_type);
+    const Tensor codes = all_codes(*x_type);
     std::vector<Tensor> inputs(n.inputs.size());
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const std::string& in = n.inputs[k];

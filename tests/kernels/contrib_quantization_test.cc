@@ -1,5 +1,9 @@
 // ORT's quantized contrib ops (com.microsoft). Expected values are worked out
 // by hand from the dequantize -> float op -> quantize definition.
+#include <algorithm>
+#include <cmath>
+#include <random>
+
 #include "op_test_util.h"
 
 namespace onyx::test {
@@ -37,6 +41,42 @@ TEST(ContribQuantization, QLinearMulInt8) {
                    Tensor::from_vector<int8_t>({6, 6, -2}, {3}), f(0.5f), Tensor::scalar<int8_t>(2), f(0.5f),
                    Tensor::scalar<int8_t>(-1)});
   EXPECT_EQ(to_vector<int8_t>(y[0]), (std::vector<int8_t>{-9, 3, -7}));
+}
+
+// Squeeze-excitation's scale on a channel-last map: one operand a row of the last dim,
+// [1, 1, 1, C] against [N, H, W, C] (either side), runs in blocks of tiled rows. The bytes
+// equal the op on the row expanded to the full shape, and for QLinearMul the exact product
+// (a - za)(b - zb) scaled and rounded half to even.
+TEST(ContribQuantization, QLinearAddAndMulOfARowPerPixelEqualTheExpandedOp) {
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (int64_t C : {7, 300}) {
+    const Shape full = {2, 9, 11, C}, row = {1, 1, 1, C};
+    std::vector<uint8_t> big(static_cast<size_t>(2 * 9 * 11 * C)), small(static_cast<size_t>(C)), expanded(big.size());
+    for (auto& v : big) v = static_cast<uint8_t>(byte(rng));
+    for (auto& v : small) v = static_cast<uint8_t>(byte(rng));
+    for (size_t i = 0; i < expanded.size(); ++i) expanded[i] = small[i % C];
+    for (const char* op : {"QLinearAdd", "QLinearMul"})
+      for (bool row_is_b : {true, false}) {
+        auto run = [&](const Tensor& a, const Tensor& b) {
+          return to_vector<uint8_t>(run_op(ms_node(op, {"a", "as", "az", "b", "bs", "bz", "cs", "cz"}),
+                                           {a, f(0.03f), Tensor::scalar<uint8_t>(120), b, f(0.011f),
+                                            Tensor::scalar<uint8_t>(3), f(0.05f), Tensor::scalar<uint8_t>(100)})[0]);
+        };
+        const Tensor tb = Tensor::from_vector<uint8_t>(big, full), ts = Tensor::from_vector<uint8_t>(small, row),
+                     te = Tensor::from_vector<uint8_t>(expanded, full);
+        const auto got = row_is_b ? run(tb, ts) : run(ts, tb);
+        const auto want = row_is_b ? run(tb, te) : run(te, tb);
+        EXPECT_EQ(got, want) << op << " C=" << C << " row_is_b=" << row_is_b;
+        if (std::string(op) != "QLinearMul") continue;
+        const float ratio = 0.03f * 0.011f / 0.05f;
+        for (size_t i = 0; i < got.size(); i += 97) {
+          const int32_t a = row_is_b ? big[i] : small[i % C], b = row_is_b ? small[i % C] : big[i];
+          const float y = std::nearbyint(static_cast<float>((a - 120) * (b - 3)) * ratio + 100.f);
+          EXPECT_EQ(got[i], static_cast<uint8_t>(std::clamp(y, 0.f, 255.f))) << "C=" << C << " at " << i;
+        }
+      }
+  }
 }
 
 TEST(ContribQuantization, QLinearGlobalAveragePoolNchwAndNhwc) {

@@ -66,7 +66,7 @@ struct In {
   Shape shape;
   bool initializer = false;  // constant (uploaded once) or graph input (copied per run)
   int elem = onnx::TensorProto::FLOAT;
-  std::vector<int64_t> ints;  // values for int64 inputs
+  std::vector<int64_t> ints = {};  // values for int64 inputs
   bool positive = false;      // random values in (0.1, 2.1) instead of (-2, 2)
 };
 

@@ -196,7 +196,9 @@ TEST(CudaOps, ComparisonsFeedingWhere) {
     auto cpu = unoptimized_session(bytes, false);
     auto gpu = unoptimized_session(bytes, true);
     for (auto& [node, p] : gpu->node_placement())
-      if (node == "compare" || node == "where") EXPECT_EQ(p, "CUDAExecutionProvider") << op << " " << node;
+      if (node == "compare" || node == "where") {
+        EXPECT_EQ(p, "CUDAExecutionProvider") << op << " " << node;
+      }
     Tensor a = Tensor::from_vector<float>({-1, 0, 2, 3, 0.5f, -4}, {2, 3});
     Tensor b = Tensor::from_vector<float>({0, 0, 3}, {3});  // ties included: Equal and GreaterOrEqual see them
     Feeds feeds = {{"a", Value(a)}, {"b", Value(b)}};
@@ -441,8 +443,12 @@ TEST(CudaProviderDevice, ShapeComputationsStayInTheCudaGraph) {
   o.provider_options["cuda"] = {{"enable_cuda_graph", "1"}};
   auto s = Session::from_bytes(bytes.data(), bytes.size(), o);
   for (auto& [node, p] : s->node_placement()) {
-    if (node == "shape" || node == "cols") EXPECT_EQ(p, "CPUExecutionProvider") << node;
-    if (node == "ones" || node == "positions" || node == "add") EXPECT_EQ(p, "CUDAExecutionProvider") << node;
+    if (node == "shape" || node == "cols") {
+      EXPECT_EQ(p, "CPUExecutionProvider") << node;
+    }
+    if (node == "ones" || node == "positions" || node == "add") {
+      EXPECT_EQ(p, "CUDAExecutionProvider") << node;
+    }
   }
   Device cuda{DeviceType::CUDA, 0};
   Tensor x(DataType::Float, {2, 5});

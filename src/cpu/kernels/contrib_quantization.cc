@@ -97,9 +97,7 @@ void qlinear_mul_run(const Q* a, int64_t sa, const Q* b, int64_t sb, Q* y, int64
 // [N, H, W, C].
 bool repeats_along_rows(const Shape& full, const Shape& row, const Shape& ys) {
   if (full != ys || full.empty() || row.empty() || full.back() <= 0 || row.back() != full.back()) return false;
-  int64_t n = 1;
-  for (int64_t d : row) n *= d;
-  return n == full.back();
+  return shape_numel(row) == full.back();
 }
 
 // y = a op b where one operand is a row repeated (repeats_along_rows): broadcast

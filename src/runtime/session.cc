@@ -1,6 +1,7 @@
 #include "onyx/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -241,7 +242,12 @@ bool graph_uses_domain(const Graph& graph, const std::string& domain) {
 void Session::Impl::optimize() {
   if (options.optimization_level == OptimizationLevel::Disable) return;
   const KernelRegistry& registry = cpu_kernel_registry();
+  const auto inference_start = std::chrono::steady_clock::now();
   infer_shapes(model);
+  // Reported as the first pass: it waits for libonnx's schemas and can take longer than all the passes.
+  report.passes.push_back({"shape_inference",
+                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - inference_start).count(),
+                           0});
   PassContext ctx;
   ctx.model = &model;
   ctx.evaluate = [&](const Node& n, const std::vector<Tensor>& inputs) -> std::optional<std::vector<Tensor>> {

@@ -45,6 +45,13 @@ struct ThreadingOptions {
   JoinThreadFn join_thread;
 };
 
+// Builds the ONNX operator schemas the graph optimizer looks up: a few
+// milliseconds, once per process, that the first session's load otherwise
+// pays. Environment::create calls it, as onnxruntime registers its schemas
+// when its environment is created; `import onyx` does too. Later calls
+// return at once.
+void prepare_operator_schemas();
+
 class Environment {
  public:
   // Starts the pools' threads. Throws onyx::Error (InvalidArgument) on a

@@ -957,6 +957,10 @@ void copy_tensors(const std::vector<PyValue*>& sources, const std::vector<PyValu
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "Onyx native module (sessions, values, numpy bridge)";
+  // At import, as onnxruntime builds its schemas with its environment: a
+  // session's load then does not pay it. Not on a thread: a fork while it ran
+  // would leave the child's registry half-built.
+  onyx::prepare_operator_schemas();
 
   // Exceptions: created here so the translator can raise them; Python
   // re-exports them from onyx.capi.onnxruntime_pybind11_state.

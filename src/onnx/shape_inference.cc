@@ -225,13 +225,20 @@ void take_value_infos(const onnx::GraphProto& inferred, Graph& g) {
 
 }  // namespace
 
+namespace {
+std::atomic<bool> schemas_built{false};
+}  // namespace
+
+void build_schemas() {
+  if (schemas_built.load(std::memory_order_acquire)) return;
+  // Instance() alone builds nothing: libonnx registers the schemas on the first lookup.
+  onnx::OpSchemaRegistry::Schema("Relu", 14, "");
+  schemas_built.store(true, std::memory_order_release);
+}
+
 std::future<void> prepare_schemas() {
-  static std::atomic<bool> built{false};
-  if (built.load(std::memory_order_acquire)) return {};
-  return std::async(std::launch::async, [] {
-    onnx::OpSchemaRegistry::Instance();
-    built.store(true, std::memory_order_release);
-  });
+  if (schemas_built.load(std::memory_order_acquire)) return {};
+  return std::async(std::launch::async, build_schemas);
 }
 
 bool infer_shapes(Model& model) {

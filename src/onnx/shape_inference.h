@@ -13,10 +13,13 @@ namespace onyx {
 // inference ran.
 bool infer_shapes(Model& model);
 
-// libonnx builds its operator schemas (10-14 ms) on first use, once per
-// process. This starts that on another thread, so a session can parse its
-// model meanwhile; the future waits for it when destroyed. Empty when the
-// schemas are already built.
+// libonnx builds its operator schemas (~5 ms) on first use, once per
+// process. This builds them now; later calls return at once.
+void build_schemas();
+
+// Starts build_schemas() on another thread, so a session can parse its model
+// meanwhile; the future waits for it when destroyed. Empty when the schemas
+// are already built.
 std::future<void> prepare_schemas();
 
 }  // namespace onyx

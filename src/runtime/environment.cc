@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "base/logging.h"
+#include "onnx/shape_inference.h"
 #include "runtime/session_threads.h"
 
 namespace onyx {
@@ -26,6 +27,8 @@ void check_count(int n, const char* what, const std::string& where) {
 
 }  // namespace
 
+void prepare_operator_schemas() { build_schemas(); }
+
 Environment::Environment(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Environment::~Environment() = default;
 
@@ -37,6 +40,7 @@ std::shared_ptr<Environment> Environment::create(const ThreadingOptions& options
     fail(ErrorCode::InvalidArgument,
          where + ": dynamic_block_base must be 0 or more, got " + std::to_string(options.dynamic_block_base));
   check_thread_functions(options.create_thread, options.join_thread, where);
+  prepare_operator_schemas();
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   ThreadingOptions& o = impl->options;

@@ -1,3 +1,6 @@
+#include <functional>
+#include <map>
+
 #include "op_test_util.h"
 
 namespace onyx::test {
@@ -94,6 +97,56 @@ TEST(Einsum, BatchedContractionsAnyOperandLayout) {
       for (int64_t k = 0; k < K; ++k) want += double(value(bb, mm, k, 1 + 'm')) * value(bb, nn, k, 2 + 'n');
       ASSERT_NEAR(y.float_at(i), want, 1e-4) << c.eq << " at " << i;
     }
+  }
+}
+
+// Two-operand equations against a plain loop over every label's values: the
+// ones a single batched GEMM reads straight from the inputs (groups of
+// several labels, operands either way round or transposed, the output's free
+// parts swapped) and near misses that take the general path (a summed-out
+// label, a size-1 batch dim broadcast, batch labels out of place).
+TEST(Einsum, TwoOperandEquationsMatchAPlainLoop) {
+  const std::map<char, int64_t> size = {{'b', 2}, {'h', 3}, {'i', 4}, {'j', 5}, {'k', 3}, {'l', 2}, {'m', 6}, {'x', 1}};
+  const char* equations[] = {"bhij,bhjk->bhik", "bhij,bhkj->bhik", "bhji,bhjk->bhik", "bhij,bhkj->bhki",
+                             "bhjk,bhij->bhik", "ij,jk->ik",       "ij,kj->ki",       "bij,jk->bik",
+                             "bilj,jkm->bilkm", "bjil,jkm->bkmil", "ij,jk->ki",       "bhij,bhjk->bhi",
+                             "xhij,bhjk->bhik", "hbij,bhjk->bhik", "ik,jk->ijk",      "i,j->ij",
+                             "ij,ij->i",        "ij,ij->",         "bhij,bhjk->hbik"};
+  for (const char* eq : equations) {
+    const std::string e = eq;
+    const size_t comma = e.find(','), arrow = e.find("->");
+    const std::string ta = e.substr(0, comma), tb = e.substr(comma + 1, arrow - comma - 1), to = e.substr(arrow + 2);
+    auto make = [&](const std::string& term, int salt) {
+      Shape s;
+      for (char c : term) s.push_back(size.at(c));
+      std::vector<float> v(static_cast<size_t>(shape_numel(s)));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<int>((i * 7 + salt) % 11) - 5) * 0.25f;
+      return f(v, s);
+    };
+    Tensor a = make(ta, 1), b = make(tb, 4);
+    Tensor y = einsum(eq, {a, b});
+    std::string labels;
+    for (char c : ta + tb)
+      if (labels.find(c) == std::string::npos) labels += c;
+    Shape want_shape;
+    for (char c : to) want_shape.push_back(size.at(c));
+    ASSERT_EQ(y.shape(), want_shape) << eq;
+    std::vector<double> want(static_cast<size_t>(shape_numel(want_shape)), 0.0);
+    std::map<char, int64_t> at;
+    auto offset = [&](const std::string& term) {
+      int64_t o = 0;
+      for (char c : term) o = o * size.at(c) + at[c];
+      return o;
+    };
+    std::function<void(size_t)> visit = [&](size_t d) {
+      if (d == labels.size()) {
+        want[static_cast<size_t>(offset(to))] += double(a.float_at(offset(ta))) * b.float_at(offset(tb));
+        return;
+      }
+      for (at[labels[d]] = 0; at[labels[d]] < size.at(labels[d]); ++at[labels[d]]) visit(d + 1);
+    };
+    visit(0);
+    for (int64_t i = 0; i < y.numel(); ++i) ASSERT_NEAR(y.float_at(i), want[static_cast<size_t>(i)], 1e-4) << eq << " at " << i;
   }
 }
 

@@ -136,6 +136,19 @@ TEST(ObjectDetection, GridSampleBilinearAndNearest) {
   expect_near(run_op(make_node("GridSample", {"x", "g"}, {"y"}, {{"mode", attr_string("nearest")}}), {x, g2}, 16)[0], {3.f});
 }
 
+// Taps outside a zero-padded input read 0, whatever the input holds where
+// the kernel parks their offsets: an infinite pixel must not turn 0 x inf
+// into NaN. Two channels share each point's taps.
+TEST(ObjectDetection, GridSampleZeroPaddingIgnoresNonFinitePixelsItDoesNotTouch) {
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor x = Tensor::from_vector<float>({inf, 1, 2, 3, 8, 1, 2, 3}, {1, 2, 2, 2});
+  // far outside (every tap is padding); x = 1, y = -1 with align_corners (the top-right pixel)
+  Tensor g = Tensor::from_vector<float>({-5, -5, 1, -1}, {1, 1, 2, 2});
+  auto y = run_op(make_node("GridSample", {"x", "g"}, {"y"}, {{"align_corners", attr_int(1)}}), {x, g}, 16);
+  ASSERT_EQ(y[0].shape(), (Shape{1, 2, 1, 2}));
+  expect_near(y[0], {0.f, 1.f, 0.f, 1.f});
+}
+
 // Coordinates that are not finite sample NaN (the ONNX reference's weights are NaN), except
 // nearest with zero padding, which reads the padding; far-off finite ones read the padding
 // (zeros) or fold back (reflection) without overflowing an index.

@@ -119,6 +119,31 @@ TEST(Indexing, CumSum) {
   EXPECT_THROW(run_op(make_node("CumSum", {"x", "a"}, {"y"}), {x, Tensor::scalar<int64_t>(2)}), Error);
 }
 
+// Float running sums down an axis with rows long enough for the vector loop
+// (37 elements: whole vectors and a tail), every mode, against a plain loop.
+TEST(Indexing, CumSumOfFloatRowsEveryMode) {
+  const int64_t n = 5, inner = 37;
+  std::vector<float> v(static_cast<size_t>(2 * n * inner));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<int>(i * 13 % 17) - 8) * 0.5f;
+  Tensor x = Tensor::from_vector<float>(v, {2, n, inner});
+  for (int exclusive = 0; exclusive < 2; ++exclusive)
+    for (int reverse = 0; reverse < 2; ++reverse) {
+      auto out = run_op(make_node("CumSum", {"x", "a"}, {"y"},
+                                  {{"exclusive", attr_int(exclusive)}, {"reverse", attr_int(reverse)}}),
+                        {x, Tensor::scalar<int64_t>(1)});
+      for (int64_t o = 0; o < 2; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          float acc = 0;
+          for (int64_t t = 0; t < n; ++t) {
+            const int64_t j = reverse ? n - 1 - t : t, at = (o * n + j) * inner + i;
+            if (!exclusive) acc += v[static_cast<size_t>(at)];
+            ASSERT_EQ(out[0].data<float>()[at], acc) << "exclusive " << exclusive << " reverse " << reverse << " at " << at;
+            if (exclusive) acc += v[static_cast<size_t>(at)];
+          }
+        }
+    }
+}
+
 TEST(Indexing, EyeLikeAndRange) {
   auto out = run_op(make_node("EyeLike", {"x"}, {"y"}, {{"k", attr_int(1)}, {"dtype", attr_int(7)}}), {iota_f({2, 3})});
   EXPECT_EQ(to_vector<int64_t>(out[0]), (V{0, 1, 0, 0, 0, 1}));

@@ -479,6 +479,37 @@ KernelFactory trilu_factory() {
 
 // ---- CumSum ----
 
+// One step down the axis: a row of `inner` running values advanced by a row
+// of x. Restrict pointers and `Exclusive` fixed per instance let the loop
+// vectorize (with the mode tested per element and possible aliasing it ran
+// 4x slower than onnxruntime).
+template <bool Prod, bool Exclusive, class T, class A>
+void cumulative_row(const T* __restrict sr, T* __restrict dr, A* __restrict acc, int64_t inner) {
+  for (int64_t i = 0; i < inner; ++i) {
+    const A v = static_cast<A>(sr[i]);
+    if constexpr (Exclusive) dr[i] = static_cast<T>(acc[i]);
+    acc[i] = Prod ? static_cast<A>(acc[i] * v) : static_cast<A>(acc[i] + v);
+    if constexpr (!Exclusive) dr[i] = static_cast<T>(acc[i]);
+  }
+}
+
+// cumulative_row for float sums, the common case, in vector code (this file
+// builds at -O2, where GCC leaves the loop scalar: 3x slower than onnxruntime).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+#endif
+void cumulative_sum_row(const float* __restrict sr, float* __restrict dr, float* __restrict acc, int64_t inner,
+                        bool exclusive) {
+  if (exclusive) {
+    for (int64_t i = 0; i < inner; ++i) {
+      dr[i] = acc[i];
+      acc[i] += sr[i];
+    }
+  } else {
+    for (int64_t i = 0; i < inner; ++i) dr[i] = acc[i] += sr[i];
+  }
+}
+
 // CumSum and CumProd (opset 26): the running sum or product along an axis.
 template <bool Prod>
 KernelFactory cumulative_factory() {
@@ -514,12 +545,12 @@ KernelFactory cumulative_factory() {
             const int64_t j = reverse ? n - 1 - t : t;
             const T* sr = s + (o * n + j) * inner;
             T* dr = d + (o * n + j) * inner;
-            for (int64_t i = 0; i < inner; ++i) {
-              const A v = static_cast<A>(sr[i]);
-              if (exclusive) dr[i] = static_cast<T>(acc[i]);
-              acc[i] = Prod ? static_cast<A>(acc[i] * v) : static_cast<A>(acc[i] + v);
-              if (!exclusive) dr[i] = static_cast<T>(acc[i]);
+            if constexpr (!Prod && std::is_same_v<T, float>) {
+              cumulative_sum_row(sr, dr, acc.data(), inner, exclusive);
+              continue;
             }
+            if (exclusive) cumulative_row<Prod, true>(sr, dr, acc.data(), inner);
+            else cumulative_row<Prod, false>(sr, dr, acc.data(), inner);
           }
         }
       });

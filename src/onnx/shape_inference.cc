@@ -223,10 +223,8 @@ void take_value_infos(const onnx::GraphProto& inferred, Graph& g) {
   }
 }
 
-}  // namespace
-
-namespace {
 std::atomic<bool> schemas_built{false};
+
 }  // namespace
 
 void build_schemas() {

@@ -430,57 +430,47 @@ void pack_row(const uint8_t* row, int64_t K, uint8_t flip, int64_t width, int8_t
 // (the byte-per-column loop was 40% of its load).
 void pack_group(const uint8_t* src, int64_t ldb, int64_t rows, int64_t cols, uint8_t flip, int8_t* dst,
                 int32_t* col_sum) {
-  if (rows < 4) {
-    for (int64_t j = 0; j < rows; ++j)
-      for (int64_t c = 0; c < cols; ++c) {
-        auto v = static_cast<int8_t>(src[j * ldb + c] ^ flip);
-        dst[c * 4 + j] = v;
-        col_sum[c] += v;
-      }
-    return;
-  }
-  const uint8_t *r0 = src, *r1 = src + ldb, *r2 = src + 2 * ldb, *r3 = src + 3 * ldb;
-  int64_t c = 0;
+  int64_t c = 0;  // columns done
 #ifdef __SSE2__
-  const __m128i flip16 = _mm_set1_epi8(static_cast<char>(flip)), zero = _mm_setzero_si128();
-  auto load = [&](const uint8_t* r) {
-    return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + c)), flip16);
-  };
-  // int8 lanes widened to int16, low and high halves
-  auto widen_lo = [&](__m128i v) { return _mm_unpacklo_epi8(v, _mm_cmpgt_epi8(zero, v)); };
-  auto widen_hi = [&](__m128i v) { return _mm_unpackhi_epi8(v, _mm_cmpgt_epi8(zero, v)); };
-  for (; c + 16 <= cols; c += 16) {
-    const __m128i v0 = load(r0), v1 = load(r1), v2 = load(r2), v3 = load(r3);
-    const __m128i lo01 = _mm_unpacklo_epi8(v0, v1), hi01 = _mm_unpackhi_epi8(v0, v1);
-    const __m128i lo23 = _mm_unpacklo_epi8(v2, v3), hi23 = _mm_unpackhi_epi8(v2, v3);
-    auto* out = reinterpret_cast<__m128i*>(dst + c * 4);
-    _mm_storeu_si128(out, _mm_unpacklo_epi16(lo01, lo23));
-    _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
-    _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
-    _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
-    const __m128i sum_lo = _mm_add_epi16(_mm_add_epi16(widen_lo(v0), widen_lo(v1)),
-                                         _mm_add_epi16(widen_lo(v2), widen_lo(v3)));
-    const __m128i sum_hi = _mm_add_epi16(_mm_add_epi16(widen_hi(v0), widen_hi(v1)),
-                                         _mm_add_epi16(widen_hi(v2), widen_hi(v3)));
-    auto* acc = reinterpret_cast<__m128i*>(col_sum + c);
-    const __m128i halves[2] = {sum_lo, sum_hi};
-    for (int h = 0; h < 2; ++h) {
-      const __m128i sign = _mm_cmpgt_epi16(zero, halves[h]);
-      _mm_storeu_si128(acc + 2 * h, _mm_add_epi32(_mm_loadu_si128(acc + 2 * h), _mm_unpacklo_epi16(halves[h], sign)));
-      _mm_storeu_si128(acc + 2 * h + 1,
-                       _mm_add_epi32(_mm_loadu_si128(acc + 2 * h + 1), _mm_unpackhi_epi16(halves[h], sign)));
+  if (rows == 4) {
+    const uint8_t *r0 = src, *r1 = src + ldb, *r2 = src + 2 * ldb, *r3 = src + 3 * ldb;
+    const __m128i flip16 = _mm_set1_epi8(static_cast<char>(flip)), zero = _mm_setzero_si128();
+    auto load = [&](const uint8_t* r) {
+      return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + c)), flip16);
+    };
+    // int8 lanes widened to int16, low and high halves
+    auto widen_lo = [&](__m128i v) { return _mm_unpacklo_epi8(v, _mm_cmpgt_epi8(zero, v)); };
+    auto widen_hi = [&](__m128i v) { return _mm_unpackhi_epi8(v, _mm_cmpgt_epi8(zero, v)); };
+    for (; c + 16 <= cols; c += 16) {
+      const __m128i v0 = load(r0), v1 = load(r1), v2 = load(r2), v3 = load(r3);
+      const __m128i lo01 = _mm_unpacklo_epi8(v0, v1), hi01 = _mm_unpackhi_epi8(v0, v1);
+      const __m128i lo23 = _mm_unpacklo_epi8(v2, v3), hi23 = _mm_unpackhi_epi8(v2, v3);
+      auto* out = reinterpret_cast<__m128i*>(dst + c * 4);
+      _mm_storeu_si128(out, _mm_unpacklo_epi16(lo01, lo23));
+      _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
+      _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
+      _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
+      const __m128i sum_lo = _mm_add_epi16(_mm_add_epi16(widen_lo(v0), widen_lo(v1)),
+                                           _mm_add_epi16(widen_lo(v2), widen_lo(v3)));
+      const __m128i sum_hi = _mm_add_epi16(_mm_add_epi16(widen_hi(v0), widen_hi(v1)),
+                                           _mm_add_epi16(widen_hi(v2), widen_hi(v3)));
+      auto* acc = reinterpret_cast<__m128i*>(col_sum + c);
+      const __m128i halves[2] = {sum_lo, sum_hi};
+      for (int h = 0; h < 2; ++h) {
+        const __m128i sign = _mm_cmpgt_epi16(zero, halves[h]);
+        _mm_storeu_si128(acc + 2 * h, _mm_add_epi32(_mm_loadu_si128(acc + 2 * h), _mm_unpacklo_epi16(halves[h], sign)));
+        _mm_storeu_si128(acc + 2 * h + 1,
+                         _mm_add_epi32(_mm_loadu_si128(acc + 2 * h + 1), _mm_unpackhi_epi16(halves[h], sign)));
+      }
     }
   }
 #endif
-  for (; c < cols; ++c) {
-    auto v0 = static_cast<int8_t>(r0[c] ^ flip), v1 = static_cast<int8_t>(r1[c] ^ flip);
-    auto v2 = static_cast<int8_t>(r2[c] ^ flip), v3 = static_cast<int8_t>(r3[c] ^ flip);
-    dst[c * 4] = v0;
-    dst[c * 4 + 1] = v1;
-    dst[c * 4 + 2] = v2;
-    dst[c * 4 + 3] = v3;
-    col_sum[c] += v0 + v1 + v2 + v3;
-  }
+  for (int64_t j = 0; j < rows; ++j)
+    for (int64_t k = c; k < cols; ++k) {
+      auto v = static_cast<int8_t>(src[j * ldb + k] ^ flip);
+      dst[k * 4 + j] = v;
+      col_sum[k] += v;
+    }
 }
 
 }  // namespace

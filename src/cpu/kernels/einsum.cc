@@ -354,11 +354,8 @@ bool einsum_as_gemm(const std::vector<int>& la, const std::vector<int>& lb, cons
   }
   for (int l : lb)
     if (!contains(out, l) && !contains(la, l)) return false;
-  for (int l : batch) {
-    if (a.dim(find_label(la, l)) != b.dim(find_label(lb, l))) return false;  // broadcast: the general path
-  }
-  for (int l : red)
-    if (a.dim(find_label(la, l)) != b.dim(find_label(lb, l))) return false;
+  for (int l : la)  // a shared label of two sizes broadcasts: the general path
+    if (contains(lb, l) && a.dim(find_label(la, l)) != b.dim(find_label(lb, l))) return false;
   // The output is [batch, first's free, second's free]; the operands may be either way round.
   if (!part_at(out, 0, batch)) return false;
   const bool swapped = !part_at(out, batch.size(), a_free);

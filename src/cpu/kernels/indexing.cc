@@ -103,19 +103,10 @@ KernelFactory gather_factory() {
         });
         return;
       }
-      dispatch_by_size(x.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* src = x.data<T>();
-        T* dst = out.data<T>();
-        for (int64_t o = 0; o < outer; ++o) {
-          const T* s0 = src + o * dim * inner;
-          for (int64_t j = 0; j < n; ++j) {
-            const T* s = s0 + idx[j] * inner;
-            for (int64_t k = 0; k < inner; ++k) dst[k] = s[k];
-            dst += inner;
-          }
-        }
-      });
+      const std::string* src = x.data<std::string>();
+      std::string* dst = out.data<std::string>();
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < n; ++j, dst += inner) std::copy_n(src + (o * dim + idx[j]) * inner, inner, dst);
     };
   });
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/float_values.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -412,15 +413,6 @@ struct GridSampler {
   }
 };
 
-// The grid values [begin, begin + count) as doubles, whatever the grid's float type.
-void read_grid(const Tensor& G, int64_t begin, int64_t count, double* out) {
-  dispatch_float(G.dtype(), [&](auto tag) {
-    using G_T = typename decltype(tag)::type;
-    const G_T* g = G.data<G_T>() + begin;
-    for (int64_t i = 0; i < count; ++i) out[i] = to_d(g[i]);
-  });
-}
-
 // One point's taps in PER fixed slots (a short list padded with zero weights;
 // a tap in a zero-padded border reads 0 through `inside`), applied to every
 // channel: the taps are computed once per point, and the channel loop has
@@ -453,16 +445,17 @@ void grid_sample_typed(const GridSampler& s, const Tensor& X, const Tensor& G, T
   const int64_t chunks = (out_plane + chunk - 1) / chunk;
   const T* x = X.data<T>();
   T* y = Y.data<T>();
+  const std::vector<double> grid = load_floats<double>(G);
   parallel_for(N * C * out_plane * per > 65536 ? pool : nullptr, N * chunks, [&](int64_t t0, int64_t t1) {
-    std::vector<double> gv(static_cast<size_t>(chunk * nd)), point_wts(static_cast<size_t>(per));
+    std::vector<double> point_wts(static_cast<size_t>(per));
     std::vector<int64_t> offs(static_cast<size_t>(chunk * per)), point_offs(static_cast<size_t>(per));
     std::vector<uint8_t> inside(static_cast<size_t>(chunk * per));
     std::vector<float> wts(static_cast<size_t>(chunk * per));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / chunks, o0 = (t % chunks) * chunk, len = std::min(chunk, out_plane - o0);
-      read_grid(G, (n * out_plane + o0) * nd, len * nd, gv.data());
+      const double* gv = grid.data() + (n * out_plane + o0) * nd;
       for (int64_t o = 0; o < len; ++o) {
-        const int64_t count = s.taps(&gv[o * nd], point_offs.data(), point_wts.data());
+        const int64_t count = s.taps(gv + o * nd, point_offs.data(), point_wts.data());
         for (int64_t k = 0; k < per; ++k) {
           const bool used = k < count, in = used && point_offs[k] >= 0;
           offs[o * per + k] = in ? point_offs[k] : 0;

@@ -48,6 +48,9 @@ void gelu_erf(const float* x, float* y, int64_t n);
 void gelu_tanh(const float* x, float* y, int64_t n);
 // y = softmax(x) over n values (max-subtracted); in place allowed.
 void softmax(const float* x, float* y, int64_t n);
+// Softmax (log-softmax when `log`) of row-major [n, inner] along n, for each
+// of the `inner` columns; in place allowed.
+void softmax_columns(const float* x, float* y, int64_t n, int64_t inner, bool log);
 // y = (x - mean) / sqrt(var + eps) * gamma + beta over n values (beta may be
 // null); in place allowed. With `skip` (may be null), x + skip is normalized.
 void layer_norm(const float* x, const float* skip, float* y, int64_t n, const float* gamma, const float* beta,

@@ -29,29 +29,36 @@ TEST(Softmax, MaskedEntriesAreZeroAndNanPropagates) {
   for (int i = 40; i < 60; ++i) EXPECT_TRUE(std::isnan(y.float_at(i))) << i;
 }
 
-// Along a middle axis (the vectorized slab path, over 3 threads) against a
-// double reference; one large value per column checks the max shift.
-TEST(Softmax, MiddleAxisMatchesReference) {
-  const int64_t outer = 2, n = 7, inner = 19;
-  std::vector<float> v(outer * n * inner);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 29) * 0.25f - 3.0f;
-  v[inner + 3] = 90.0f;
+// A double reference for softmax / log-softmax of [outer, n, inner] along n.
+double reference_softmax(const std::vector<float>& v, int64_t n, int64_t inner, int64_t at, bool log) {
+  const int64_t o = at / (n * inner), j = at % inner;
+  double mx = -1e30, sum = 0;
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, static_cast<double>(v[(o * n + i) * inner + j]));
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(v[(o * n + i) * inner + j] - mx);
+  const double d = v[at] - mx;
+  return log ? d - std::log(sum) : std::exp(d) / sum;
+}
+
+// Along a middle axis (columns in blocks of 64, over 3 threads) and along
+// the last (two vectors at a time, then a masked tail) against a double
+// reference; one large value per slab checks the max shift.
+TEST(Softmax, MiddleAndLastAxisMatchReference) {
+  struct Shape { int64_t outer, n, inner; };
   ThreadPool three(3);
-  for (const char* op : {"Softmax", "LogSoftmax"}) {
-    auto y = run_op(make_node(op, {"x"}, {"y"}, {{"axis", attr_int(1)}}),
-                    {Tensor::from_vector<float>(v, {outer, n, inner})}, 13, &three)[0];
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j = 0; j < inner; ++j) {
-        double mx = -1e30, sum = 0;
-        for (int64_t i = 0; i < n; ++i) mx = std::max(mx, static_cast<double>(v[(o * n + i) * inner + j]));
-        for (int64_t i = 0; i < n; ++i) sum += std::exp(v[(o * n + i) * inner + j] - mx);
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t at = (o * n + i) * inner + j;
-          double d = v[at] - mx;
-          double want = std::string(op) == "Softmax" ? std::exp(d) / sum : d - std::log(sum);
-          ASSERT_NEAR(y.float_at(at), want, 1e-5 * std::max(1.0, std::abs(want))) << op << " at " << at;
-        }
+  for (Shape sh : {Shape{2, 7, 19}, Shape{3, 5, 70}, Shape{2, 9, 2}, Shape{3, 1, 33}, Shape{2, 49, 1},
+                   Shape{4, 33, 1}, Shape{2, 16, 1}, Shape{3, 7, 1}}) {
+    std::vector<float> v(sh.outer * sh.n * sh.inner);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 29) * 0.25f - 3.0f;
+    v[v.size() / 3] = 90.0f;
+    for (const char* op : {"Softmax", "LogSoftmax"}) {
+      auto y = run_op(make_node(op, {"x"}, {"y"}, {{"axis", attr_int(1)}}),
+                      {Tensor::from_vector<float>(v, {sh.outer, sh.n, sh.inner})}, 13, &three)[0];
+      for (int64_t at = 0; at < static_cast<int64_t>(v.size()); ++at) {
+        const double want = reference_softmax(v, sh.n, sh.inner, at, std::string(op) == "LogSoftmax");
+        ASSERT_NEAR(y.float_at(at), want, 1e-5 * std::max(1.0, std::abs(want)))
+            << op << " [" << sh.outer << ", " << sh.n << ", " << sh.inner << "] at " << at;
       }
+    }
   }
 }
 

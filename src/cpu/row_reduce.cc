@@ -94,6 +94,20 @@ ONYX_RR_CLONES float rms_normalize(const float* x, float* y, int64_t n, const fl
   return inv;
 }
 
+ONYX_RR_CLONES void add_into(const float* __restrict x, double* __restrict acc, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) acc[i] += static_cast<double>(x[i]);
+}
+ONYX_RR_CLONES void add_squares_into(const float* __restrict x, double* __restrict acc, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) acc[i] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+}
+// A NaN in x is taken (x != x); once m is NaN neither test replaces it.
+ONYX_RR_CLONES void max_into(const float* __restrict x, float* __restrict m, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) m[i] = (m[i] < x[i] || x[i] != x[i]) ? x[i] : m[i];
+}
+ONYX_RR_CLONES void min_into(const float* __restrict x, float* __restrict m, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) m[i] = (x[i] < m[i] || x[i] != x[i]) ? x[i] : m[i];
+}
+
 ONYX_RR_CLONES float max(const float* x, int64_t n) { return extreme<true>(x, n); }
 ONYX_RR_CLONES float min(const float* x, int64_t n) { return extreme<false>(x, n); }
 

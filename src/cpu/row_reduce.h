@@ -13,6 +13,12 @@ double sum_squared_deviation(const float* x, int64_t n, double mean);
 // Largest / smallest of x[0..n) (n >= 1); NaN if any element is NaN.
 float max(const float* x, int64_t n);
 float min(const float* x, int64_t n);
+// Lane-wise across rows: acc[i] += x[i] or x[i]^2 (double lanes), and
+// m[i] = max / min(m[i], x[i]) (NaN once either is NaN), for i in [0, n).
+void add_into(const float* x, double* acc, int64_t n);
+void add_squares_into(const float* x, double* acc, int64_t n);
+void max_into(const float* x, float* m, int64_t n);
+void min_into(const float* x, float* m, int64_t n);
 // y = x / sqrt(mean(x^2) + eps) * scale over one row of n (RMS normalization);
 // returns the inverse RMS. The mean square is taken in double lanes.
 float rms_normalize(const float* x, float* y, int64_t n, const float* scale, float eps);

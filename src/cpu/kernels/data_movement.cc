@@ -406,8 +406,46 @@ KernelFactory tile_factory() {
 
 enum class PadMode { Constant, Reflect, Edge, Wrap };
 
+// Output rows (along the last dim) in [row0, row1): each is the input row its
+// outer indices map to, or all padding; within a row the part that maps
+// one-to-one onto the input, [lo, hi), is one block copy and only the pads
+// at its ends go through the map (element by element, reflect-padding a
+// [1,64,56,56] image ran 2x slower than onnxruntime).
 template <class T>
-void pad_typed(const Tensor& x, Tensor& out, const std::vector<std::vector<int64_t>>& maps, T padv) {
+void pad_rows(const T* in, T* o, const Shape& os, const std::vector<int64_t>& in_strides,
+              const std::vector<std::vector<int64_t>>& maps, int64_t lo, int64_t hi, int64_t shift, T padv,
+              int64_t row0, int64_t row1) {
+  const int64_t r = static_cast<int64_t>(os.size()), inner = os[r - 1];
+  const std::vector<int64_t>& last = maps[r - 1];
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t d = r - 2, rest = row0; d >= 0; --d) idx[d] = rest % os[d], rest /= os[d];
+  for (int64_t i = row0; i < row1; ++i) {
+    bool valid = true;
+    int64_t base = 0;
+    for (int64_t d = 0; d + 1 < r && valid; ++d) {
+      const int64_t m = maps[d][idx[d]];
+      valid = m >= 0;
+      base += m * in_strides[d];
+    }
+    T* row = o + i * inner;
+    if (!valid) {
+      std::fill(row, row + inner, padv);
+    } else {
+      for (int64_t k = 0; k < lo; ++k) row[k] = last[k] >= 0 ? in[base + last[k]] : padv;
+      std::copy(in + base + lo - shift, in + base + hi - shift, row + lo);
+      for (int64_t k = hi; k < inner; ++k) row[k] = last[k] >= 0 ? in[base + last[k]] : padv;
+    }
+    for (int64_t d = r - 2; d >= 0; --d) {
+      if (++idx[d] < os[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// `shift` is the last dim's leading pad: output k copies input k - shift.
+template <class T>
+void pad_typed(const Tensor& x, Tensor& out, const std::vector<std::vector<int64_t>>& maps, int64_t shift, T padv,
+               ThreadPool* pool) {
   int64_t r = x.rank();
   const T* in = x.data<T>();
   T* o = out.data<T>();
@@ -417,36 +455,14 @@ void pad_typed(const Tensor& x, Tensor& out, const std::vector<std::vector<int64
     o[0] = in[0];
     return;
   }
-  std::vector<int64_t> cs = contiguous_strides(x.shape());
   const Shape& os = out.shape();
-  int64_t inner = os[r - 1];
-  const std::vector<int64_t>& last = maps[r - 1];
-  std::vector<int64_t> idx(r, 0);
-  for (int64_t i = 0; i < n; i += inner) {
-    bool valid = true;
-    int64_t base = 0;
-    for (int64_t d = 0; d + 1 < r; ++d) {
-      int64_t m = maps[d][idx[d]];
-      if (m < 0) {
-        valid = false;
-        break;
-      }
-      base += m * cs[d];
-    }
-    T* row = o + i;
-    if (!valid) {
-      for (int64_t k = 0; k < inner; ++k) row[k] = padv;
-    } else {
-      for (int64_t k = 0; k < inner; ++k) {
-        int64_t m = last[k];
-        row[k] = m >= 0 ? in[base + m] : padv;
-      }
-    }
-    for (int64_t d = r - 2; d >= 0; --d) {
-      if (++idx[d] < os[d]) break;
-      idx[d] = 0;
-    }
-  }
+  const int64_t inner = os[r - 1], rows = n / inner;
+  const int64_t lo = std::clamp<int64_t>(shift, 0, inner), hi = std::clamp<int64_t>(shift + x.shape()[r - 1], lo, inner);
+  const std::vector<int64_t> cs = contiguous_strides(x.shape());
+  if (n * static_cast<int64_t>(sizeof(T)) < (256 << 10)) pool = nullptr;
+  parallel_for(pool, rows, [&](int64_t row0, int64_t row1) {
+    pad_rows(in, o, os, cs, maps, lo, hi, shift, padv, row0, row1);
+  });
 }
 
 void pad_apply(KernelContext& ctx, const Tensor& x, PadMode mode, const std::vector<int64_t>& pads_in,
@@ -508,7 +524,7 @@ void pad_apply(KernelContext& ctx, const Tensor& x, PadMode mode, const std::vec
     using T = typename decltype(tag)::type;
     T v{};
     if (padv.defined()) v = padv.data<T>()[0];
-    pad_typed<T>(x, out, maps, v);
+    pad_typed<T>(x, out, maps, r > 0 ? begin[r - 1] : 0, v, ctx.thread_pool());
   });
 }
 

@@ -82,6 +82,23 @@ TEST(GroupNormalization, PerGroupScaleBroadcast) {
   expect_near(y, {-2, 2, 3, 7});
 }
 
+// Float groups (vectorized statistics) against the same values in double
+// (scalar loops), groups of 70 values with a 16-wide tail, per-channel scale.
+TEST(GroupNormalization, FloatMatchesDouble) {
+  const Shape shape = {2, 6, 5, 7};
+  std::vector<double> vd(static_cast<size_t>(shape_numel(shape)));
+  for (size_t i = 0; i < vd.size(); ++i) vd[i] = static_cast<double>((i * 7919) % 101) * 0.05 + (i % 70 == 3 ? 40.0 : 0.0);
+  std::vector<double> sd = {0.5, 1, 1.5, 2, -1, 3}, bd = {0, 1, 2, 3, 4, 5};
+  Node node = make_node("GroupNormalization", {"x", "s", "b"}, {"y"}, {{"num_groups", attr_int(3)}});
+  auto yd = run_op(node, {Tensor::from_vector<double>(vd, shape), Tensor::from_vector<double>(sd, {6}),
+                          Tensor::from_vector<double>(bd, {6})}, 21)[0];
+  auto yf = run_op(node, {Tensor::from_vector<float>(std::vector<float>(vd.begin(), vd.end()), shape),
+                          Tensor::from_vector<float>(std::vector<float>(sd.begin(), sd.end()), {6}),
+                          Tensor::from_vector<float>(std::vector<float>(bd.begin(), bd.end()), {6})}, 21)[0];
+  ASSERT_EQ(yf.shape(), shape);
+  for (int64_t i = 0; i < yf.numel(); ++i) ASSERT_NEAR(yf.float_at(i), yd.float_at(i), 1e-5) << i;
+}
+
 TEST(LRN, ChannelWindow) {
   Tensor x = Tensor::from_vector<float>({1, 2}, {1, 2, 1, 1});
   auto y = run_op(make_node("LRN", {"x"}, {"y"},

@@ -177,6 +177,30 @@ TEST(ObjectDetection, GridSampleNonFiniteAndFarCoordinates) {
   }
 }
 
+// 2-D bilinear (the vectorized taps) against the general N-D sampler on the
+// same image as a depth-1 volume sampled at z = 0, for zero and border
+// padding with and without align_corners; points inside, on and past the
+// edges, over 3 channels.
+TEST(ObjectDetection, GridSampleBilinear2DMatchesDepthOneVolume) {
+  const int64_t C = 3, H = 5, W = 7, Ho = 9, Wo = 11;
+  std::vector<float> img(C * H * W), g2, g3;
+  for (size_t i = 0; i < img.size(); ++i) img[i] = static_cast<float>((i * 37) % 23) - 7.0f;
+  for (int64_t i = 0; i < Ho * Wo; ++i) {
+    const float gx = -1.3f + 2.6f * static_cast<float>(i % Wo) / (Wo - 1), gy = -1.2f + 2.4f * static_cast<float>(i / Wo) / (Ho - 1);
+    g2.insert(g2.end(), {gx, gy});
+    g3.insert(g3.end(), {gx, gy, 0.0f});
+  }
+  for (const char* pad : {"zeros", "border"})
+    for (int64_t align : {0, 1}) {
+      Node node = make_node("GridSample", {"x", "g"}, {"y"}, {{"padding_mode", attr_string(pad)}, {"align_corners", attr_int(align)}});
+      auto y2 = run_op(node, {Tensor::from_vector<float>(img, {1, C, H, W}), Tensor::from_vector<float>(g2, {1, Ho, Wo, 2})}, 16)[0];
+      auto y3 = run_op(node, {Tensor::from_vector<float>(img, {1, C, 1, H, W}), Tensor::from_vector<float>(g3, {1, 1, Ho, Wo, 3})}, 20)[0];
+      ASSERT_EQ(y2.numel(), C * Ho * Wo);
+      ASSERT_EQ(y3.numel(), C * Ho * Wo);
+      for (int64_t i = 0; i < y2.numel(); ++i) ASSERT_NEAR(y2.float_at(i), y3.float_at(i), 1e-5) << pad << " align " << align << " at " << i;
+    }
+}
+
 TEST(ObjectDetection, AffineGridIdentity) {
   Tensor theta = Tensor::from_vector<float>({1, 0, 0, 0, 1, 0}, {1, 2, 3});
   auto y = run_op(make_node("AffineGrid", {"t", "s"}, {"y"}, {{"align_corners", attr_int(1)}}),

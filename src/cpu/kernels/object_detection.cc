@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -413,6 +414,68 @@ struct GridSampler {
   }
 };
 
+// The four taps of `len` 2-D bilinear points (grid x, y pairs) with zero or
+// border padding, tap-major ([4][len]): plane offsets, -1 where the tap reads
+// nothing, and weights. Straight-line loops over the points that the
+// compiler vectorizes (per point through GridSampler::taps they took 40% of a
+// 16-channel sample). The rules are taps()': a zero weight never reads (a
+// non-finite pixel must not turn it into NaN), a non-finite coordinate gives
+// a NaN weight.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+#endif
+void bilinear_block_taps(const double* __restrict g, int64_t len, int64_t height, int64_t width, bool align,
+                         bool border, int32_t* __restrict offs, float* __restrict wts) {
+  const double h = static_cast<double>(height), w = static_cast<double>(width);
+  for (int64_t o = 0; o < len; ++o) {
+    double x = align ? (g[2 * o] + 1) * 0.5 * (w - 1) : ((g[2 * o] + 1) * w - 1) * 0.5;
+    double y = align ? (g[2 * o + 1] + 1) * 0.5 * (h - 1) : ((g[2 * o + 1] + 1) * h - 1) * 0.5;
+    const bool finite = std::isfinite(x) && std::isfinite(y);
+    // Zeros: far-off points read only padding, clamped well before the integer cast could
+    // overflow. Border: clamped into the image (the taps past it get zero weight).
+    x = finite ? (border ? std::clamp(x, 0.0, w - 1) : std::clamp(x, -5.0, w + 4)) : 0.0;
+    y = finite ? (border ? std::clamp(y, 0.0, h - 1) : std::clamp(y, -5.0, h + 4)) : 0.0;
+    const double fx = std::floor(x), fy = std::floor(y), tx = x - fx, ty = y - fy;
+    const int64_t ix = static_cast<int64_t>(fx), iy = static_cast<int64_t>(fy);
+    for (int k = 0; k < 4; ++k) {
+      const int dy = k >> 1, dx = k & 1;
+      const int64_t cx = ix + dx, cy = iy + dy;
+      const double wt = (dy ? ty : 1 - ty) * (dx ? tx : 1 - tx);
+      const bool in = finite && wt != 0 && cx >= 0 && cx < width && cy >= 0 && cy < height;
+      offs[k * len + o] = in ? static_cast<int32_t>(cy * width + cx) : -1;
+      wts[k * len + o] = finite ? static_cast<float>(wt) : (k == 0 ? std::numeric_limits<float>::quiet_NaN() : 0.f);
+    }
+  }
+}
+
+// y[c][o] = sum over the 4 taps of weight * plane value, for every channel:
+// bilinear_block_taps' layout; the float instance vectorizes to masked gathers.
+template <class T>
+void apply_block_taps(int64_t len, int64_t channels, const int32_t* __restrict offs, const float* __restrict wts,
+                      const T* __restrict x, int64_t in_plane, T* __restrict y, int64_t out_plane) {
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  for (int64_t c = 0; c < channels; ++c) {
+    const T* plane = x + c * in_plane;
+    T* out = y + c * out_plane;
+    for (int64_t o = 0; o < len; ++o) {
+      Acc acc = 0;
+      for (int k = 0; k < 4; ++k) {
+        const int32_t off = offs[k * len + o];
+        acc += static_cast<Acc>(wts[k * len + o]) * (off >= 0 ? static_cast<Acc>(to_d(plane[off])) : Acc(0));
+      }
+      out[o] = from_d<T>(acc);
+    }
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+#endif
+void apply_block_taps_f32(int64_t len, int64_t channels, const int32_t* offs, const float* wts, const float* x,
+                          int64_t in_plane, float* y, int64_t out_plane) {
+  apply_block_taps<float>(len, channels, offs, wts, x, in_plane, y, out_plane);
+}
+
 // One point's taps in PER fixed slots (a short list padded with zero weights;
 // a tap in a zero-padded border reads 0 through `inside`), applied to every
 // channel: the taps are computed once per point, and the channel loop has
@@ -446,14 +509,27 @@ void grid_sample_typed(const GridSampler& s, const Tensor& X, const Tensor& G, T
   const T* x = X.data<T>();
   T* y = Y.data<T>();
   const std::vector<double> grid = load_floats<double>(G);
+  // 2-D bilinear, zero or border padding, planes int32 can index: the vectorized taps.
+  const bool block_taps = s.interp == Interp::Linear && nd == 2 && s.padding != Padding::Reflection &&
+                          in_plane < std::numeric_limits<int32_t>::max();
   parallel_for(N * C * out_plane * per > 65536 ? pool : nullptr, N * chunks, [&](int64_t t0, int64_t t1) {
     std::vector<double> point_wts(static_cast<size_t>(per));
     std::vector<int64_t> offs(static_cast<size_t>(chunk * per)), point_offs(static_cast<size_t>(per));
     std::vector<uint8_t> inside(static_cast<size_t>(chunk * per));
     std::vector<float> wts(static_cast<size_t>(chunk * per));
+    std::vector<int32_t> block_offs(block_taps ? static_cast<size_t>(chunk * per) : 0);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / chunks, o0 = (t % chunks) * chunk, len = std::min(chunk, out_plane - o0);
       const double* gv = grid.data() + (n * out_plane + o0) * nd;
+      if (block_taps) {
+        bilinear_block_taps(gv, len, s.sp[0], s.sp[1], s.align, s.padding == Padding::Border, block_offs.data(),
+                            wts.data());
+        const T* xn = x + n * C * in_plane;
+        T* yn = y + n * C * out_plane + o0;
+        if constexpr (std::is_same_v<T, float>) apply_block_taps_f32(len, C, block_offs.data(), wts.data(), xn, in_plane, yn, out_plane);
+        else apply_block_taps<T>(len, C, block_offs.data(), wts.data(), xn, in_plane, yn, out_plane);
+        continue;
+      }
       for (int64_t o = 0; o < len; ++o) {
         const int64_t count = s.taps(gv + o * nd, point_offs.data(), point_wts.data());
         for (int64_t k = 0; k < per; ++k) {

@@ -50,7 +50,52 @@ __attribute__((always_inline)) inline float extreme(const float* x, int64_t n) {
   return any_nan ? __builtin_nanf("") : m;
 }
 
+// Per lane the extreme seen and where (the lane's first, or last, occurrence),
+// then the lanes holding the overall extreme settle the index: one pass, no
+// branch per element.
+template <bool kMax, bool kLast>
+__attribute__((always_inline)) inline int64_t arg_extreme_lanes(const float* x, int64_t n) {
+  using I16 = int __attribute__((vector_size(64)));
+  int64_t i = 0;
+  float best = x[0];
+  int64_t at = 0;
+  M16 nan = {};
+  if (n >= 16) {
+    V16 lane = load16(x);
+    I16 where = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, idx = where;
+    nan = lane != lane;
+    for (i = 16; i + 16 <= n; i += 16) {
+      const V16 v = load16(x + i);
+      idx += 16;
+      const M16 take = kMax ? (kLast ? v >= lane : v > lane) : (kLast ? v <= lane : v < lane);
+      lane = take ? v : lane;
+      where = take ? idx : where;
+      nan |= v != v;
+    }
+    best = lane[0];
+    for (int k = 1; k < 16; ++k) best = kMax ? (lane[k] > best ? lane[k] : best) : (lane[k] < best ? lane[k] : best);
+    at = kLast ? -1 : n;
+    for (int k = 0; k < 16; ++k)
+      if (lane[k] == best) at = kLast ? (where[k] > at ? where[k] : at) : (where[k] < at ? where[k] : at);
+  }
+  bool any_nan = false;
+  for (int k = 0; k < 16; ++k) any_nan |= nan[k] != 0;
+  for (; i < n; ++i) {
+    const float v = x[i];
+    any_nan |= v != v;
+    const bool take = kMax ? (kLast ? v >= best : v > best) : (kLast ? v <= best : v < best);
+    if (take) best = v, at = i;
+  }
+  return any_nan || best != best ? -1 : at;
+}
+
 }  // namespace
+
+ONYX_RR_CLONES int64_t arg_extreme(const float* x, int64_t n, bool is_max, bool last) {
+  if (n >= (int64_t{1} << 31)) return -1;
+  if (is_max) return last ? arg_extreme_lanes<true, true>(x, n) : arg_extreme_lanes<true, false>(x, n);
+  return last ? arg_extreme_lanes<false, true>(x, n) : arg_extreme_lanes<false, false>(x, n);
+}
 
 ONYX_RR_CLONES double sum(const float* x, int64_t n) {
   using D8 = double __attribute__((vector_size(64)));

@@ -13,6 +13,10 @@ double sum_squared_deviation(const float* x, int64_t n, double mean);
 // Largest / smallest of x[0..n) (n >= 1); NaN if any element is NaN.
 float max(const float* x, int64_t n);
 float min(const float* x, int64_t n);
+// Index of the largest (kMax) or smallest of x[0..n) (n >= 1), the first
+// one, or the last when `last`; -1 when x holds a NaN (the caller decides
+// what a NaN means) or n reaches 2^31.
+int64_t arg_extreme(const float* x, int64_t n, bool is_max, bool last);
 // Lane-wise across rows: acc[i] += x[i] or x[i]^2 (double lanes), and
 // m[i] = max / min(m[i], x[i]) (NaN once either is NaN), for i in [0, n).
 void add_into(const float* x, double* acc, int64_t n);

@@ -138,6 +138,37 @@ TEST(ArgMax, SelectLastIndex) {
   EXPECT_EQ(to_vector<int64_t>(y3), (std::vector<int64_t>{0, 0, 1}));
 }
 
+// Float rows (one vectorized pass) against the same values as int32 (the
+// element loop): many ties spread over lanes, first and last index, row
+// lengths around the 16-wide lanes; a row with a NaN answers its NaN.
+TEST(ArgMax, FloatRowsMatchIntegerLoop) {
+  for (int64_t n : {1, 15, 16, 17, 40, 64, 100}) {
+    const int64_t rows = 3;
+    std::vector<int32_t> vi(rows * n);
+    // Values repeat: 16 apart (the same lane), in other lanes, and irregularly.
+    for (int64_t i = 0; i < n; ++i) {
+      vi[i] = static_cast<int32_t>((i * 7) % 8);
+      vi[n + i] = static_cast<int32_t>((i * 7919) % 13) - 6;
+      vi[2 * n + i] = static_cast<int32_t>(i % 3);
+    }
+    std::vector<float> vf(vi.begin(), vi.end());
+    for (const char* op : {"ArgMax", "ArgMin"})
+      for (int64_t last : {0, 1}) {
+        Node node = make_node(op, {"x"}, {"y"}, {{"axis", attr_int(1)}, {"select_last_index", attr_int(last)}});
+        auto yf = run_op(node, {Tensor::from_vector<float>(vf, {rows, n})}, 13)[0];
+        auto yi = run_op(node, {Tensor::from_vector<int32_t>(vi, {rows, n})}, 13)[0];
+        EXPECT_EQ(to_vector<int64_t>(yf), to_vector<int64_t>(yi)) << op << " last " << last << " n=" << n;
+      }
+    if (n < 17) continue;
+    vf[n + 5] = vf[n + 9] = std::numeric_limits<float>::quiet_NaN();  // row 1
+    for (int64_t last : {0, 1}) {
+      auto y = run_op(make_node("ArgMax", {"x"}, {"y"}, {{"axis", attr_int(1)}, {"select_last_index", attr_int(last)}}),
+                      {Tensor::from_vector<float>(vf, {rows, n})}, 13)[0];
+      EXPECT_EQ(to_vector<int64_t>(y)[1], last ? 9 : 5) << "n=" << n;
+    }
+  }
+}
+
 TEST(TopK, StableLargestSmallest) {
   auto x = Tensor::from_vector<float>({1, 3, 3, 2, 5, 0}, {1, 6});
   auto r = run_op(make_node("TopK", {"x", "k"}, {"v", "i"}), {x, Tensor::from_vector<int64_t>({3}, {1})}, 11);

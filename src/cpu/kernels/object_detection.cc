@@ -513,19 +513,21 @@ void grid_sample_typed(const GridSampler& s, const Tensor& X, const Tensor& G, T
   const bool block_taps = s.interp == Interp::Linear && nd == 2 && s.padding != Padding::Reflection &&
                           in_plane < std::numeric_limits<int32_t>::max();
   parallel_for(N * C * out_plane * per > 65536 ? pool : nullptr, N * chunks, [&](int64_t t0, int64_t t1) {
-    std::vector<double> point_wts(static_cast<size_t>(per));
-    std::vector<int64_t> offs(static_cast<size_t>(chunk * per)), point_offs(static_cast<size_t>(per));
-    std::vector<uint8_t> inside(static_cast<size_t>(chunk * per));
-    std::vector<float> wts(static_cast<size_t>(chunk * per));
-    std::vector<int32_t> block_offs(block_taps ? static_cast<size_t>(chunk * per) : 0);
+    // The block path's tap-major int32 offsets, or the general path's per-point slots.
+    const size_t slots = static_cast<size_t>(chunk * per), general = block_taps ? 0 : slots;
+    std::vector<float> wts(slots);
+    std::vector<int32_t> block_offs(block_taps ? slots : 0);
+    std::vector<int64_t> offs(general), point_offs(block_taps ? 0 : static_cast<size_t>(per));
+    std::vector<uint8_t> inside(general);
+    std::vector<double> point_wts(block_taps ? 0 : static_cast<size_t>(per));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / chunks, o0 = (t % chunks) * chunk, len = std::min(chunk, out_plane - o0);
       const double* gv = grid.data() + (n * out_plane + o0) * nd;
+      const T* xn = x + n * C * in_plane;
+      T* yn = y + n * C * out_plane + o0;
       if (block_taps) {
         bilinear_block_taps(gv, len, s.sp[0], s.sp[1], s.align, s.padding == Padding::Border, block_offs.data(),
                             wts.data());
-        const T* xn = x + n * C * in_plane;
-        T* yn = y + n * C * out_plane + o0;
         if constexpr (std::is_same_v<T, float>) apply_block_taps_f32(len, C, block_offs.data(), wts.data(), xn, in_plane, yn, out_plane);
         else apply_block_taps<T>(len, C, block_offs.data(), wts.data(), xn, in_plane, yn, out_plane);
         continue;
@@ -539,8 +541,6 @@ void grid_sample_typed(const GridSampler& s, const Tensor& X, const Tensor& G, T
           wts[o * per + k] = used ? static_cast<float>(point_wts[k]) : 0.f;
         }
       }
-      const T* xn = x + n * C * in_plane;
-      T* yn = y + n * C * out_plane + o0;
       auto apply = per == 4 ? apply_taps<T, 4> : per == 1 ? apply_taps<T, 1> : per == 16 ? apply_taps<T, 16> : apply_taps<T, 0>;
       apply(per, len, C, offs.data(), inside.data(), wts.data(), xn, in_plane, yn, out_plane);
     }

@@ -411,21 +411,17 @@ KernelFactory arg_factory(bool is_max) {
       dispatch_numeric_bool(x.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T* in = x.data<T>();
-        std::vector<uint8_t> done(static_cast<size_t>(outer), 0);
+        // Contiguous float rows (an LM head's logits): one vectorized pass per row; rows
+        // holding a NaN (-1 from it) take the loop below.
+        const bool rows = std::is_same_v<T, float> && inner == 1;
         if constexpr (std::is_same_v<T, float>) {
-          // Contiguous float rows (an LM head's logits): one vectorized pass per row; rows
-          // holding a NaN take the loop below.
-          if (inner == 1) {
+          if (rows)
             parallel_for(outer * n > (1 << 16) ? ctx.thread_pool() : nullptr, outer, [&](int64_t o0, int64_t o1) {
-              for (int64_t o = o0; o < o1; ++o) {
-                out[o] = rr::arg_extreme(in + o * n, n, is_max, last);
-                done[static_cast<size_t>(o)] = out[o] >= 0;
-              }
+              for (int64_t o = o0; o < o1; ++o) out[o] = rr::arg_extreme(in + o * n, n, is_max, last);
             });
-          }
         }
         for (int64_t o = 0; o < outer; ++o) {
-          if (done[static_cast<size_t>(o)]) continue;
+          if (rows && out[o] >= 0) continue;
           for (int64_t i = 0; i < inner; ++i) {
             const T* p = in + o * n * inner + i;
             auto best = val(p[0]);

@@ -339,6 +339,41 @@ Int8ConvSink requantize_sink(uint8_t* out, int64_t M, int64_t P, const Int8Requa
   return sink;
 }
 
+// What the fast QLinearConv needs from the scales and zero points (inputs 1,
+// 2 and 4-7): read once at load when they are constants, else every run.
+struct QConvScales {
+  std::vector<int32_t> w_zero;  // 1 or M values
+  std::vector<float> mult;      // x_scale * w_scale[m] / y_scale, M values
+  int32_t x_zero = 0, y_zero = 0;
+};
+
+QConvScales read_qconv_scales(const Tensor& xs, const Tensor& xz, const Tensor& ws, const Tensor& wz, const Tensor& ys,
+                              const Tensor& yz, int64_t M) {
+  QConvScales q;
+  const int64_t wz_count = wz.numel(), ws_count = ws.numel();
+  q.w_zero.resize(static_cast<size_t>(wz_count));
+  for (int64_t m = 0; m < wz_count; ++m) q.w_zero[m] = static_cast<int32_t>(wz.int_at(m));
+  q.mult.resize(static_cast<size_t>(M));
+  const float xsv = static_cast<float>(xs.float_at(0)), ysv = static_cast<float>(ys.float_at(0));
+  for (int64_t m = 0; m < M; ++m) q.mult[m] = xsv * static_cast<float>(ws.float_at(ws_count == 1 ? 0 : m)) / ysv;
+  q.x_zero = static_cast<int32_t>(xz.int_at(0));
+  q.y_zero = static_cast<int32_t>(yz.int_at(0));
+  return q;
+}
+
+// The scales read at load, when inputs 1-7 are constants of the sizes a run checks for.
+std::shared_ptr<const QConvScales> constant_qconv_scales(const KernelInitContext& ic) {
+  const Tensor *xs = ic.constant_input(1), *xz = ic.constant_input(2), *w = ic.constant_input(3);
+  const Tensor *ws = ic.constant_input(4), *wz = ic.constant_input(5), *ys = ic.constant_input(6);
+  const Tensor* yz = ic.constant_input(7);
+  if (!xs || !xz || !w || !ws || !wz || !ys || !yz || w->rank() < 1) return nullptr;
+  const int64_t M = w->dim(0);
+  const bool scalars = xs->numel() == 1 && xz->numel() == 1 && ys->numel() == 1 && yz->numel() == 1;
+  const bool per_channel = (ws->numel() == 1 || ws->numel() == M) && (wz->numel() == 1 || wz->numel() == M);
+  if (!scalars || !per_channel) return nullptr;
+  return std::make_shared<const QConvScales>(read_qconv_scales(*xs, *xz, *ws, *wz, *ys, *yz, M));
+}
+
 // QLinearConv: integer convolution of (x - x_zp) and (w - w_zp) accumulated in
 // int32, plus the int32 bias, requantized with x_scale * w_scale / y_scale.
 // ORT's com.microsoft version adds channels_last: x [N, spatial..., C] and y
@@ -350,6 +385,7 @@ KernelFactory qlinear_conv_factory() {
     const bool channels_last = ic.get_int("channels_last", 0) != 0;
     std::shared_ptr<const Int8ConvWeights> packed =
         prepare_int8_conv_weights(ic.constant_input(3), group, ic.constant_input(5));
+    std::shared_ptr<const QConvScales> constant_scales = constant_qconv_scales(ic);
     return [=](KernelContext& ctx) {
       const Tensor& x = ctx.input(0);
       const Tensor& xs = ctx.input(1);
@@ -393,15 +429,14 @@ KernelFactory qlinear_conv_factory() {
       Tensor& y = ctx.allocate_output(0, yz.dtype(), yshape);
       if (fast) {
         std::shared_ptr<const Int8ConvWeights> wp = packed ? packed : prepare_int8_conv_weights(&w, group);
-        std::vector<int32_t> wzp(static_cast<size_t>(wz.numel()));
-        for (int64_t m = 0; m < wz.numel(); ++m) wzp[m] = static_cast<int32_t>(wz.int_at(m));
-        std::vector<float> mult(static_cast<size_t>(M));
-        const float xsv = static_cast<float>(xs.float_at(0)), ysv = static_cast<float>(ys.float_at(0));
-        for (int64_t m = 0; m < M; ++m) mult[m] = xsv * static_cast<float>(ws.float_at(ws.numel() == 1 ? 0 : m)) / ysv;
+        QConvScales read;
+        if (!constant_scales) read = read_qconv_scales(xs, xz, ws, wz, ys, yz, M);
+        const QConvScales& sc = constant_scales ? *constant_scales : read;
         const int32_t* bp = bias ? bias->data<int32_t>() : nullptr;
-        Int8ConvInput in{x.raw(), x.dtype() == DataType::Int8, static_cast<int32_t>(xz.int_at(0)), N, C, channels_last};
-        const Int8Requant rq{bp, mult.data(), static_cast<float>(yz.int_at(0)), yz.dtype() == DataType::Int8};
-        int8_conv(in, g, *wp, wzp, requantize_sink(static_cast<uint8_t*>(y.raw()), M, g.out_size(), rq, channels_last),
+        Int8ConvInput in{x.raw(), x.dtype() == DataType::Int8, sc.x_zero, N, C, channels_last};
+        const Int8Requant rq{bp, sc.mult.data(), static_cast<float>(sc.y_zero), yz.dtype() == DataType::Int8};
+        int8_conv(in, g, *wp, sc.w_zero,
+                  requantize_sink(static_cast<uint8_t*>(y.raw()), M, g.out_size(), rq, channels_last),
                   ctx.thread_pool());
         return;
       }

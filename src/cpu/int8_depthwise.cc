@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <type_traits>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -58,9 +59,16 @@ DepthwisePlan plan_depthwise(const Int8ConvWeights& wt, const std::vector<int32_
 // takes back. Four 64-byte loads (taps) interleave into four vectors of 16
 // channels, lane L of vector j holding channels 16L + 4j .. 16L + 4j + 3: the
 // sums are kept in that order and put back in place once per pixel.
+// Up to 32 channels past the last whole block of 64 go 16 at a time in one
+// vector, in channel order (two shuffles from the four taps' 16 bytes): a
+// tail of 16 then costs 10 instructions a quad instead of a block's 16.
+// Longer tails take a block of their own, masked.
 struct QuadPlan {
-  int64_t quads = 0, blocks = 0;  // groups of 4 taps; blocks of 64 channels
+  int64_t quads = 0, blocks = 0;  // groups of 4 taps; blocks of 64 channels (the last may be partial)
+  int64_t tails = 0;              // blocks of 16 channels after them (the last may be partial)
   std::vector<int8_t> w;          // [quads][blocks][64 sums][4 taps]
+  std::vector<int8_t> tail_w;     // [quads][tails][16 channels][4 taps]
+  std::vector<int32_t> sum;       // DepthwisePlan's sum in the order the kernel keeps its sums
 };
 
 // The channel (within its block of 64) that sum s accumulates.
@@ -69,15 +77,27 @@ int64_t channel_of_sum(int64_t s) { return (s / 4) % 4 * 16 + s / 16 * 4 + s % 4
 bool plan_quads(const DepthwisePlan& p, QuadPlan* q) {
   if (std::any_of(p.w.begin(), p.w.end(), [](int32_t v) { return v < -128 || v > 127; })) return false;
   q->quads = (p.taps + 3) / 4;
-  q->blocks = (p.C + 63) / 64;
+  q->blocks = p.C % 64 > 32 ? (p.C + 63) / 64 : p.C / 64;
+  q->tails = (std::max<int64_t>(0, p.C - q->blocks * 64) + 15) / 16;
   q->w.assign(static_cast<size_t>(q->quads * q->blocks * 256), 0);
-  for (int64_t b = 0; b < q->blocks; ++b)
-    for (int64_t s = 0; s < 64; ++s) {
-      const int64_t c = b * 64 + channel_of_sum(s);
-      if (c >= p.C) continue;
-      for (int64_t t = 0; t < p.taps; ++t)
-        q->w[(((t / 4) * q->blocks + b) * 64 + s) * 4 + t % 4] = static_cast<int8_t>(p.w[t * p.C + c]);
+  q->tail_w.assign(static_cast<size_t>(q->quads * q->tails * 64), 0);
+  for (int64_t t = 0; t < p.taps; ++t) {
+    for (int64_t b = 0; b < q->blocks; ++b)
+      for (int64_t s = 0; s < 64; ++s) {
+        const int64_t c = b * 64 + channel_of_sum(s);
+        if (c < p.C) q->w[(((t / 4) * q->blocks + b) * 64 + s) * 4 + t % 4] = static_cast<int8_t>(p.w[t * p.C + c]);
+      }
+    for (int64_t c = q->blocks * 64; c < p.C; ++c) {
+      const int64_t tail_c = c - q->blocks * 64;  // [tails][16] is the channels in order
+      q->tail_w[((t / 4) * q->tails * 16 + tail_c) * 4 + t % 4] = static_cast<int8_t>(p.w[t * p.C + c]);
     }
+  }
+  q->sum.assign(static_cast<size_t>(q->blocks * 64 + q->tails * 16), 0);
+  for (int64_t i = 0; i < q->blocks * 64; ++i) {
+    const int64_t c = i / 64 * 64 + channel_of_sum(i % 64);
+    if (c < p.C) q->sum[i] = p.sum[c];
+  }
+  for (int64_t c = q->blocks * 64; c < p.C; ++c) q->sum[c] = p.sum[c];
   return true;
 }
 
@@ -159,14 +179,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void depthwise_pixel_avx512
   }
 }
 
-// NP pixels, all channels, through QuadPlan: pixel j reads tap t at
-// ptr[t] + j * step and writes acc + j * C; ptr holds quads * 4 taps. The
-// pixels share each weight load (loads, not arithmetic, bound this loop).
-template <bool Signed, int NP>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void depthwise_pixels_quads(const QuadPlan& q, int64_t C,
+// NP pixels, all channels, through QuadPlan; each pixel has quads * 4 = slots
+// taps. Strided: pixel j reads tap t at ptr[t] + j * step (a run inside the
+// image); else at ptr[j * slots + t] (border pixels). Pixel j writes
+// acc + j * C. The pixels share each weight load (loads, not arithmetic,
+// bound this loop).
+template <bool Signed, bool Strided, int NP>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void depthwise_pixels_quads(const QuadPlan& q, int64_t C,
                                                                                  const int32_t* init,
                                                                                  const uint8_t* const* ptr,
                                                                                  int64_t step, int32_t* acc) {
+  const int64_t slots = q.quads * 4;
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   for (int64_t b = 0; b < q.blocks; ++b) {
     const int64_t c0 = b * 64, left = C - c0;
@@ -179,13 +202,13 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void depthwise_pixels_qua
       for (int px = 0; px < NP; ++px) s[px][j] = start;
     }
     for (int64_t k = 0; k < q.quads; ++k) {
-      const uint8_t* const* p = ptr + 4 * k;
       const int8_t* w = q.w.data() + (k * q.blocks + b) * 256;
       const __m512i w0 = _mm512_loadu_si512(w), w1 = _mm512_loadu_si512(w + 64), w2 = _mm512_loadu_si512(w + 128),
                     w3 = _mm512_loadu_si512(w + 192);
 #pragma GCC unroll 4
       for (int px = 0; px < NP; ++px) {
-        const int64_t o = c0 + px * step;
+        const uint8_t* const* p = ptr + (Strided ? 0 : px * slots) + 4 * k;
+        const int64_t o = c0 + (Strided ? px * step : 0);
         __m512i x0 = _mm512_maskz_loadu_epi8(mask, p[0] + o), x1 = _mm512_maskz_loadu_epi8(mask, p[1] + o),
                 x2 = _mm512_maskz_loadu_epi8(mask, p[2] + o), x3 = _mm512_maskz_loadu_epi8(mask, p[3] + o);
         if (Signed) {
@@ -219,6 +242,57 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void depthwise_pixels_qua
         else if (n > 0) _mm512_mask_storeu_epi32(a + 16 * j, __mmask16((1u << n) - 1), out[j]);
       }
     }
+  }
+  // Byte 4c + t of the dot products' operand is channel c of tap t, where tap t's 16 bytes sit in
+  // lane t: dword 4L + t <- dword 4t + L (each lane L gets channels 4L .. 4L + 3 of the four taps),
+  // then a 4 x 4 byte transpose in each lane.
+  const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  for (int64_t b = 0; b < q.tails; ++b) {
+    const int64_t c0 = q.blocks * 64 + b * 16, left = C - c0;
+    const __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    __m512i s[NP];
+    const __m512i start = _mm512_loadu_si512(init + c0);
+#pragma GCC unroll 4
+    for (int px = 0; px < NP; ++px) s[px] = start;
+    for (int64_t k = 0; k < q.quads; ++k) {
+      const __m512i w = _mm512_loadu_si512(q.tail_w.data() + (k * q.tails + b) * 64);
+#pragma GCC unroll 4
+      for (int px = 0; px < NP; ++px) {
+        const uint8_t* const* p = ptr + (Strided ? 0 : px * slots) + 4 * k;
+        const int64_t o = c0 + (Strided ? px * step : 0);
+        __m512i x = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(mask, p[0] + o));
+        x = _mm512_inserti32x4(x, _mm_maskz_loadu_epi8(mask, p[1] + o), 1);
+        x = _mm512_inserti32x4(x, _mm_maskz_loadu_epi8(mask, p[2] + o), 2);
+        x = _mm512_inserti32x4(x, _mm_maskz_loadu_epi8(mask, p[3] + o), 3);
+        if (Signed) x = _mm512_xor_si512(x, flip);
+        x = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, x), bytes);
+        s[px] = _mm512_dpbusd_epi32(s[px], x, w);
+      }
+    }
+#pragma GCC unroll 4
+    for (int px = 0; px < NP; ++px) _mm512_mask_storeu_epi32(acc + px * C + c0, mask, s[px]);
+  }
+}
+
+// count (1-4) pixels: step > 0 for a strided run from ptr's one pixel, 0 for ptr's [count][slots].
+void depthwise_quads(const QuadPlan& q, int64_t C, const int32_t* init, const uint8_t* const* ptr, int64_t step,
+                     int64_t count, bool is_signed, int32_t* acc) {
+  auto run = [&](auto np) {
+    constexpr int kNP = decltype(np)::value;
+    if (step > 0) {
+      if (is_signed) depthwise_pixels_quads<true, true, kNP>(q, C, init, ptr, step, acc);
+      else depthwise_pixels_quads<false, true, kNP>(q, C, init, ptr, step, acc);
+    } else {
+      if (is_signed) depthwise_pixels_quads<true, false, kNP>(q, C, init, ptr, 0, acc);
+      else depthwise_pixels_quads<false, false, kNP>(q, C, init, ptr, 0, acc);
+    }
+  };
+  switch (count) {
+    case 4: return run(std::integral_constant<int, 4>{});
+    case 3: return run(std::integral_constant<int, 3>{});
+    case 2: return run(std::integral_constant<int, 2>{});
+    default: return run(std::integral_constant<int, 1>{});
   }
 }
 #endif
@@ -254,21 +328,14 @@ void int8_depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const I
 #ifdef ONYX_DEPTHWISE_X86
   const CpuFeatures& f = cpu_features();
   if (isa != Int8Isa::Scalar && f.avx512f && f.avx512bw && f.avx512vl) kernel = Kernel::Pairs;
-  if (isa == Int8Isa::Avx512Vnni && made->quads_fit) kernel = Kernel::Quads;
+  if (isa == Int8Isa::Avx512Vnni && f.avx512vl && made->quads_fit) kernel = Kernel::Quads;
 #endif
   // The sums start at the correction -zero * sum_t w' (the quads' zero is that of the unsigned bytes,
   // their sums in QuadPlan's order).
-  std::vector<int32_t> init;
-  if (kernel == Kernel::Quads) {
-    const int32_t zero = x.zero_point + (x.is_signed ? 128 : 0);
-    init.assign(static_cast<size_t>(quads.blocks * 64), 0);
-    for (int64_t i = 0; i < quads.blocks * 64; ++i) {
-      const int64_t c = i / 64 * 64 + channel_of_sum(i % 64);
-      if (c < C) init[i] = -zero * plan.sum[c];
-    }
-  } else {
-    for (int32_t v : plan.sum) init.push_back(-x.zero_point * v);
-  }
+  const std::vector<int32_t>& sums = kernel == Kernel::Quads ? quads.sum : plan.sum;
+  const int32_t zero = kernel == Kernel::Quads ? x.zero_point + (x.is_signed ? 128 : 0) : x.zero_point;
+  std::vector<int32_t> init(sums.size());
+  for (size_t i = 0; i < sums.size(); ++i) init[i] = -zero * sums[i];
   // Taps past the last one (to whole pairs or quads) have weight 0 and read the last tap's pixel.
   const int64_t tap_slots = kernel == Kernel::Quads ? quads.quads * 4 : plan.pairs * 2;
   const std::vector<uint8_t> pad_row(static_cast<size_t>(C), static_cast<uint8_t>(x.zero_point));
@@ -278,32 +345,42 @@ void int8_depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const I
   const int64_t last_start = g.W + g.PL - (g.KW - 1) * g.DW - 1;  // the last padded column a first tap may read
   const int64_t ow_out = last_start < 0 ? ow_in : std::max(ow_in, std::min(g.OW, last_start / g.SW + 1));
   parallel_for(x.N * g.pixels() * C * taps >= (1 << 14) ? pool : nullptr, x.N * g.OH, [&](int64_t t0, int64_t t1) {
-    std::vector<const uint8_t*> ptr(static_cast<size_t>(tap_slots));
+    // [OW][tap_slots]: output pixels' tap pointers; a run inside the image uses its first pixel's only.
+    std::vector<const uint8_t*> ptr(static_cast<size_t>(g.OW * tap_slots));
     std::vector<int32_t> tile(static_cast<size_t>(g.OW * C));
     auto point_at = [&](const uint8_t* image, int64_t oh, int64_t ow) {
-      tap_pointers(image, pad_row.data(), C, g, oh, ow, ptr.data());
-      std::fill(ptr.begin() + taps, ptr.end(), ptr[taps - 1]);
+      const uint8_t** p = ptr.data() + ow * tap_slots;
+      tap_pointers(image, pad_row.data(), C, g, oh, ow, p);
+      std::fill(p + taps, p + tap_slots, p[taps - 1]);
     };
-    // Pixels [ow, ow + count) of the row, whose taps are at ptr + i * SW * C.
-    auto compute = [&](int64_t ow, int64_t count) {
+    // Pixels [ow, ow + count) of the row; strided: the taps of pixel ow + j are pixel ow's, j strides
+    // on, else its own.
+    auto compute = [&](int64_t ow, int64_t count, const uint8_t* const* p, bool strided) {
       int32_t* acc = tile.data() + ow * C;
       switch (kernel) {
 #ifdef ONYX_DEPTHWISE_X86
         case Kernel::Quads:
-          if (count == 4) {
-            if (x.is_signed) depthwise_pixels_quads<true, 4>(quads, C, init.data(), ptr.data(), g.SW * C, acc);
-            else depthwise_pixels_quads<false, 4>(quads, C, init.data(), ptr.data(), g.SW * C, acc);
-          } else {
-            if (x.is_signed) depthwise_pixels_quads<true, 1>(quads, C, init.data(), ptr.data(), g.SW * C, acc);
-            else depthwise_pixels_quads<false, 1>(quads, C, init.data(), ptr.data(), g.SW * C, acc);
-          }
-          return;
-        case Kernel::Pairs:
-          if (x.is_signed) depthwise_pixel_avx512<true>(plan, init.data(), ptr.data(), acc);
-          else depthwise_pixel_avx512<false>(plan, init.data(), ptr.data(), acc);
-          return;
+          return depthwise_quads(quads, C, init.data(), p, strided ? g.SW * C : 0, count, x.is_signed, acc);
 #endif
-        default: depthwise_pixel_scalar(plan, init.data(), ptr.data(), x.is_signed, acc);
+        default:  // one pixel at a time, each with its own pointers
+          for (int64_t j = 0; j < count; ++j) {
+#ifdef ONYX_DEPTHWISE_X86
+            if (kernel == Kernel::Pairs) {
+              if (x.is_signed) depthwise_pixel_avx512<true>(plan, init.data(), p + j * tap_slots, acc + j * C);
+              else depthwise_pixel_avx512<false>(plan, init.data(), p + j * tap_slots, acc + j * C);
+              continue;
+            }
+#endif
+            depthwise_pixel_scalar(plan, init.data(), p + j * tap_slots, x.is_signed, acc + j * C);
+          }
+      }
+    };
+    // Pixels [ow0, ow1) in groups of up to 4, each with its own pointers.
+    auto own_pointers = [&](const uint8_t* image, int64_t oh, int64_t ow0, int64_t ow1) {
+      for (int64_t ow = ow0; ow < ow1; ow += 4) {
+        const int64_t count = std::min<int64_t>(4, ow1 - ow);
+        for (int64_t j = 0; j < count; ++j) point_at(image, oh, ow + j);
+        compute(ow, count, ptr.data() + ow * tap_slots, false);
       }
     };
     for (int64_t t = t0; t < t1; ++t) {
@@ -311,24 +388,21 @@ void int8_depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const I
       const uint8_t* image = src + n * g.H * g.W * C;
       const int64_t ih0 = oh * g.SH - g.PT;
       const bool rows_inside = ih0 >= 0 && ih0 + (g.KH - 1) * g.DH < g.H;
-      const int64_t run0 = rows_inside ? ow_in : g.OW, run1 = rows_inside ? ow_out : g.OW;
-      for (int64_t ow = 0; ow < run0; ++ow) {
-        point_at(image, oh, ow);
-        compute(ow, 1);
+      // Only the quads kernel takes strided runs.
+      const bool runs = rows_inside && kernel == Kernel::Quads;
+      const int64_t run0 = runs ? ow_in : g.OW, run1 = runs ? ow_out : g.OW;
+      // As few groups as the row allows: the left border with the first interior pixels, strided
+      // groups of 4, then the rest with the right border.
+      const int64_t head = run0 == 0 ? 0 : std::min(run1, (run0 + 3) / 4 * 4);
+      const int64_t tail = head + (run1 - head) / 4 * 4;
+      own_pointers(image, oh, 0, head);
+      if (head < tail) point_at(image, oh, head);
+      const uint8_t** run = ptr.data() + head * tap_slots;
+      for (int64_t ow = head; ow < tail; ow += 4) {
+        compute(ow, 4, run, true);
+        for (int64_t k = 0; k < tap_slots; ++k) run[k] += 4 * g.SW * C;
       }
-      // Inside the image, the next pixels' taps are the same pointers a stride on.
-      if (run0 < run1) point_at(image, oh, run0);
-      const int64_t group = kernel == Kernel::Quads ? 4 : 1;
-      for (int64_t ow = run0; ow < run1;) {
-        const int64_t count = run1 - ow >= group ? group : 1;
-        compute(ow, count);
-        ow += count;
-        for (auto& q : ptr) q += count * g.SW * C;
-      }
-      for (int64_t ow = run1; ow < g.OW; ++ow) {
-        point_at(image, oh, ow);
-        compute(ow, 1);
-      }
+      own_pointers(image, oh, tail, g.OW);
       sink.fn(n, 0, C, oh * g.OW, g.OW, tile.data(), 1, C);
     }
   });

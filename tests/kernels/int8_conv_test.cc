@@ -47,6 +47,10 @@ std::vector<ConvCase> cases() {
       {1, 20, 8, 17, 20, 20, 5, 5, {1, 1}, {2, 2}, {4, 4, 4, 4}, true, true, true, false, true},
       {1, 130, 0, 23, 130, 130, 1, 3, {1, 1}, {1, 1}, {0, 1, 0, 1}, false, true, false, true, true},
       {1, 16, 4, 3, 16, 16, 3, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, true, false, true, true},  // no inside run
+      // A block and two 16-channel tails; a 60-channel masked block; tails only; row groups of 1-4.
+      {1, 96, 5, 14, 96, 96, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, true, false, true, true},
+      {1, 124, 6, 7, 124, 124, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, true, true, true, true},
+      {1, 27, 7, 10, 27, 27, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, false, false, false, true, true},
   };
 }
 

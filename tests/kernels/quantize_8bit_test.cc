@@ -110,5 +110,37 @@ TEST(Quantize8bit, QLinearAddMatchesFmaDefinition) {
     }
 }
 
+// QLinearMul's step: every (a, b) byte pair; the product times the ratio and
+// the zero point's add each rounded (a fused multiply-add moves hundreds of
+// results by one step at a zero point of -50.5).
+TEST(Quantize8bit, QLinearMulRoundsMultiplyAndAddApart) {
+  std::vector<uint8_t> a, b;
+  for (int i = 0; i < 256; ++i)
+    for (int j = 0; j < 256; ++j) {
+      a.push_back(static_cast<uint8_t>(i));
+      b.push_back(static_cast<uint8_t>(j));
+    }
+  for (int i = 0; i < 13; ++i) {  // 16 + 13 past the whole vectors: the 8-lane and scalar tails
+    a.push_back(static_cast<uint8_t>(i * 19));
+    b.push_back(static_cast<uint8_t>(250 - i));
+  }
+  const int64_t n = static_cast<int64_t>(a.size());
+  for (bool is_signed : {false, true})
+    for (auto [za, zb, ratio, zc] : std::vector<std::array<float, 4>>{
+             {0.f, 0.f, 0.01f, -50.5f}, {3.f, -7.f, 0.0037f, 100.3f}, {128.f, 120.f, 1.f / 3.f, -50.5f}}) {
+      std::vector<uint8_t> y(a.size());
+      qlinear_mul_8bit(a.data(), b.data(), n, is_signed, za, zb, ratio, zc, y.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const float va = is_signed ? static_cast<int8_t>(a[i]) : a[i], vb = is_signed ? static_cast<int8_t>(b[i]) : b[i];
+        volatile float scaled = (va - za) * (vb - zb) * ratio;  // volatile: no contraction into an fma
+        const float r = std::nearbyint(scaled + zc);
+        const int32_t want =
+            static_cast<int32_t>(std::min(std::max(r, is_signed ? -128.f : 0.f), is_signed ? 127.f : 255.f));
+        const int32_t got = is_signed ? static_cast<int8_t>(y[i]) : y[i];
+        ASSERT_EQ(got, want) << "a " << va << " b " << vb << " ratio " << ratio << " zc " << zc;
+      }
+    }
+}
+
 }  // namespace
 }  // namespace onyx

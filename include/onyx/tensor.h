@@ -62,7 +62,7 @@ class Tensor {
   const Shape& shape() const { return shape_; }
   int64_t dim(int i) const { return shape_[i < 0 ? i + rank() : i]; }
   int rank() const { return static_cast<int>(shape_.size()); }
-  int64_t numel() const { return shape_numel(shape_); }
+  int64_t numel() const { return numel_; }
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
   Device device() const { return device_; }
 
@@ -96,6 +96,7 @@ class Tensor {
 
   DataType dtype_ = DataType::Undefined;
   Shape shape_;
+  int64_t numel_ = 1;  // shape_numel(shape_), kept with it: kernels call numel() in their loops
   std::shared_ptr<void> holder_;
   void* data_ = nullptr;
   Device device_;

@@ -70,7 +70,8 @@ Tensor::Tensor(DataType dtype, Shape shape, Allocator* allocator) : dtype_(dtype
   for (int64_t d : shape_)
     if (d < 0) fail(ErrorCode::InvalidArgument, "negative dimension in tensor shape " + shape_to_string(shape_));
   check_shape_addressable(shape_, dtype);
-  int64_t n = numel();
+  numel_ = shape_numel(shape_);
+  int64_t n = numel_;
   if (dtype == DataType::String) {
     std::shared_ptr<std::string[]> strings(new std::string[n > 0 ? n : 1]);
     data_ = strings.get();
@@ -88,6 +89,7 @@ Tensor Tensor::wrap(DataType dtype, Shape shape, void* data, std::shared_ptr<voi
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
+  t.numel_ = shape_numel(t.shape_);
   t.data_ = data;
   t.holder_ = std::move(owner);
   t.device_ = device;
@@ -152,6 +154,7 @@ Tensor Tensor::reshaped(Shape shape) const {
     fail(ErrorCode::InvalidArgument, "cannot reshape " + shape_to_string(shape_) + " to " + shape_to_string(shape));
   Tensor t = *this;
   t.shape_ = std::move(shape);
+  t.numel_ = shape_numel(t.shape_);
   return t;
 }
 

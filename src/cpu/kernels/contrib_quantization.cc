@@ -210,7 +210,8 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at, const PackedInt8B* pack
   std::vector<int32_t> acc(static_cast<size_t>(M * N));
   if (M * N > 0) {
     std::vector<int32_t> zb;
-    for (int64_t n = 0; bz && n < bz->numel(); ++n) zb.push_back(static_cast<int32_t>(bz->int_at(n)));
+    const int64_t zb_count = bz ? bz->numel() : 0;  // hoisted: numel() multiplies out the shape
+    for (int64_t n = 0; n < zb_count; ++n) zb.push_back(static_cast<int32_t>(bz->int_at(n)));
     PackedInt8B local;
     if (!packed_b) local = PackedInt8B(B.raw(), B.dtype() == DataType::Int8, K, N, B.dim(1), at.trans_b);
     int8_gemm(M, Int8A{A.raw(), A.dtype() == DataType::Int8, A.dim(1), at.trans_a}, {pa.zero},
@@ -227,8 +228,10 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at, const PackedInt8B* pack
   Tensor& Y = ctx.allocate_output(0, out_type, {M, N});
   // ORT's per-column multiplier: alpha * a_scale * b_scale[n] (/ y_scale).
   std::vector<float> mult(static_cast<size_t>(N));
+  const float* b_scales = bs.data<float>();
+  const int64_t b_step = bs.numel() == 1 ? 0 : 1;
   for (int64_t n = 0; n < N; ++n) {
-    float m = at.alpha * pa.scale * bs.data<float>()[bs.numel() == 1 ? 0 : n];
+    float m = at.alpha * pa.scale * b_scales[n * b_step];
     mult[n] = quant_out ? m / py.scale : m;
   }
   if (!quant_out) {

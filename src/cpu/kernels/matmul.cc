@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cpu/cpu_provider.h"
+#include "cpu/float_values.h"
 #include "cpu/gemm.h"
 #include "cpu/matmul_plan.h"
 #include "cpu/requantize_8bit.h"
@@ -453,11 +454,13 @@ void run_qlinear_matmul(KernelContext& ctx, const PackedInt8B* packed_b) {
   // even, plus the zero point, saturated.
   const float y_scale = static_cast<float>(ys.float_at(0));
   const float zero = yz ? static_cast<float>(yz->int_at(0)) : 0.f;
-  std::vector<float> mult(static_cast<size_t>(as.numel() * cols));  // per a-scale row, per column
-  for (int64_t r = 0; r < as.numel(); ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      mult[r * cols + c] = static_cast<float>(as.float_at(r)) * static_cast<float>(bs.float_at(bs.numel() == 1 ? 0 : c)) /
-                           y_scale;
+  std::vector<float> a_scratch, b_scratch;
+  const float* a_scales = float_values(as, a_scratch);
+  const float* b_scales = float_values(bs, b_scratch);
+  const int64_t a_count = as.numel(), b_step = bs.numel() == 1 ? 0 : 1;
+  std::vector<float> mult(static_cast<size_t>(a_count * cols));  // per a-scale row, per column
+  for (int64_t r = 0; r < a_count; ++r)
+    for (int64_t c = 0; c < cols; ++c) mult[r * cols + c] = a_scales[r] * b_scales[c * b_step] / y_scale;
   auto* y8 = static_cast<uint8_t*>(Y.raw());
   const bool is_signed = out_type == DataType::Int8;
   const int64_t total_rows = static_cast<int64_t>(acc.size()) / std::max<int64_t>(cols, 1);

@@ -27,9 +27,13 @@ constexpr auto kWorkerSpin = std::chrono::microseconds(100);
 constexpr auto kCallerSpin = std::chrono::microseconds(500);
 thread_local const ThreadPool* t_inside_pool = nullptr;  // the pool whose job this thread is running
 
+constexpr uint64_t kStaticJob = 0x8000;  // in state_'s low 16 bits, above the chunk count
+constexpr int kMaxParts = 0x7FFF;
+
 inline uint32_t gen_of(uint64_t s) { return static_cast<uint32_t>(s >> 32); }
 inline int next_of(uint64_t s) { return static_cast<int>((s >> 16) & 0xFFFF); }
-inline int parts_of(uint64_t s) { return static_cast<int>(s & 0xFFFF); }
+inline int parts_of(uint64_t s) { return static_cast<int>(s & kMaxParts); }
+inline int end_of(uint64_t s) { return static_cast<int>(s & 0xFFFF); }  // a share's end
 
 void chunk_range(int64_t n, int parts, int index, int64_t* begin, int64_t* end) {
   int64_t base = n / parts, extra = n % parts;
@@ -81,6 +85,7 @@ ThreadPool::ThreadPool(const ThreadPoolOptions& options) : allow_spinning_(optio
 
 void ThreadPool::start_workers(const ThreadPoolOptions& options) {
   num_threads_ = std::max(1, options.num_threads);
+  shares_ = std::make_unique<Share[]>(static_cast<size_t>(num_threads_));
   openmp_team_ = options.use_openmp_team && !options.create_thread && openmp_available();
   if (openmp_team_) return;
   const int workers = num_threads_ - 1;
@@ -89,13 +94,13 @@ void ThreadPool::start_workers(const ThreadPoolOptions& options) {
       join_thread_ = options.join_thread;
       handles_.reserve(static_cast<size_t>(workers));
       for (int i = 0; i < workers; ++i) {
-        handles_.push_back(options.create_thread([this] { worker_loop(); }));
+        handles_.push_back(options.create_thread([this, i] { worker_loop(i + 1); }));
         ++num_workers_;
       }
     } else {
       workers_.reserve(static_cast<size_t>(workers));
       for (int i = 0; i < workers; ++i) {
-        workers_.emplace_back([this] { worker_loop(); });
+        workers_.emplace_back([this, i] { worker_loop(i + 1); });
         ++num_workers_;
       }
     }
@@ -128,23 +133,40 @@ void ThreadPool::finish_chunk() {
   }
 }
 
-bool ThreadPool::run_chunks(uint32_t gen) {
+int ThreadPool::claim_chunk(uint32_t gen, int home) {
+  uint64_t s = state_.load(std::memory_order_acquire);
+  if (!(s & kStaticJob)) {  // dynamic: one counter
+    while (gen_of(s) == gen && next_of(s) < parts_of(s))
+      if (state_.compare_exchange_weak(s, s + (uint64_t{1} << 16), std::memory_order_acq_rel)) return next_of(s);
+    return -1;
+  }
+  // Static: the home share from its front, then the others' from their backs.
+  for (int i = 0; i < num_threads_; ++i) {
+    std::atomic<uint64_t>& word = shares_[(home + i) % num_threads_].word;
+    uint64_t w = word.load(std::memory_order_acquire);
+    while (gen_of(w) == gen && next_of(w) < end_of(w)) {
+      const uint64_t taken = i == 0 ? w + (uint64_t{1} << 16) : w - 1;
+      if (word.compare_exchange_weak(w, taken, std::memory_order_acq_rel)) return i == 0 ? next_of(w) : end_of(w) - 1;
+    }
+    if (gen_of(w) != gen) return -1;  // a newer job: this one's chunks are all taken
+  }
+  return -1;
+}
+
+void ThreadPool::run_chunks(uint32_t gen, int home) {
   struct Inside {  // restores the thread's marker however the chunks end
     const ThreadPool* outer = t_inside_pool;
     ~Inside() { t_inside_pool = outer; }
   } inside;
   t_inside_pool = this;
-  for (;;) {
-    uint64_t s = state_.load(std::memory_order_acquire);
-    if (gen_of(s) != gen || next_of(s) >= parts_of(s)) break;
-    if (!state_.compare_exchange_weak(s, s + (uint64_t{1} << 16), std::memory_order_acq_rel)) continue;
+  for (int chunk; (chunk = claim_chunk(gen, home)) >= 0;) {
     // Holding an unfinished chunk of job `gen`: its fields stay valid.
     int64_t b, e;
     if (job_dynamic_) {
-      b = bounds_[static_cast<size_t>(next_of(s))];
-      e = bounds_[static_cast<size_t>(next_of(s)) + 1];
+      b = bounds_[static_cast<size_t>(chunk)];
+      e = bounds_[static_cast<size_t>(chunk) + 1];
     } else {
-      chunk_range(job_n_, parts_of(s), next_of(s), &b, &e);
+      chunk_range(job_n_, parts_of(state_.load(std::memory_order_relaxed)), chunk, &b, &e);
     }
     if (b < e) {
       try {
@@ -158,7 +180,6 @@ bool ThreadPool::run_chunks(uint32_t gen) {
     }
     finish_chunk();
   }
-  return true;
 }
 
 void ThreadPool::parallel_for(int64_t n, RangeFn fn) {
@@ -196,9 +217,9 @@ void ThreadPool::run_job(int64_t n, const RangeFn& fn) {
   if (block_base_ > 0 && n > 1) {
     // Guided chunks: each max(min_chunk, remaining / (base x threads)); the
     // minimum keeps their number within what state_ can count.
-    constexpr int64_t kMaxParts = 4096;
+    constexpr int64_t kMaxGuided = 4096;
     const int64_t divisor = static_cast<int64_t>(block_base_) * num_threads();
-    const int64_t min_chunk = std::max<int64_t>(1, (n + kMaxParts - 1) / kMaxParts);
+    const int64_t min_chunk = std::max<int64_t>(1, (n + kMaxGuided - 1) / kMaxGuided);
     bounds_.clear();
     bounds_.push_back(0);
     for (int64_t pos = 0; pos < n;) {
@@ -209,14 +230,24 @@ void ThreadPool::run_job(int64_t n, const RangeFn& fn) {
     parts = static_cast<int>(bounds_.size()) - 1;
     job_dynamic_ = true;
   } else {
-    parts = static_cast<int>(std::min<int64_t>(n, std::min(4 * num_threads(), 0xFFFF)));
+    parts = static_cast<int>(std::min<int64_t>(n, std::min(4 * num_threads(), kMaxParts)));
     job_dynamic_ = false;
   }
   job_ = &fn;
   job_n_ = n;
   chunks_done_.store(0, std::memory_order_relaxed);
   uint32_t gen = gen_of(state_.load(std::memory_order_relaxed)) + 1;
-  state_.store((uint64_t{gen} << 32) | static_cast<uint64_t>(parts), std::memory_order_seq_cst);
+  if (!job_dynamic_) {
+    for (int t = 0; t < num_threads_; ++t) {
+      const uint64_t front = static_cast<uint64_t>(parts) * t / num_threads_;
+      const uint64_t end = static_cast<uint64_t>(parts) * (t + 1) / num_threads_;
+      shares_[t].word.store((uint64_t{gen} << 32) | front << 16 | end, std::memory_order_relaxed);
+    }
+    team_tickets_.store(0, std::memory_order_relaxed);
+  }
+  // Publishes the shares too (a seq_cst store releases the stores before it).
+  state_.store((uint64_t{gen} << 32) | (job_dynamic_ ? 0 : kStaticJob) | static_cast<uint64_t>(parts),
+               std::memory_order_seq_cst);
   if (openmp_team_) {
     // The team's threads claim chunks like workers; the region ends when all have.
     struct TeamJob {
@@ -225,7 +256,8 @@ void ThreadPool::run_job(int64_t n, const RangeFn& fn) {
     } team_job{this, gen};
     run_on_openmp_team(num_threads_, [](void* a) {
       auto* j = static_cast<TeamJob*>(a);
-      j->pool->run_chunks(j->gen);
+      ThreadPool& p = *j->pool;
+      p.run_chunks(j->gen, p.team_tickets_.fetch_add(1, std::memory_order_relaxed) % p.num_threads_);
     }, &team_job);
     end_job();
     return;
@@ -235,7 +267,7 @@ void ThreadPool::run_job(int64_t n, const RangeFn& fn) {
     { std::lock_guard<std::mutex> lock(mutex_); }
     wake_.notify_all();
   }
-  run_chunks(gen);
+  run_chunks(gen, 0);
   auto all_done = [&] { return chunks_done_.load(std::memory_order_acquire) == parts; };
   if (!spin_until(all_done, kCallerSpin)) {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -256,7 +288,7 @@ void ThreadPool::end_job() {
   if (error) std::rethrow_exception(error);
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(int home) {
   uint32_t seen = 0;
   for (;;) {
     auto has_work = [&] { return stop_.load() || gen_of(state_.load(std::memory_order_seq_cst)) != seen; };
@@ -270,7 +302,7 @@ void ThreadPool::worker_loop() {
     }
     if (stop_.load()) return;
     seen = gen_of(state_.load(std::memory_order_acquire));
-    run_chunks(seen);
+    run_chunks(seen, home);
   }
 }
 

@@ -247,7 +247,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void depthwise_p
   // lane t: dword 4L + t <- dword 4t + L (each lane L gets channels 4L .. 4L + 3 of the four taps),
   // then a 4 x 4 byte transpose in each lane.
   const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  // Bytes 0, 4, 8, 12, 1, 5, 9, 13, ... of each lane.
+  const __m512i bytes = _mm512_setr4_epi32(0x0C080400, 0x0D090501, 0x0E0A0602, 0x0F0B0703);
   for (int64_t b = 0; b < q.tails; ++b) {
     const int64_t c0 = q.blocks * 64 + b * 16, left = C - c0;
     const __mmask16 mask = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);

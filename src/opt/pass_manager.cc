@@ -31,10 +31,15 @@ std::vector<PassTiming> optimize_graph(Graph& graph, OptimizationLevel level, Pa
   std::vector<std::unique_ptr<GraphPass>> passes = passes_for_level(level);
   std::vector<PassTiming> timings(passes.size());
   for (size_t i = 0; i < passes.size(); ++i) timings[i].name = passes[i]->name();
+  // Rounds until a fixed point: once every enabled pass has run in a row without a change, the
+  // rest of the round would only see graphs they already left alone (the round then stops
+  // there instead of running to its end).
   constexpr int kMaxRounds = 8;
-  for (int round = 0; round < kMaxRounds; ++round) {
-    bool changed = false;
-    for (size_t i = 0; i < passes.size(); ++i) {
+  const size_t enabled = static_cast<size_t>(
+      std::count_if(passes.begin(), passes.end(), [&](const auto& p) { return !disabled.count(p->name()); }));
+  size_t unchanged_in_a_row = 0;
+  for (int round = 0; round < kMaxRounds && unchanged_in_a_row < enabled; ++round) {
+    for (size_t i = 0; i < passes.size() && unchanged_in_a_row < enabled; ++i) {
       if (disabled.count(passes[i]->name())) continue;
       auto t0 = std::chrono::steady_clock::now();
       bool c = passes[i]->run(graph, ctx);
@@ -42,10 +47,11 @@ std::vector<PassTiming> optimize_graph(Graph& graph, OptimizationLevel level, Pa
       if (c) {
         ++timings[i].changed;
         verify_graph(graph, passes[i]->name(), outer);
-        changed = true;
+        unchanged_in_a_row = 0;
+      } else {
+        ++unchanged_in_a_row;
       }
     }
-    if (!changed) break;
   }
   return timings;
 }

@@ -84,15 +84,20 @@ TEST(Quantize8bit, MinMaxFoldsFromZeroIgnoringNaN) {
   EXPECT_EQ(hi, 0.f);
 }
 
-// QLinearAdd's step: every (a, b) byte pair, with ratios that put results on
-// rounding ties and far outside the range, against fma by definition.
-TEST(Quantize8bit, QLinearAddMatchesFmaDefinition) {
-  std::vector<uint8_t> a, b;
+// a[i], b[i] run through all 65536 pairs of byte values.
+void every_byte_pair(std::vector<uint8_t>& a, std::vector<uint8_t>& b) {
   for (int i = 0; i < 256; ++i)
     for (int j = 0; j < 256; ++j) {
       a.push_back(static_cast<uint8_t>(i));
       b.push_back(static_cast<uint8_t>(j));
     }
+}
+
+// QLinearAdd's step: every (a, b) byte pair, with ratios that put results on
+// rounding ties and far outside the range, against fma by definition.
+TEST(Quantize8bit, QLinearAddMatchesFmaDefinition) {
+  std::vector<uint8_t> a, b;
+  every_byte_pair(a, b);
   a.push_back(7);  // an odd length, so the scalar tail runs too
   b.push_back(250);
   const int64_t n = static_cast<int64_t>(a.size());
@@ -115,12 +120,8 @@ TEST(Quantize8bit, QLinearAddMatchesFmaDefinition) {
 // results by one step at a zero point of -50.5).
 TEST(Quantize8bit, QLinearMulRoundsMultiplyAndAddApart) {
   std::vector<uint8_t> a, b;
-  for (int i = 0; i < 256; ++i)
-    for (int j = 0; j < 256; ++j) {
-      a.push_back(static_cast<uint8_t>(i));
-      b.push_back(static_cast<uint8_t>(j));
-    }
-  for (int i = 0; i < 13; ++i) {  // 16 + 13 past the whole vectors: the 8-lane and scalar tails
+  every_byte_pair(a, b);
+  for (int i = 0; i < 13; ++i) {  // 13 past the whole 16-lane vectors: the 8-lane and scalar tails
     a.push_back(static_cast<uint8_t>(i * 19));
     b.push_back(static_cast<uint8_t>(250 - i));
   }

@@ -2,7 +2,8 @@
 // pool) the work runs inline on the caller.
 //
 // The caller takes part in the work. Work is split in chunks that threads
-// claim as they arrive, so a late-waking worker never delays a call. Workers
+// claim as they arrive (their own share first, see below), so a late-waking
+// worker never delays a call: the others take its chunks. Workers
 // spin briefly after a job (when allow_spinning), then sleep on a condition
 // variable: back-to-back kernels see no wake-up latency, and an idle session
 // burns no CPU. A worker woken on its caller's CPU moves to another one

@@ -74,6 +74,11 @@ struct QuadPlan {
 // The channel (within its block of 64) that sum s accumulates.
 int64_t channel_of_sum(int64_t s) { return (s / 4) % 4 * 16 + s / 16 * 4 + s % 4; }
 
+// The channel of the kernel's sum i: permuted within the blocks of 64, in order in the tail.
+int64_t channel_of_slot(const QuadPlan& q, int64_t i) {
+  return i < q.blocks * 64 ? i / 64 * 64 + channel_of_sum(i % 64) : i;
+}
+
 bool plan_quads(const DepthwisePlan& p, QuadPlan* q) {
   if (std::any_of(p.w.begin(), p.w.end(), [](int32_t v) { return v < -128 || v > 127; })) return false;
   q->quads = (p.taps + 3) / 4;
@@ -82,22 +87,20 @@ bool plan_quads(const DepthwisePlan& p, QuadPlan* q) {
   q->w.assign(static_cast<size_t>(q->quads * q->blocks * 256), 0);
   q->tail_w.assign(static_cast<size_t>(q->quads * q->tails * 64), 0);
   for (int64_t t = 0; t < p.taps; ++t) {
-    for (int64_t b = 0; b < q->blocks; ++b)
-      for (int64_t s = 0; s < 64; ++s) {
-        const int64_t c = b * 64 + channel_of_sum(s);
-        if (c < p.C) q->w[(((t / 4) * q->blocks + b) * 64 + s) * 4 + t % 4] = static_cast<int8_t>(p.w[t * p.C + c]);
-      }
+    for (int64_t i = 0; i < q->blocks * 64; ++i) {
+      const int64_t c = channel_of_slot(*q, i);
+      if (c < p.C) q->w[((t / 4) * q->blocks * 64 + i) * 4 + t % 4] = static_cast<int8_t>(p.w[t * p.C + c]);
+    }
     for (int64_t c = q->blocks * 64; c < p.C; ++c) {
       const int64_t tail_c = c - q->blocks * 64;  // [tails][16] is the channels in order
       q->tail_w[((t / 4) * q->tails * 16 + tail_c) * 4 + t % 4] = static_cast<int8_t>(p.w[t * p.C + c]);
     }
   }
   q->sum.assign(static_cast<size_t>(q->blocks * 64 + q->tails * 16), 0);
-  for (int64_t i = 0; i < q->blocks * 64; ++i) {
-    const int64_t c = i / 64 * 64 + channel_of_sum(i % 64);
+  for (int64_t i = 0; i < static_cast<int64_t>(q->sum.size()); ++i) {
+    const int64_t c = channel_of_slot(*q, i);
     if (c < p.C) q->sum[i] = p.sum[c];
   }
-  for (int64_t c = q->blocks * 64; c < p.C; ++c) q->sum[c] = p.sum[c];
   return true;
 }
 

@@ -31,4 +31,10 @@ inline const CpuFeatures& cpu_features() {
   return features;
 }
 
+// The AVX-512 subset the 8-bit loops use: byte / word ops on 128- to 512-bit vectors.
+inline bool has_avx512bw_vl() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx512f && f.avx512bw && f.avx512vl;
+}
+
 }  // namespace onyx

@@ -316,7 +316,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void widen_row_avx512(const
   }
 }
 
-bool has_avx512bw_vl() { return cpu_features().avx512f && cpu_features().avx512bw && cpu_features().avx512vl; }
 #endif
 
 // Input row (x - x_zp) into the zero-padded row of the plane, phase by phase:

@@ -199,7 +199,6 @@ ONYX_TARGET_AVX512 int64_t qlinear_mul_avx512(const uint8_t* a, const uint8_t* b
   return i;
 }
 
-bool has_avx512bw() { return cpu_features().avx512f && cpu_features().avx512bw && cpu_features().avx512vl; }
 #endif
 
 }  // namespace
@@ -208,7 +207,7 @@ void qlinear_mul_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_sig
                       float zc, uint8_t* y) {
   int64_t i = 0;
 #ifdef ONYX_Q8_X86
-  if (has_avx512bw())
+  if (has_avx512bw_vl())
     i = is_signed ? qlinear_mul_avx512<true>(a, b, n, za, zb, ratio, zc, y)
                   : qlinear_mul_avx512<false>(a, b, n, za, zb, ratio, zc, y);
   if (has_avx2()) i += qlinear_mul_avx2(a + i, b + i, n - i, is_signed, za, zb, ratio, zc, y + i);
@@ -223,7 +222,7 @@ void qlinear_add_8bit(const uint8_t* a, const uint8_t* b, int64_t n, bool is_sig
                       uint8_t* y) {
   int64_t i = 0;
 #ifdef ONYX_Q8_X86
-  if (has_avx512bw())
+  if (has_avx512bw_vl())
     i = is_signed ? qlinear_add_avx512<true>(a, b, n, ra, rb, fixed, y) : qlinear_add_avx512<false>(a, b, n, ra, rb, fixed, y);
   if (has_avx2_fma()) i += qlinear_add_avx2(a + i, b + i, n - i, is_signed, ra, rb, fixed, y + i);
 #endif
@@ -289,7 +288,7 @@ void lookup_8bit(const uint8_t* table, const uint8_t* x, int64_t n, uint8_t* y) 
 void quantize_8bit(const float* x, int64_t n, float scale, float zp, bool is_signed, uint8_t* y) {
   int64_t i = 0;
 #ifdef ONYX_Q8_X86
-  if (has_avx512bw())
+  if (has_avx512bw_vl())
     i = is_signed ? quantize_avx512<true>(x, n, scale, zp, y) : quantize_avx512<false>(x, n, scale, zp, y);
   if (has_avx2()) i += quantize_avx2(x + i, n - i, scale, zp, is_signed, y + i);
 #endif
@@ -300,7 +299,7 @@ void quantize_8bit(const float* x, int64_t n, float scale, float zp, bool is_sig
 void dequantize_8bit(const uint8_t* q, int64_t n, bool is_signed, float zp, float scale, float* y) {
   int64_t i = 0;
 #ifdef ONYX_Q8_X86
-  if (has_avx512bw())
+  if (has_avx512bw_vl())
     i = is_signed ? dequantize_avx512<true>(q, n, zp, scale, y) : dequantize_avx512<false>(q, n, zp, scale, y);
   if (has_avx2()) i += dequantize_avx2(q + i, n - i, is_signed, zp, scale, y + i);
 #endif

@@ -51,7 +51,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void requantize_rows_avx512
 }
 
 
-bool has_avx512bw_vl() { return cpu_features().avx512f && cpu_features().avx512bw && cpu_features().avx512vl; }
 #endif
 
 }  // namespace

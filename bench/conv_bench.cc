@@ -130,6 +130,13 @@ const ConvShape kShapes[] = {
     {"inception", 288, 384, 35, 35, 3, 2, 0, 1, false},
     {"inception", 96, 96, 35, 35, 3, 2, 0, 1, false},
     {"inception", 32, 64, 109, 109, 3, 1, 1, 1, false},
+    // the same at a 224x224 input (the spatial ones on 25x25, 12x12 and 5x5 maps)
+    {"inception224", 288, 384, 25, 25, 3, 2, 0, 1, false},
+    {"inception224", 192, 320, 12, 12, 3, 2, 0, 1, false},
+    {"inception224", 192, 192, 12, 12, 7, 1, 3, 1, false, 1, 0},
+    {"inception224", 448, 384, 5, 5, 3, 1, 1, 1, false},
+    {"inception224", 384, 384, 5, 5, 3, 1, 1, 1, false, 1, 0},
+    {"inception224", 1280, 320, 5, 5, 1, 1, 0, 1, false},
     // EfficientNet-B0's 5x5 depthwise convolutions
     {"effnet", 144, 144, 56, 56, 5, 2, 2, 144, false},
     {"effnet", 240, 240, 28, 28, 5, 1, 2, 240, false},

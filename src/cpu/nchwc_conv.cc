@@ -444,14 +444,19 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
   // on the same core and writes the rows the next one will read there.
   const bool rows_outer = nthr > 1 && static_cast<double>(pk->w->n) <= static_cast<double>(x_img);
 
+  auto tile_of_unit = [&](int64_t u) { return rows_outer ? u % nocg : (u / (nseg * nrg)) % nocg; };
+  // input blocks per pass of a tile of nb blocks: their weights stay in L1 (<= 32 KB)
+  const int64_t w_icb_floats = g.KH * g.KW * ici * kBlock;  // per output block
+  auto chunk_of = [&](int64_t nb) { return std::clamp<int64_t>(32768 / (w_icb_floats * nb * 4), 1, icb_g); };
+
   parallel_for(flops > 2e5 ? pool : nullptr, units, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
-      int64_t seg, rg, oi;
-      const int64_t n = u / (nseg * nrg * nocg);
+      int64_t seg, rg;
+      const int64_t n = u / (nseg * nrg * nocg), oi = tile_of_unit(u);
       if (rows_outer) {
-        oi = u % nocg, seg = (u / nocg) % nseg, rg = (u / (nocg * nseg)) % nrg;
+        seg = (u / nocg) % nseg, rg = (u / (nocg * nseg)) % nrg;
       } else {
-        seg = u % nseg, rg = (u / nseg) % nrg, oi = (u / (nseg * nrg)) % nocg;
+        seg = u % nseg, rg = (u / nseg) % nrg;
       }
       const NchwcTile& o = pk->ocg[oi];
       const TileFn* tf = nchwc_tile_kernels(static_cast<int>(o.blocks), ic_code);
@@ -471,14 +476,28 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
       a.act = im.act;
       a.p0 = im.p0;
       a.p1 = im.p1;
-      // input blocks per pass: their weights stay in L1 (<= 32 KB)
-      const int64_t chunk = std::clamp<int64_t>(32768 / (a.w_icb_stride * 4), 1, icb_g);
+      const int64_t chunk = chunk_of(o.blocks);
       const int64_t s0 = seg * seg_len, s1 = std::min(OW, s0 + seg_len), len = s1 - s0;
       const int64_t ntiles = ceil_div(len, pmax);
       const int64_t oh0 = rg * rows, oh1 = std::min(OH, oh0 + rows);
+      const int64_t calls = (oh1 - oh0) * ntiles;
       for (int64_t c0 = 0; c0 < icb_g; c0 += chunk) {
         const int64_t cn = std::min(chunk, icb_g - c0);
         a.icb_count = cn;
+        // the weights of the next pass (this tile's next chunk, or the next
+        // unit's first), spread over this pass's calls
+        const float* pf_from = nullptr;
+        int64_t pf_floats = 0;
+        if (c0 + cn < icb_g) {
+          pf_from = pk->w->p() + o.w_offset + (c0 + cn) * a.w_icb_stride;
+          pf_floats = std::min(chunk, icb_g - c0 - cn) * a.w_icb_stride;
+        } else if (u + 1 < u1) {
+          const NchwcTile& on = pk->ocg[tile_of_unit(u + 1)];
+          pf_from = pk->w->p() + on.w_offset;
+          pf_floats = std::min(chunk_of(on.blocks), icb_g) * w_icb_floats * on.blocks;
+        }
+        const int64_t pf_lines_per_call = ceil_div(pf_floats / 16, calls);
+        int64_t call = 0;
         // z in place of y: start from it (and don't read it again at the end)
         a.accumulate = c0 > 0 || z_in_y;
         a.finish = c0 + cn == icb_g;
@@ -527,6 +546,9 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
               a.x_icb_stride = khc * cols * width;
               a.x_ic_stride = g.plain ? khc * cols : 1;
             }
+            a.pf = pf_from ? pf_from + call * pf_lines_per_call * 16 : nullptr;
+            a.pf_lines = ceil_div(pf_lines_per_call, cn * khc * g.KW);  // per kernel tap
+            ++call;
             tf[P](a);
             ow += P;
           }

@@ -77,6 +77,7 @@ void tile(const TileArgs& a) {
         acc[s][b][p] = (s == 0 && a.accumulate) ? _mm512_loadu_ps(a.y + b * a.y_block_stride + p * 16)
                                                 : _mm512_setzero_ps();
   const int64_t px = a.x_px_stride;
+  const char* pf = reinterpret_cast<const char*>(a.pf);
   const float* xi = a.x;
   const float* wi = a.w;
   for (int64_t icb = 0; icb < a.icb_count; ++icb, xi += a.x_icb_stride, wi += a.w_icb_stride) {
@@ -86,6 +87,10 @@ void tile(const TileArgs& a) {
       const float* xw = xh;
       const float* ww = wh;
       for (int64_t kw = 0; kw < a.kw_count; ++kw, xw += a.x_kw_stride, ww += a.w_kw_stride) {
+        if (pf) {
+          for (int64_t l = 0; l < a.pf_lines; ++l) _mm_prefetch(pf + l * 64, _MM_HINT_T1);
+          pf += a.pf_lines * 64;
+        }
         if constexpr (IC16) {
           const float* xp[P];
 #pragma GCC unroll 16

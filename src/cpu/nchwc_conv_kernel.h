@@ -42,6 +42,11 @@ struct TileArgs {
   int64_t x_px_stride;
   int64_t y_block_stride;
   uint32_t last_mask;  // lanes of the last block that are real channels (others are stored as 0)
+  // Weights a later call will read, fetched into L2 while this one computes:
+  // pf_lines cache lines from pf at every kernel tap (null: none). Layers
+  // whose weights come from memory otherwise wait on each chunk's first use.
+  const float* pf;
+  int64_t pf_lines;
   bool accumulate;     // start from the values in y (a partial sum over earlier input blocks)
   bool finish;         // apply bias, z and the activation; else store the raw sums
   int act;

@@ -94,6 +94,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // ranges are over several runs.
 //   plain 3-channel input, 3x3 s2, 64 outputs (SqueezeNet conv1)  1.02-1.12
 //   plain 3->64 7x7 s2 (ResNet-50 conv1)                          0.92-0.98
+//     (in the model on 2026-11-25: 0.86x oneDNN's time, so it goes direct)
 //   plain 3->32 3x3 s2 (MobileNetV2 conv1; 2 output blocks)       0.60-0.80
 //   blocked 3x3 s1 without Winograd (16->64 @55, 48->192 and
 //     64->256 @13: oneDNN's direct kernel)                         0.95-1.11
@@ -115,6 +116,14 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 //     1 thread): 1.08-2.8, the smallest (8x8) the most; ResNet-50's
 //     512 <-> 2048 at 7x7 lost 9% at 2 threads, so they stay
 //   other 1x1 (large images, or many outputs)                      0.67-1.05
+//   1x1 whose weights are >= 256 KB (strided: >= 1 MB) at <= 12x12,
+//     since the direct kernel prefetches the next pass's weights
+//     (2026-11-25; in the model, 1 thread, per-node medians):
+//     Inception-v3 1280 / 2048 -> 320..448 @5 0.65-0.75x oneDNN's
+//     time, 768 -> 128..192 @12 0.90-0.94x, ResNet-50 layer4 (and its
+//     1024 -> 2048 s2 downsample) 0.80-0.83x; at 13x13 and 14x14 it
+//     was mixed (ResNet-50 layer3 0.97x, SqueezeNet's 512 -> 1000
+//     classifier 1.04x), so they stay
 //   depthwise 3x3 stride 2 (MobileNetV2)                           0.96-1.02
 //   depthwise 3x3 stride 1 (MobileNetV2; edge pixels in unrolled
 //     tiles since 2026-11-22): @112 and @56 0.92-1.07, @28 0.91-1.09,
@@ -151,13 +160,17 @@ bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runti
   if (s.group != 1) return false;
   const int64_t out_px = s.OH * s.OW;
   if (s.KH * s.KW == 1) {
+    // weights too large to stay cached between runs, over few pixels: the
+    // direct kernel prefetches them a pass ahead (see the 2026-11-25 note above)
+    const bool streamed = s.C * s.M >= (s.SH == 1 && s.SW == 1 ? 256 * 256 : 1024 * 256) && out_px <= 12 * 12;
+    if (streamed) return true;
     if (s.SH != 1 || s.SW != 1) return false;
     const bool squeeze = out_px <= 14 * 14 && s.C >= 192 && s.M <= 160;
     const bool expand = out_px <= 28 * 28 && s.C <= 64 && s.M >= 128;
     const bool small = out_px <= 32 * 32 && s.C * s.M <= 256 * 256;  // a narrow net's late layers
     return squeeze || expand || small;
   }
-  if (s.plain_input) return s.C <= 4 && s.M % 64 == 0 && s.KH * s.KW <= 9;
+  if (s.plain_input) return s.C <= 4 && s.M % 64 == 0 && s.KH * s.KW <= 49;
   const bool s1 = s.SH == 1 && s.SW == 1 && s.DH == 1 && s.DW == 1;
   const bool winograd = s1 && s.KH == 3 && s.KW == 3 && s.C >= 32 && s.M >= 32 &&
                         (out_px >= 27 * 27 || (s.C >= 128 && out_px >= 7 * 7));

@@ -110,16 +110,27 @@ int winograd_tile(int64_t OH, int64_t OW) { return OH * OW >= 20 * 20 ? 4 : 2; }
 // at every call and outweigh the saved multiplications once C x M is large.
 // Several threads that are not oneDNN's OpenMP team: oneDNN runs every
 // convolution, as for the direct kernel (see direct_conv_preferred).
-// Cg <= 256 bounds a thread's transformed-input buffer (V, 36 x Cg x 24 tiles).
+// Cg <= 512 bounds a thread's transformed-input buffer (V, 36 x Cg x 24 tiles).
 // Groups of 16 channels (RegNet, ResNeXt after merging): products of 16 x 16
 // per group, where only F(4, 3)'s 4x fewer multiplications pay: against
 // oneDNN's grouped convolution 0.70-0.77x at 56x56 and 28x28, 0.92-1.06x at
 // 14x14, 1.05-1.13x at 7x7; groups of 32 at 7x7 0.79x.
+//
+// Since 2026-11-25 each position's products prefetch the next position's
+// weights a little per call instead of all at once, and large weights pay
+// (per-node medians in the model, 1 thread, against this policy before):
+// ResNet-50 256@14 0.68x oneDNN's Winograd, 512@7 0.72x; GoogLeNet's
+// 144..192 -> 288..384 @14 and @7 0.71-0.73x the direct kernel's time;
+// RegNet-Y's groups of 16 @14 0.88x (at 2 threads the model lost 6%
+// with them, so there they stay with oneDNN). They lose on the smallest
+// maps (Inception-v3 448 -> 384 @5 1.15-1.23x the direct kernel's) and
+// with groups of 16 @7 (1.24x).
 bool winograd_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime) {
   if (threads > 1 && !one_runtime) return false;
   const int64_t Cg = s.C / std::max<int64_t>(s.group, 1);  // the weights are M x Cg
-  if (s.group > 1 && Cg < 32 && winograd_tile(s.OH, s.OW) != 4) return false;
-  return Cg * s.M <= 32768 && Cg <= 256;
+  const int64_t out_px = s.OH * s.OW;
+  if (s.group > 1 && Cg < 32) return winograd_tile(s.OH, s.OW) == 4 || (threads == 1 && out_px >= 14 * 14);
+  return Cg <= 512 && (Cg * s.M <= 32768 || out_px >= 7 * 7);
 }
 
 struct NchwcWinogradConv::Impl : NchwcConvSetup {
@@ -223,9 +234,14 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
   const uint32_t tail_mask = g.M % kBlock ? (1u << (g.M % kBlock)) - 1 : 0xFFFFu;
   const int64_t TW = ceil_div(g.OW, m), tiles = ceil_div(g.OH, m) * TW;
   // chunks of (nearly) equal size, as many per thread: a short last chunk,
-  // or one more chunk on one thread, left the others idle
+  // or one more chunk on one thread, left the others idle. But every chunk
+  // reads all the weights: where they come from memory (more than L2 holds)
+  // threads split the output blocks of the fewest chunks instead (ResNet-50
+  // 512@7 at 2 threads took 1.7x oneDNN's time with two chunks).
   const int nthr = pool ? pool->num_threads() : 1;
-  const int64_t chunks = std::min(tiles, ceil_div(ceil_div(tiles, chunk_tiles(positions, icb_g)), nthr) * nthr);
+  const int64_t fewest_chunks = ceil_div(tiles, chunk_tiles(positions, icb_g));
+  const bool weights_streamed = positions * (g.C / g.G) * g.M * sizeof(float) > (size_t{2} << 20);
+  const int64_t chunks = std::min(tiles, weights_streamed ? fewest_chunks : ceil_div(fewest_chunks, nthr) * nthr);
   const int64_t T = ceil_div(tiles, chunks);
   const int64_t nocg = static_cast<int64_t>(pk->ocg.size());
   // A unit is one chunk x one output-block group with several groups, or with
@@ -283,20 +299,30 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
         const int64_t cchunk = std::clamp<int64_t>(32768 / (a.w_icb_stride * 4), 1, icb_g);
         const int64_t w_position = icb_g * a.w_icb_stride;
         const int64_t gicb = o.group * icb_g;  // the group's first input block
+        const int64_t calls = ceil_div(icb_g, cchunk) * ceil_div(tn, pmax);
         for (int64_t p = 0; p < positions; ++p) {
           const float* wp = pk->u.get() + positions * o.w_offset + p * w_position;
-          // the next position's weights, from memory while these multiply
-          // (SqueezeNet's F(4, 3) layers @27 and @13: 0.79-0.86x the time without)
-          if (p + 1 < positions)
-            for (int64_t i = 0; i < w_position; i += 16) __builtin_prefetch(wp + w_position + i, 0, 2);
+          // the next position's weights (or the next group's first), from
+          // memory while these multiply, spread over this position's calls
+          // (SqueezeNet's F(4, 3) layers @27 and @13: 0.79-0.86x the time
+          // without; spread rather than all at once: ResNet-50 256@14 and
+          // 512@7 0.76x and 0.53x, conv_bench --cold)
+          const float* next = p + 1 < positions ? wp + w_position
+                              : oi + 1 < oi1  ? pk->u.get() + positions * pk->ocg[oi + 1].w_offset
+                                              : nullptr;
+          const int64_t next_lines = next ? (p + 1 < positions ? w_position : icb_g * kBlock * pk->ocg[oi + 1].blocks * kBlock) / 16 : 0;
+          const int64_t lines_per_call = ceil_div(next_lines, calls);
+          int64_t call = 0;
           for (int64_t c0 = 0; c0 < icb_g; c0 += cchunk) {
             a.icb_count = std::min(cchunk, icb_g - c0);
             a.accumulate = c0 > 0;
             a.w = wp + c0 * a.w_icb_stride;
+            a.pf_lines = ceil_div(lines_per_call, a.icb_count);
             for (int64_t t = 0; t < tn;) {
               const int64_t P = std::min(pmax, tn - t);
               a.x = V + p * v_position + ((gicb - icb0 + c0) * T + t) * kBlock;
               a.y = Mp + p * m_position + t * kBlock;
+              a.pf = next ? next + call++ * lines_per_call * 16 : nullptr;
               fns[P](a);
               t += P;
             }

@@ -302,6 +302,13 @@ TEST(NchwcWinogradConv, ResidualActivationsThreads) {
     split.threads = 2;
     split.winograd_tile = tile;
     run_case(split);
+    // > 2 MB of transformed weights: the fewest chunks, output blocks split
+    // over the threads, each position prefetching the next group's weights
+    Case streamed = {"two threads, weights streamed", 1, 256, 256, 9, 9, 3, 3, 1, 1, 1, 1};
+    streamed.threads = 2;
+    streamed.residual = true;
+    streamed.winograd_tile = tile;
+    run_case(streamed);
     Case grouped = {"two threads, 8 groups, residual", 1, 128, 128, 14, 14, 3, 3, 1, 1, 1, 8};
     grouped.threads = 2;
     grouped.residual = true;

@@ -10,6 +10,10 @@
 // kernel. 1x1 stride-1 unpadded convolutions are one long row of H*W pixels.
 // Depthwise convolutions run a row kernel per (pair of channel blocks,
 // output row): edge pixels over their valid taps, the rest in tiles of 8.
+// A unit sums its input blocks in passes whose weights fit L1; every tile
+// call of a pass prefetches its share of the next pass's weights into L2,
+// so weights that come from memory (late layers of large CNNs: megabytes
+// used over a few pixels) arrive while the previous pass computes.
 #include "cpu/nchwc_conv.h"
 #include "base/cpu_features.h"
 

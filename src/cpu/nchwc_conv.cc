@@ -564,7 +564,8 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
               a.x_ic_stride = g.plain ? khc * cols : 1;
             }
             a.pf = pf_from ? pf_from + call * pf_lines_per_call * 16 : nullptr;
-            a.pf_lines = ceil_div(pf_lines_per_call, cn * khc * g.KW);  // per kernel tap
+            // per kernel tap (a row wholly in the padding has none)
+            a.pf_lines = ceil_div(pf_lines_per_call, std::max<int64_t>(cn * khc * g.KW, 1));
             ++call;
             tf[P](a);
             ow += P;

@@ -307,10 +307,15 @@ void NchwcWinogradConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) 
           // (SqueezeNet's F(4, 3) layers @27 and @13: 0.79-0.86x the time
           // without; spread rather than all at once: ResNet-50 256@14 and
           // 512@7 0.76x and 0.53x, conv_bench --cold)
-          const float* next = p + 1 < positions ? wp + w_position
-                              : oi + 1 < oi1  ? pk->u.get() + positions * pk->ocg[oi + 1].w_offset
-                                              : nullptr;
-          const int64_t next_lines = next ? (p + 1 < positions ? w_position : icb_g * kBlock * pk->ocg[oi + 1].blocks * kBlock) / 16 : 0;
+          const float* next = nullptr;
+          int64_t next_floats = 0;
+          if (p + 1 < positions) {
+            next = wp + w_position, next_floats = w_position;
+          } else if (oi + 1 < oi1) {
+            const NchwcTile& on = pk->ocg[oi + 1];
+            next = pk->u.get() + positions * on.w_offset, next_floats = icb_g * kBlock * on.blocks * kBlock;
+          }
+          const int64_t next_lines = next_floats / 16;
           const int64_t lines_per_call = ceil_div(next_lines, calls);
           int64_t call = 0;
           for (int64_t c0 = 0; c0 < icb_g; c0 += cchunk) {

@@ -134,6 +134,9 @@ TEST(NchwcDirectConv, MatchesReference) {
       {"C=8 (one part block) 3x3 s2", 1, 8, 16, 13, 12, 3, 3, 2, 1, 1, 1},
       {"C=5 (one part block) 1x1", 2, 5, 24, 6, 7, 1, 1, 1, 0, 1, 1},
       {"many input blocks", 1, 160, 32, 6, 7, 3, 3, 1, 1, 1, 1},
+      // rows and columns whose taps all fall in the padding, in passes that
+      // prefetch the next pass's weights
+      {"padding past the kernel, several passes", 1, 160, 32, 4, 5, 3, 3, 1, 3, 1, 1},
       {"groups 2", 1, 64, 64, 8, 8, 3, 3, 1, 1, 1, 2},
       {"groups 4, 1x1", 1, 64, 128, 6, 6, 1, 1, 1, 0, 1, 4},
       {"depthwise", 1, 40, 40, 10, 10, 3, 3, 1, 1, 1, 40},

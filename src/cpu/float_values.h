@@ -16,7 +16,7 @@ std::vector<A> load_floats(const Tensor& t) {
   dispatch_float(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
-    const int64_t n = t.numel();  // hoisted: numel() multiplies out the shape
+    const int64_t n = t.numel();
     for (int64_t i = 0; i < n; ++i) {
       if constexpr (std::is_same_v<T, double>) v[i] = static_cast<A>(p[i]);
       else v[i] = static_cast<A>(static_cast<float>(p[i]));

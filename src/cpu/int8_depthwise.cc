@@ -330,9 +330,8 @@ void int8_depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const I
   const QuadPlan& quads = made->quads;
   enum class Kernel { Scalar, Pairs, Quads } kernel = Kernel::Scalar;
 #ifdef ONYX_DEPTHWISE_X86
-  const CpuFeatures& f = cpu_features();
-  if (isa != Int8Isa::Scalar && f.avx512f && f.avx512bw && f.avx512vl) kernel = Kernel::Pairs;
-  if (isa == Int8Isa::Avx512Vnni && f.avx512vl && made->quads_fit) kernel = Kernel::Quads;
+  if (isa != Int8Isa::Scalar && has_avx512bw_vl()) kernel = Kernel::Pairs;
+  if (isa == Int8Isa::Avx512Vnni && has_avx512bw_vl() && made->quads_fit) kernel = Kernel::Quads;
 #endif
   // The sums start at the correction -zero * sum_t w' (the quads' zero is that of the unsigned bytes,
   // their sums in QuadPlan's order).

@@ -511,7 +511,7 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
         } else if (u + 1 < u1) {
           const NchwcTile& on = pk->ocg[tile_of_unit(u + 1)];
           pf_from = pk->w->p() + on.w_offset;
-          pf_floats = std::min(chunk_of(on.blocks), icb_g) * w_icb_floats * on.blocks;
+          pf_floats = chunk_of(on.blocks) * w_icb_floats * on.blocks;
         }
         const int64_t pf_lines_per_call = ceil_div(pf_floats / 16, calls);
         int64_t call = 0;

@@ -210,7 +210,7 @@ void run_qgemm(KernelContext& ctx, const QGemmAttrs& at, const PackedInt8B* pack
   std::vector<int32_t> acc(static_cast<size_t>(M * N));
   if (M * N > 0) {
     std::vector<int32_t> zb;
-    const int64_t zb_count = bz ? bz->numel() : 0;  // hoisted: numel() multiplies out the shape
+    const int64_t zb_count = bz ? bz->numel() : 0;
     for (int64_t n = 0; n < zb_count; ++n) zb.push_back(static_cast<int32_t>(bz->int_at(n)));
     PackedInt8B local;
     if (!packed_b) local = PackedInt8B(B.raw(), B.dtype() == DataType::Int8, K, N, B.dim(1), at.trans_b);

@@ -118,25 +118,49 @@ ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t 
 
 // ---- AVX-512 8x32 ----
 // acc[r] += A row r x the 32-column panel b, for R rows of A read in place
-// (a[r * a_ld + k]; rows past mr repeat the last one).
-template <int R>
+// (a[r * a_ld + k]; rows past mr repeat the last one). U k-steps run in
+// flight on acc[u * R + r] (R * U <= 8), summed into acc[r] at the end: with
+// few rows, one chain per accumulator waited on the FMA latency (two rows:
+// 4 chains, 147 GFLOP/s on a recurrent step's 2 x 256 x 64).
+template <int R, int U>
 ONYX_TARGET_AVX512 __attribute__((always_inline)) inline void rows_in_place(int64_t kc, const float* a, int64_t a_ld,
                                                                              int mr, const float* __restrict b,
                                                                              __m512 (*acc)[2]) {
+  static_assert(R * U <= 8, "16 accumulators");
   const float* ar[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) ar[r] = a + (r < mr ? r : mr - 1) * a_ld;
+  int64_t k = 0;
 #pragma GCC unroll 2
-  for (int64_t k = 0; k < kc; ++k) {
-    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+  for (; k + U <= kc; k += U) {
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) {
+      const __m512 b0 = _mm512_loadu_ps(b + u * 32), b1 = _mm512_loadu_ps(b + u * 32 + 16);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const __m512 av = _mm512_set1_ps(ar[r][k + u]);
+        acc[u * R + r][0] = _mm512_fmadd_ps(av, b0, acc[u * R + r][0]);
+        acc[u * R + r][1] = _mm512_fmadd_ps(av, b1, acc[u * R + r][1]);
+      }
+    }
+    b += U * 32;
+  }
+  for (; k < kc; ++k, b += 32) {
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      __m512 av = _mm512_set1_ps(ar[r][k]);
+      const __m512 av = _mm512_set1_ps(ar[r][k]);
       acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
     }
-    b += 32;
   }
+#pragma GCC unroll 4
+  for (int u = 1; u < U; ++u)
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      acc[r][0] = _mm512_add_ps(acc[r][0], acc[u * R + r][0]);
+      acc[r][1] = _mm512_add_ps(acc[r][1], acc[u * R + r][1]);
+    }
 }
 
 ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b,
@@ -179,11 +203,11 @@ ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int6
       b += 32;
     }
   } else if (mr == 2) {  // two rows in place (a recurrent step's batch of 2)
-    rows_in_place<2>(kc, a, a_ld, mr, b, acc);
+    rows_in_place<2, 4>(kc, a, a_ld, mr, b, acc);
   } else if (mr <= 4) {  // 3-4 rows in place: half the 8-row tile's FMAs
-    rows_in_place<4>(kc, a, a_ld, mr, b, acc);
+    rows_in_place<4, 2>(kc, a, a_ld, mr, b, acc);
   } else {  // rows of A read in place: a[r * a_ld + k]
-    rows_in_place<8>(kc, a, a_ld, mr, b, acc);
+    rows_in_place<8, 1>(kc, a, a_ld, mr, b, acc);
   }
   const __m512 va = _mm512_set1_ps(alpha);
   const __mmask16 m0 = nr >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nr) - 1);

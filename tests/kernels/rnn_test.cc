@@ -103,6 +103,58 @@ TEST(RNN, BidirectionalOnThreadsMatchesDouble) {
   }
 }
 
+// The float LSTM / GRU steps run their gates fused in vectors (16 lanes, here
+// one full vector and a tail of 3); the double path runs the general loops.
+// Peepholes, clip, input_forget, linear_before_reset and reverse must agree.
+TEST(RNN, FusedGateVariantsMatchDouble) {
+  const int64_t seq = 5, batch = 3, in = 4, H = 19;
+  struct Variant {
+    const char* op;
+    std::map<std::string, Attribute> attrs;
+    bool peepholes;
+  };
+  const std::vector<Variant> variants = {
+      {"LSTM", {{"clip", attr_float(0.9f)}}, true},
+      {"LSTM", {{"input_forget", attr_int(1)}, {"direction", attr_string("reverse")}}, true},
+      {"LSTM", {}, false},
+      {"GRU", {{"linear_before_reset", attr_int(1)}, {"clip", attr_float(0.8f)}}, false},
+      {"GRU", {{"clip", attr_float(0.8f)}, {"direction", attr_string("reverse")}}, false},
+  };
+  for (const Variant& v : variants) {
+    const int64_t G = std::string(v.op) == "LSTM" ? 4 : 3;
+    std::vector<Tensor> inputs = {pattern({seq, batch, in}, 6), pattern({1, G * H, in}, 7), pattern({1, G * H, H}, 8),
+                                  pattern({1, 2 * G * H}, 9), Tensor::from_vector<int32_t>({5, 2, 4}, {3}),
+                                  pattern({1, batch, H}, 10)};
+    std::vector<std::string> names = {"x", "w", "r", "b", "sl", "h0"};
+    std::vector<std::string> outs = {"y", "yh"};
+    if (G == 4) {
+      inputs.push_back(pattern({1, batch, H}, 11));
+      names.push_back("c0");
+      outs.push_back("yc");
+      if (v.peepholes) {
+        inputs.push_back(pattern({1, 3 * H}, 12));
+        names.push_back("p");
+      }
+    }
+    auto attrs = v.attrs;
+    attrs["hidden_size"] = attr_int(H);
+    Node node = make_node(v.op, names, outs, attrs);
+    auto got = run_op(node, inputs, 14);
+    std::vector<Tensor> dinputs;
+    for (auto& t : inputs) dinputs.push_back(t.dtype() == DataType::Float ? as_double(t) : t);
+    auto want = run_op(node, dinputs, 14);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      ASSERT_EQ(got[o].shape(), want[o].shape()) << v.op << " output " << o;
+      double largest = 0;
+      for (int64_t i = 0; i < got[o].numel(); ++i) {
+        largest = std::max(largest, std::abs(want[o].data<double>()[i]));
+        ASSERT_NEAR(got[o].data<float>()[i], want[o].data<double>()[i], 2e-6) << v.op << " output " << o << " at " << i;
+      }
+      EXPECT_GT(largest, 0.1) << v.op << " output " << o;  // not a trivially zero state
+    }
+  }
+}
+
 TEST(RNN, BadWeightShape) {
   EXPECT_THROW(run_op(make_node("LSTM", {"x", "w", "r"}, {"y"}, {{"hidden_size", attr_int(2)}}),
                       {f({1}, {1, 1, 1}), f({0, 0, 0, 0}, {1, 4, 1}), f({0, 0, 0, 0}, {1, 4, 1})}, 14),

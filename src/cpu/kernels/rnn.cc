@@ -14,6 +14,7 @@
 #include "cpu/gemm_vmath.h"
 #include "cpu/int8_gemm.h"
 #include "cpu/quantize_8bit.h"
+#include "cpu/recurrent_gates.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
@@ -254,7 +255,6 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
                                               ", expected " + shape_to_string(w_shape));
   ONYX_KERNEL_CHECK(R.shape() == r_shape, std::string(op) + ": R has shape " + shape_to_string(R.shape()) +
                                               ", expected " + shape_to_string(r_shape));
-  std::vector<C> x = to_calc<T>(X);
   const bool float_weights = !packs && !quantized;
   std::vector<C> w = float_weights ? to_calc<T>(W) : std::vector<C>(), r = float_weights ? to_calc<T>(R) : w;
   std::vector<C> b(static_cast<size_t>(D * 2 * G * H), C(0));
@@ -317,24 +317,34 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
   auto clipv = [&](C v) { return clip > 0 ? std::max(-clip, std::min(clip, v)) : v; };
 
   const int64_t GH = G * H;
-  // X in [seq, batch, in] order
-  std::vector<C> xs(static_cast<size_t>(seq * batch * in));
-  for (int64_t t = 0; t < seq; ++t)
-    for (int64_t bb = 0; bb < batch; ++bb) {
-      const C* src = x.data() + (cfg.layout == 0 ? (t * batch + bb) * in : (bb * seq + t) * in);
-      std::copy(src, src + in, xs.data() + (t * batch + bb) * in);
-    }
+  // X in [seq, batch, in] order: float X of layout 0 as it is, else converted / reordered once.
+  std::vector<C> x_reordered;
+  const C* xs = nullptr;
+  if constexpr (std::is_same_v<T, C>)
+    if (cfg.layout == 0) xs = X.data<T>();
+  if (!xs) {
+    x_reordered.resize(static_cast<size_t>(seq * batch * in));
+    const T* src = X.data<T>();
+    for (int64_t t = 0; t < seq; ++t)
+      for (int64_t bb = 0; bb < batch; ++bb) {
+        const T* row = src + (cfg.layout == 0 ? (t * batch + bb) * in : (bb * seq + t) * in);
+        std::transform(row, row + in, x_reordered.data() + (t * batch + bb) * in,
+                       [](T v) { return static_cast<C>(v); });
+      }
+    xs = x_reordered.data();
+  }
+  const int64_t x_count = seq * batch * in;
   // Per step, every batch row at once: h [batch, H] x R^T is one GEMM of
   // `batch` rows (R packed once per direction for float), and the gates run
   // as vectors. A row past its sequence length keeps its state. The two
   // directions of a bidirectional layer are independent: one task each.
   const int64_t max_len = batch ? *std::max_element(lens.begin(), lens.end()) : 0;
   // The quantized LSTM quantizes X once for both directions (the same range).
-  std::vector<uint8_t> xq(quantized ? xs.size() : 0);
+  std::vector<uint8_t> xq(quantized ? x_count : 0);
   float x_scale = 1.f;
   uint8_t x_zero = 0;
   if constexpr (std::is_same_v<C, float>)
-    if (quantized) x_scale = quantize_u8_dynamic(xs.data(), static_cast<int64_t>(xs.size()), xq.data(), x_zero);
+    if (quantized) x_scale = quantize_u8_dynamic(xs, x_count, xq.data(), x_zero);
   ThreadPool* gemm_pool = D == 1 ? ctx.thread_pool() : nullptr;  // two directions already run as two tasks
   auto run_direction = [&](int d) {
     std::vector<C> xw(static_cast<size_t>(seq * batch * GH));
@@ -369,19 +379,31 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
       for (int64_t bb = 0; bb < batch; ++bb) matmul_bt(hv + bb * H, rows, out + bb * ldo, 1, n, H, false);
     };
     // input projection for all steps, with the input bias (and the recurrent bias
-    // wherever it is simply added)
+    // wherever it is simply added: not a GRU's hidden rows)
+    std::vector<C> bias(static_cast<size_t>(GH));
+    for (int64_t g = 0; g < GH; ++g) bias[g] = wb[g] + (gru && g >= 2 * H ? C(0) : rb[g]);
+    bool bias_added = false;
     if constexpr (std::is_same_v<C, float>) {
-      if (packs) gemm_f32_packed(false, seq * batch, 1.0f, xs.data(), in, packs->w[d], 0.0f, xw.data(), GH);
+      if (packs) {
+        GemmEpilogue with_bias;
+        with_bias.bias = bias.data();
+        gemm_f32_packed(false, seq * batch, 1.0f, xs, in, packs->w[d], 0.0f, xw.data(), GH, gemm_pool,
+                        with_bias);
+        bias_added = true;
+      }
       if (quantized) quantized_gemm(xq.data(), seq * batch, x_scale, x_zero, quantized->w[d], xw.data(), gemm_pool);
     }
-    if (float_weights) matmul_bt(xs.data(), wd, xw.data(), seq * batch, GH, in, false);
-    for (int64_t row = 0; row < seq * batch; ++row) {
-      C* xr = xw.data() + row * GH;
-      for (int64_t g = 0; g < GH; ++g) {
-        bool rbias_here = !(gru && g >= 2 * H);
-        xr[g] += wb[g] + (rbias_here ? rb[g] : C(0));
+    if (float_weights) matmul_bt(xs, wd, xw.data(), seq * batch, GH, in, false);
+    if (!bias_added)
+      for (int64_t row = 0; row < seq * batch; ++row) {
+        C* xr = xw.data() + row * GH;
+        for (int64_t g = 0; g < GH; ++g) xr[g] += bias[g];
       }
-    }
+    // The default activations (sigmoid, tanh[, tanh]) run fused per row where the CPU has the vector kernel.
+    bool fused_gates = false;
+    if constexpr (std::is_same_v<C, float>)
+      fused_gates = (cfg.cell == Cell::LSTM || cfg.cell == Cell::GRU) && act[0].kind == ActKind::Sigmoid &&
+                    act[1].kind == ActKind::Tanh && (cfg.cell != Cell::LSTM || act[2].kind == ActKind::Tanh);
     for (int64_t bb = 0; bb < batch; ++bb) {
       std::copy_n(h0.begin() + state_index(d, bb), H, h.begin() + bb * H);
       std::copy_n(c0.begin() + state_index(d, bb), H, c.begin() + bb * H);
@@ -419,6 +441,10 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
             break;
           }
           case Cell::GRU: {
+            if constexpr (std::is_same_v<C, float>)
+              if (fused_gates && gru_reset_row(gi, xg, hb, rb + 2 * H, cfg.linear_before_reset, clip,
+                                               cfg.linear_before_reset ? tb : rh.data() + bb * H, H))
+                break;
             const C* rg = gi + H;  // after the update gate z
             for (int64_t j = 0; j < 2 * H; ++j) gi[j] = clipv(xg[j] + gi[j]);
             act[0].apply(gi, gi, 2 * H);
@@ -434,6 +460,18 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
             break;
           }
           case Cell::LSTM: {
+            if constexpr (std::is_same_v<C, float>) {
+              LstmGateRow row;
+              row.gates = gi;
+              row.x = xg;
+              row.peephole = pd;
+              row.clip = clip;
+              row.input_forget = cfg.input_forget;
+              row.c = cb;
+              row.h = hb;
+              row.H = H;
+              if (fused_gates && lstm_gate_row(row)) break;
+            }
             C *go = gi + H, *gf = gi + 2 * H, *gc = gi + 3 * H;  // gates [i, o, f, c~]
             for (int64_t j = 0; j < GH; ++j) gi[j] += xg[j];
             if (pd)
@@ -472,6 +510,8 @@ void run_rnn_typed(const RnnConfig& cfg, KernelContext& ctx, const RnnPacks* pac
           C* tb = tmp.data() + bb * H;
           const C* rbh = rb + 2 * H;
           const C* bias_after = cfg.linear_before_reset ? nullptr : rbh;  // else inside r * (...) already
+          if constexpr (std::is_same_v<C, float>)
+            if (fused_gates && gru_update_row(z, xg + 2 * H, tb, bias_after, clip, hb, H)) continue;
           for (int64_t j = 0; j < H; ++j) tb[j] = clipv(xg[2 * H + j] + tb[j] + (bias_after ? bias_after[j] : C(0)));
           act[1].apply(tb, tb, H);
           for (int64_t j = 0; j < H; ++j) hb[j] = (C(1) - z[j]) * tb[j] + z[j] * hb[j];

@@ -91,6 +91,39 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
+namespace {
+
+// A run of output columns [begin, end) whose taps inside the image are the
+// kernel columns [kw_lo, kw_hi).
+struct ColumnRun {
+  int64_t begin, end, kw_lo, kw_hi;
+};
+
+// The columns [s0, s1) of an output row as tiles see them. Normally one run
+// over every kernel column: tiles reaching into the padding read zeros from
+// a copy. But where a dilated kernel is wider than the image most pixels
+// read few columns (DeepLabV3's ASPP: 3x3 at dilation 12 on 14x14, where
+// the middle ten columns read the centre tap only), so when skipping the
+// columns that read only padding saves a quarter of the taps, the row is cut
+// where the live columns change.
+std::vector<ColumnRun> column_runs(int64_t SW, int64_t PW, int64_t DW, int64_t KW, int64_t W, int64_t s0,
+                                   int64_t s1) {
+  std::vector<ColumnRun> runs;
+  int64_t live = 0;
+  for (int64_t ow = s0; ow < s1; ++ow) {
+    int64_t lo, hi;
+    nchwc_tap_range(ow, SW, PW, DW, KW, W, &lo, &hi);
+    if (lo >= hi) lo = 0, hi = KW;  // all padding: zeros from the copy, as before
+    live += hi - lo;
+    if (!runs.empty() && runs.back().kw_lo == lo && runs.back().kw_hi == hi) runs.back().end = ow + 1;
+    else runs.push_back({ow, ow + 1, lo, hi});
+  }
+  if (live * 4 > (s1 - s0) * KW * 3) return {{s0, s1, 0, KW}};
+  return runs;
+}
+
+}  // namespace
+
 // Policy, from bench/conv_bench.cc on this machine (Zen 5, 1 thread, bias +
 // Relu fused; medians of 15-30 interleaved rounds; ratio = oneDNN 2.6 time /
 // ours, > 1: the direct kernel is faster). The machine was shared and
@@ -461,6 +494,10 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
   // on the same core and writes the rows the next one will read there.
   const bool rows_outer = nthr > 1 && static_cast<double>(pk->w->n) <= static_cast<double>(x_img);
 
+  // Each segment's pixels in runs that read the same kernel columns (see column_runs).
+  std::vector<std::vector<ColumnRun>> seg_runs(static_cast<size_t>(nseg));
+  for (int64_t seg = 0; seg < nseg; ++seg)
+    seg_runs[seg] = column_runs(g.SW, g.PW, g.DW, g.KW, W, seg * seg_len, std::min(OW, (seg + 1) * seg_len));
   auto tile_of_unit = [&](int64_t u) { return rows_outer ? u % nocg : (u / (nseg * nrg)) % nocg; };
   // input blocks per pass of a tile of nb blocks: their weights stay in L1 (<= 32 KB)
   const int64_t w_icb_floats = g.KH * g.KW * ici * kBlock;  // per output block
@@ -483,7 +520,6 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
       a.w_kw_stride = ici * o.blocks * kBlock;
       a.w_kh_stride = g.KW * a.w_kw_stride;
       a.w_icb_stride = g.KH * a.w_kh_stride;
-      a.kw_count = g.KW;
       a.ic_inner = partial_block ? Cg : ici;
       a.x_kw_stride = g.DW * x_col;
       a.x_px_stride = g.SW * x_col;
@@ -494,10 +530,11 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
       a.p0 = im.p0;
       a.p1 = im.p1;
       const int64_t chunk = chunk_of(o.blocks);
-      const int64_t s0 = seg * seg_len, s1 = std::min(OW, s0 + seg_len), len = s1 - s0;
-      const int64_t ntiles = ceil_div(len, pmax);
+      const std::vector<ColumnRun>& runs = seg_runs[seg];
+      int64_t seg_tiles = 0;
+      for (const ColumnRun& r : runs) seg_tiles += ceil_div(r.end - r.begin, pmax);
       const int64_t oh0 = rg * rows, oh1 = std::min(OH, oh0 + rows);
-      const int64_t calls = (oh1 - oh0) * ntiles;
+      const int64_t calls = (oh1 - oh0) * seg_tiles;
       for (int64_t c0 = 0; c0 < icb_g; c0 += chunk) {
         const int64_t cn = std::min(chunk, icb_g - c0);
         a.icb_count = cn;
@@ -524,51 +561,57 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
           const int64_t khc = kh_hi - kh_lo;
           const int64_t ih_first = oh * g.SH - g.PH + kh_lo * g.DH;
           const float* xbase = io.x + n * x_img + (o.group * icb_g + c0) * x_icb + ih_first * x_row;
-          a.w = pk->w->p() + o.w_offset + c0 * a.w_icb_stride + kh_lo * a.w_kh_stride;
+          const float* wrow = pk->w->p() + o.w_offset + c0 * a.w_icb_stride + kh_lo * a.w_kh_stride;
           a.kh_count = khc;
           float* yrow = y + ((n * OCB + ob_global) * OH + oh) * OW * kBlock;
           const float* zrow = io.z && !z_in_y ? io.z + ((n * OCB + ob_global) * OH + oh) * OW * kBlock : nullptr;
-          for (int64_t t = 0, ow = s0; t < ntiles; ++t) {
-            const int64_t P = len / ntiles + (t < len % ntiles ? 1 : 0);
-            const int64_t iw0 = ow * g.SW - g.PW, iw1 = (ow + P - 1) * g.SW - g.PW + (g.KW - 1) * g.DW;
-            a.y = yrow + ow * kBlock;
-            a.z = zrow ? zrow + ow * kBlock : nullptr;
-            if (iw0 >= 0 && iw1 < W) {
-              a.x = xbase + iw0 * x_col;
-              a.x_kh_stride = g.DH * x_row;
-              a.x_icb_stride = x_icb;
-              a.x_ic_stride = x_ic;
-            } else {
-              // copy the columns [iw0, iw1] of the valid rows, zeros outside the image:
-              // blocked [icb][kh][col][16], plain [c][kh][col]
-              const int64_t cols = iw1 - iw0 + 1;
-              const int64_t planes = g.plain ? g.C : cn;
-              const int64_t width = g.plain ? 1 : kBlock;
-              float* sc = scratch(static_cast<size_t>(planes * std::max<int64_t>(khc, 1) * cols * width));
-              const int64_t plane_stride = g.plain ? H * W : x_icb;
-              // columns [v0, v1) are inside the image: one copy per row
-              const int64_t v0 = std::max<int64_t>(iw0, 0), v1 = std::min<int64_t>(iw1 + 1, W);
-              const int64_t left = std::min(cols, v0 - iw0), mid = std::max<int64_t>(v1 - v0, 0);
-              const int64_t right = cols - left - mid;
-              for (int64_t c = 0; c < planes; ++c)
-                for (int64_t r = 0; r < khc; ++r) {
-                  const float* src = xbase + c * plane_stride + r * g.DH * x_row;
-                  float* d = sc + (c * khc + r) * cols * width;
-                  if (left) std::memset(d, 0, left * width * sizeof(float));
-                  if (mid) std::memcpy(d + left * width, src + v0 * width, mid * width * sizeof(float));
-                  if (right > 0) std::memset(d + (left + mid) * width, 0, right * width * sizeof(float));
-                }
-              a.x = sc;
-              a.x_kh_stride = cols * width;
-              a.x_icb_stride = khc * cols * width;
-              a.x_ic_stride = g.plain ? khc * cols : 1;
+          for (const ColumnRun& run : runs) {
+            const int64_t len = run.end - run.begin, ntiles = ceil_div(len, pmax);
+            a.w = wrow + run.kw_lo * a.w_kw_stride;
+            a.kw_count = run.kw_hi - run.kw_lo;
+            for (int64_t t = 0, ow = run.begin; t < ntiles; ++t) {
+              const int64_t P = len / ntiles + (t < len % ntiles ? 1 : 0);
+              const int64_t iw0 = ow * g.SW - g.PW + run.kw_lo * g.DW;
+              const int64_t iw1 = (ow + P - 1) * g.SW - g.PW + (run.kw_hi - 1) * g.DW;
+              a.y = yrow + ow * kBlock;
+              a.z = zrow ? zrow + ow * kBlock : nullptr;
+              if (iw0 >= 0 && iw1 < W) {
+                a.x = xbase + iw0 * x_col;
+                a.x_kh_stride = g.DH * x_row;
+                a.x_icb_stride = x_icb;
+                a.x_ic_stride = x_ic;
+              } else {
+                // copy the columns [iw0, iw1] of the valid rows, zeros outside the image:
+                // blocked [icb][kh][col][16], plain [c][kh][col]
+                const int64_t cols = iw1 - iw0 + 1;
+                const int64_t planes = g.plain ? g.C : cn;
+                const int64_t width = g.plain ? 1 : kBlock;
+                float* sc = scratch(static_cast<size_t>(planes * std::max<int64_t>(khc, 1) * cols * width));
+                const int64_t plane_stride = g.plain ? H * W : x_icb;
+                // columns [v0, v1) are inside the image: one copy per row
+                const int64_t v0 = std::max<int64_t>(iw0, 0), v1 = std::min<int64_t>(iw1 + 1, W);
+                const int64_t left = std::min(cols, v0 - iw0), mid = std::max<int64_t>(v1 - v0, 0);
+                const int64_t right = cols - left - mid;
+                for (int64_t c = 0; c < planes; ++c)
+                  for (int64_t r = 0; r < khc; ++r) {
+                    const float* src = xbase + c * plane_stride + r * g.DH * x_row;
+                    float* d = sc + (c * khc + r) * cols * width;
+                    if (left) std::memset(d, 0, left * width * sizeof(float));
+                    if (mid) std::memcpy(d + left * width, src + v0 * width, mid * width * sizeof(float));
+                    if (right > 0) std::memset(d + (left + mid) * width, 0, right * width * sizeof(float));
+                  }
+                a.x = sc;
+                a.x_kh_stride = cols * width;
+                a.x_icb_stride = khc * cols * width;
+                a.x_ic_stride = g.plain ? khc * cols : 1;
+              }
+              a.pf = pf_from ? pf_from + call * pf_lines_per_call * 16 : nullptr;
+              // per kernel tap (a row wholly in the padding has none)
+              a.pf_lines = ceil_div(pf_lines_per_call, std::max<int64_t>(cn * khc * a.kw_count, 1));
+              ++call;
+              tf[P](a);
+              ow += P;
             }
-            a.pf = pf_from ? pf_from + call * pf_lines_per_call * 16 : nullptr;
-            // per kernel tap (a row wholly in the padding has none)
-            a.pf_lines = ceil_div(pf_lines_per_call, std::max<int64_t>(cn * khc * g.KW, 1));
-            ++call;
-            tf[P](a);
-            ow += P;
           }
         }
       }

@@ -130,6 +130,11 @@ TEST(NchwcDirectConv, MatchesReference) {
       {"1x1 s2", 1, 32, 64, 9, 9, 1, 1, 2, 0, 1, 1},
       {"5x5 p2", 1, 16, 16, 10, 12, 5, 5, 1, 2, 1, 1},
       {"3x3 dilation 2", 1, 32, 32, 11, 9, 3, 3, 1, 2, 2, 1},
+      // a dilated kernel wider than the image: rows cut into runs of pixels
+      // that read the same kernel columns (ASPP's dilation 12 at 14x14; a
+      // dilation 5 at 17 wide, whose runs have 2, 3 and 2 live columns)
+      {"3x3 dilation 12 at 14x14", 1, 48, 32, 14, 14, 3, 3, 1, 12, 12, 1},
+      {"3x3 dilation 5, 13 wide", 1, 32, 64, 6, 13, 3, 3, 1, 5, 5, 1},
       {"C=20 (part block)", 1, 20, 24, 8, 9, 3, 3, 1, 1, 1, 1},
       {"C=8 (one part block) 3x3 s2", 1, 8, 16, 13, 12, 3, 3, 2, 1, 1, 1},
       {"C=5 (one part block) 1x1", 2, 5, 24, 6, 7, 1, 1, 1, 0, 1, 1},
@@ -184,6 +189,12 @@ TEST(NchwcDirectConv, MatchesReference) {
   plain2.plain = true;
   Case plain3 = {"plain IC=5 3x3 p1", 1, 5, 32, 9, 10, 3, 3, 1, 1, 1, 1};
   plain3.plain = true;
+  Case plain_dil = {"plain IC=3 3x3 dilation 6", 1, 3, 64, 7, 9, 3, 3, 1, 6, 6, 1};
+  plain_dil.plain = true;
+  cases.push_back(plain_dil);
+  Case dil_threads = {"3x3 dilation 12 at 14x14, two threads", 1, 32, 64, 14, 14, 3, 3, 1, 12, 12, 1};
+  dil_threads.threads = 2;
+  cases.push_back(dil_threads);
   cases.push_back(plain1);
   cases.push_back(plain2);
   cases.push_back(plain3);

@@ -55,6 +55,64 @@ OptimizationReport check_same(const onnx::ModelProto& m, const Feeds& feeds, Opt
   return s->optimization_report();
 }
 
+// A float16 graph (onnxconverter-common's kind: a Cast to float16 after a float
+// input, float16 weights) computes in float from level basic: the nodes read
+// the widened weights and the Cast's float input, and one rounding to float16
+// happens at the float16 output. Graph inputs and outputs keep their types.
+TEST(Optimizer, Float16GraphComputesInFloat) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("xf", onnx::TensorProto::FLOAT, {1, 4, 6, 6});
+  *g->add_input() = tensor_info("h", onnx::TensorProto::FLOAT16, {1, 3, 6, 6});
+  *g->add_output() = tensor_info("y", onnx::TensorProto::FLOAT16, {1, 3, 6, 6});
+  *g->add_output() = tensor_info("z", onnx::TensorProto::FLOAT, {1, 3, 6, 6});
+  *g->add_output() = tensor_info("s", onnx::TensorProto::INT64, {4});
+  const std::vector<float> w = random_values(108, 21), b = {0.25f, -0.5f, 0.125f};
+  auto half_bits = [](const std::vector<float>& v) {
+    std::vector<int32_t> bits;
+    for (float f : v) bits.push_back(Float16(f).bits);
+    return bits;
+  };
+  *g->add_initializer() = test::int_tensor("w", onnx::TensorProto::FLOAT16, {3, 4, 3, 3}, half_bits(w));
+  *g->add_initializer() = test::int_tensor("b", onnx::TensorProto::FLOAT16, {3}, half_bits(b));
+  add_int_attr(add_node(g, "Cast", {"xf"}, {"x"}), "to", onnx::TensorProto::FLOAT16);
+  add_ints_attr(add_node(g, "Conv", {"x", "w", "b"}, {"c"}), "pads", {1, 1, 1, 1});
+  add_node(g, "Relu", {"c"}, {"r"});
+  add_node(g, "Add", {"r", "h"}, {"y"});
+  add_int_attr(add_node(g, "Cast", {"r"}, {"z"}), "to", onnx::TensorProto::FLOAT);
+  add_node(g, "Shape", {"r"}, {"s"});
+  const std::vector<float> x = random_values(144, 22), hv = random_values(108, 23);
+  Tensor h(DataType::Float16, {1, 3, 6, 6});
+  for (size_t i = 0; i < hv.size(); ++i) h.data<Float16>()[i] = Float16(hv[i]);
+  Feeds feeds = {{"xf", Value(Tensor::from_vector<float>(x, {1, 4, 6, 6}))}, {"h", Value(h)}};
+  auto s = load(m, OptimizationLevel::Basic);
+  auto out = s->run(feeds);
+  EXPECT_EQ(s->optimization_report().fusions.at("float16 computed in float"), 4);  // Conv, Relu, Add, Shape
+  ASSERT_EQ(out[0].tensor().dtype(), DataType::Float16);
+  ASSERT_EQ(out[1].tensor().dtype(), DataType::Float);
+  const Tensor& shape = out[2].tensor();
+  EXPECT_EQ(std::vector<int64_t>(shape.data<int64_t>(), shape.data<int64_t>() + shape.numel()),
+            (std::vector<int64_t>{1, 3, 6, 6}));
+  // In double from the float input (not rounded to float16) and the float16 weights.
+  for (int64_t m_ = 0; m_ < 3; ++m_)
+    for (int64_t oy = 0; oy < 6; ++oy)
+      for (int64_t ox = 0; ox < 6; ++ox) {
+        double acc = static_cast<float>(Float16(b[m_]));
+        for (int64_t c = 0; c < 4; ++c)
+          for (int64_t ky = 0; ky < 3; ++ky)
+            for (int64_t kx = 0; kx < 3; ++kx) {
+              const int64_t iy = oy + ky - 1, ix = ox + kx - 1;
+              if (iy < 0 || iy >= 6 || ix < 0 || ix >= 6) continue;
+              acc += double(x[(c * 6 + iy) * 6 + ix]) * double(float(Float16(w[((m_ * 4 + c) * 3 + ky) * 3 + kx])));
+            }
+        const double relu = std::max(acc, 0.0);
+        const int64_t i = (m_ * 6 + oy) * 6 + ox;
+        EXPECT_NEAR(out[1].tensor().data<float>()[i], relu, 1e-5 * std::max(1.0, relu)) << "z at " << i;
+        const double want = float(Float16(float(relu + double(float(h.data<Float16>()[i])))));
+        EXPECT_EQ(float(out[0].tensor().data<Float16>()[i]), want) << "y at " << i;  // rounded once
+      }
+}
+
 TEST(Optimizer, ConvBatchNormAndReluFuse) {
   auto m = test::make_model();
   auto* g = m.mutable_graph();

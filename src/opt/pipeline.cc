@@ -6,6 +6,7 @@ namespace onyx {
 std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level) {
   std::vector<std::unique_ptr<GraphPass>> p;
   if (level == OptimizationLevel::Disable) return p;
+  p.push_back(make_float16_in_float());  // first: every pass after it sees float
   p.push_back(make_identity_elimination());
   p.push_back(make_shape_folding());
   // Before constant folding, which would turn the DequantizeLinear of each

@@ -8,6 +8,7 @@
 namespace onyx {
 
 // basic
+std::unique_ptr<GraphPass> make_float16_in_float();
 std::unique_ptr<GraphPass> make_constant_folding();
 std::unique_ptr<GraphPass> make_dead_code_elimination();
 std::unique_ptr<GraphPass> make_identity_elimination();

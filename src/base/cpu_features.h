@@ -37,4 +37,10 @@ inline bool has_avx512bw_vl() {
   return f.avx512f && f.avx512bw && f.avx512vl;
 }
 
+// The AVX-512 subset the float vector code uses: F with DQ and VL.
+inline bool has_avx512f_dq_vl() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx512f && f.avx512dq && f.avx512vl;
+}
+
 }  // namespace onyx

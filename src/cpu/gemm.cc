@@ -317,7 +317,7 @@ struct Arch {
 Arch pick_arch() {
 #ifdef ONYX_GEMM_X86
   const CpuFeatures& f = cpu_features();
-  if (f.avx512f && f.avx512dq && f.avx512vl) return {8, 32, true, true, micro_avx512, pack_a<8>, pack_b<32>};
+  if (has_avx512f_dq_vl()) return {8, 32, true, true, micro_avx512, pack_a<8>, pack_b<32>};
   if (f.avx2 && f.fma) return {6, 16, false, false, micro_avx2, pack_a<6>, pack_b<16>};
 #endif
   return {kGenericMR, kGenericNR, false, false, micro_generic, pack_a<kGenericMR>, pack_b<kGenericNR>};

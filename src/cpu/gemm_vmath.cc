@@ -470,8 +470,7 @@ struct Table {
 Table make_table() {
   Table t;
 #ifdef ONYX_VM_X86
-  const CpuFeatures& f = cpu_features();
-  if (f.avx512f && f.avx512dq && f.avx512vl) {
+  if (has_avx512f_dq_vl()) {
     t.exp = map16<exp16_avx512>;
     t.sigmoid = map16<sigmoid16_avx512>;
     t.swish = swish_avx512;

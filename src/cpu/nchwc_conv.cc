@@ -89,10 +89,6 @@ float* scratch(size_t floats) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-}  // namespace
-
-namespace {
-
 // A run of output columns [begin, end) whose taps inside the image are the
 // kernel columns [kw_lo, kw_hi).
 struct ColumnRun {

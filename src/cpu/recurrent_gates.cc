@@ -19,11 +19,6 @@ namespace {
 
 #define ONYX_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
 
-bool have_avx512() {
-  const CpuFeatures& f = cpu_features();
-  return f.avx512f && f.avx512dq && f.avx512vl;
-}
-
 // Lanes [j, j + 16) of an n-long row that exist.
 ONYX_AVX512 inline __mmask16 lanes(int64_t j, int64_t n) {
   return n - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - j)) - 1);
@@ -94,21 +89,21 @@ ONYX_AVX512 void gru_update_avx512(const float* z_row, const float* x_n, const f
 }  // namespace
 
 bool lstm_gate_row(const LstmGateRow& row) {
-  if (!have_avx512()) return false;
+  if (!has_avx512f_dq_vl()) return false;
   lstm_avx512(row);
   return true;
 }
 
 bool gru_reset_row(float* gates, const float* x, const float* h, const float* hidden_bias, bool linear_before_reset,
                    float clip, float* out, int64_t H) {
-  if (!have_avx512()) return false;
+  if (!has_avx512f_dq_vl()) return false;
   gru_reset_avx512(gates, x, h, hidden_bias, linear_before_reset, clip, out, H);
   return true;
 }
 
 bool gru_update_row(const float* z, const float* x_n, const float* t, const float* bias, float clip, float* h,
                     int64_t H) {
-  if (!have_avx512()) return false;
+  if (!has_avx512f_dq_vl()) return false;
   gru_update_avx512(z, x_n, t, bias, clip, h, H);
   return true;
 }

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "opt/passes/passes.h"
+#include "opt/rewrite.h"
 
 namespace onyx {
 
@@ -32,21 +33,17 @@ bool known_tensor(const TypeInfo* t) {
   return t && t->kind == TypeInfo::Kind::Tensor && t->elem_type != DataType::Undefined;
 }
 
-Attribute to_attr(DataType t) {
-  Attribute a;
-  a.type = AttrType::Int;
-  a.i = static_cast<int64_t>(t);
-  return a;
+// A Cast of `from` to `type`, writing `to`.
+Node cast_node(const std::string& name, const std::string& from, const std::string& to, DataType type) {
+  Node c = make_node("Cast", name, {from}, {to});
+  c.attributes["to"] = int_attr(static_cast<int64_t>(type));
+  return c;
 }
 
 Tensor widen(const Tensor& half, PassContext& ctx) {
   if (ctx.evaluate) {  // the CPU Cast kernel: vectorized
-    Node cast;
-    cast.op_type = "Cast";
-    cast.inputs = {"x"};
-    cast.outputs = {"y"};
-    cast.attributes["to"] = to_attr(DataType::Float);
-    if (auto out = ctx.evaluate(cast, {half}); out && out->size() == 1) return (*out)[0];
+    if (auto out = ctx.evaluate(cast_node("widen", "x", "y", DataType::Float), {half}); out && out->size() == 1)
+      return (*out)[0];
   }
   Tensor wide(DataType::Float, half.shape());
   for (int64_t i = 0; i < half.numel(); ++i) wide.data<float>()[i] = static_cast<float>(half.float_at(i));
@@ -101,15 +98,6 @@ class Float16InFloat final : public GraphPass {
       vi.type.elem_type = DataType::Float;
       new_infos.push_back(std::move(vi));
     };
-    auto cast_node = [&](const std::string& from, const std::string& to, DataType type) {
-      Node c;
-      c.name = names.make(to + "_cast");
-      c.op_type = "Cast";
-      c.inputs = {from};
-      c.outputs = {to};
-      c.attributes["to"] = to_attr(type);
-      return c;
-    };
     // The float version of every float16 value a widened node reads or writes.
     auto float_version = [&](const std::string& v) -> const std::string& {
       auto it = float_name.find(v);
@@ -130,7 +118,7 @@ class Float16InFloat final : public GraphPass {
       } else {
         f = names.make(v + "_f32");
         float_info(v, f);
-        place(cast_node(v, f, DataType::Float), p);
+        place(cast_node(names.make(f + "_cast"), v, f, DataType::Float), p);
       }
       return float_name.emplace(v, f).first->second;
     };
@@ -149,19 +137,19 @@ class Float16InFloat final : public GraphPass {
         for (int c : view.consumers(half)) {
           Node& reader = g.nodes[c];
           if (wide[c]) continue;  // renamed when its turn comes
-          if (reader.op_type == "Cast" && reader.domain.empty() && !reader.has_subgraphs()) {
+          if (reader.op_type == "Cast" && reader.domain.empty()) {
             for (std::string& in : reader.inputs)
               if (in == half) in = out;
           } else {
             half_readers = true;
           }
         }
-        if (half_readers) place(cast_node(out, half, DataType::Float16), static_cast<int>(i));
+        if (half_readers) place(cast_node(names.make(half + "_cast"), out, half, DataType::Float16), static_cast<int>(i));
       }
-      for (const char* key : {"value"})
-        if (Attribute* a = n.attributes.count(key) ? &n.attributes[key] : nullptr;
-            a && a->type == AttrType::Tensor && a->t.dtype() == DataType::Float16)
-          a->t = widen(a->t, ctx);
+      // Constant / ConstantOfShape: the float16 value itself
+      if (auto a = n.attributes.find("value");
+          a != n.attributes.end() && a->second.type == AttrType::Tensor && a->second.t.dtype() == DataType::Float16)
+        a->second.t = widen(a->second.t, ctx);
     }
     std::vector<Node> nodes = std::move(front);
     for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -77,7 +77,8 @@ TEST(Gemm, BetaZeroIgnoresNaNInC) {
 
 TEST(Gemm, PrePackedBWithBiasAndActivations) {
   ThreadPool pool(2);
-  const Case cases[] = {{1, 3, 2}, {5, 40, 17}, {64, 384, 128}, {130, 96, 600}, {1, 1000, 515}};
+  const Case cases[] = {{1, 3, 2}, {5, 40, 17}, {64, 384, 128}, {130, 96, 600}, {1, 1000, 515},
+                        {1, 1000, 400}};  // under 1 MFLOP but 1.6 MB of B: split over threads
   unsigned seed = 100;
   for (const Case& c : cases)
     for (int tb = 0; tb < 2; ++tb)

@@ -137,12 +137,12 @@ const ConvShape kShapes[] = {
     {"inception224", 448, 384, 5, 5, 3, 1, 1, 1, false},
     {"inception224", 384, 384, 5, 5, 3, 1, 1, 1, false, 1, 0},
     {"inception224", 1280, 320, 5, 5, 1, 1, 0, 1, false},
-    // EfficientNet-B0's 5x5 depthwise convolutions
     // MnasNet's 7x7 stage: 1152 input channels, 12 or 20 output blocks (at 2
     // threads 1.5-1.6x the 1-thread speed, the split of 3 or 5 tiles uneven)
     {"mnasnet", 1152, 192, 7, 7, 1, 1, 0, 1, false},
     {"mnasnet", 192, 1152, 7, 7, 1, 1, 0, 1, false},
     {"mnasnet", 1152, 320, 7, 7, 1, 1, 0, 1, false},
+    // EfficientNet-B0's 5x5 depthwise convolutions
     {"effnet", 144, 144, 56, 56, 5, 2, 2, 144, false},
     {"effnet", 240, 240, 28, 28, 5, 1, 2, 240, false},
     {"effnet", 672, 672, 14, 14, 5, 1, 2, 672, false},

@@ -3,6 +3,10 @@
 // at run time by these flags; elsewhere every flag is false.
 #pragma once
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ONYX_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+#endif
+
 namespace onyx {
 
 struct CpuFeatures {
@@ -37,7 +41,8 @@ inline bool has_avx512bw_vl() {
   return f.avx512f && f.avx512bw && f.avx512vl;
 }
 
-// The AVX-512 subset the float vector code uses: F with DQ and VL.
+// The AVX-512 subset the float vector code uses: F with DQ and VL. Its
+// functions are compiled with ONYX_TARGET_AVX512 and run where this is true.
 inline bool has_avx512f_dq_vl() {
   const CpuFeatures& f = cpu_features();
   return f.avx512f && f.avx512dq && f.avx512vl;

@@ -24,7 +24,6 @@
 
 #include "cpu/exp_avx512.h"
 #define ONYX_GEMM_X86 1
-#define ONYX_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
 #define ONYX_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #endif
 

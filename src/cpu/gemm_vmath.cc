@@ -14,7 +14,6 @@
 
 #include "cpu/exp_avx512.h"
 #define ONYX_VM_X86 1
-#define ONYX_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
 #endif
 
 namespace onyx::vm {
@@ -130,14 +129,14 @@ void layer_norm_ref(const float* x, const float* skip, float* y, int64_t n, cons
 #ifdef ONYX_VM_X86
 // ---- AVX-512 versions ----
 
-ONYX_AVX512 inline __mmask16 tail_mask(int64_t left) {
+ONYX_TARGET_AVX512 inline __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
 }
 
 // e^x: x = k ln2 + r, |r| <= ln2/2, e^r by a degree-6 Taylor polynomial, scaled by 2^k.
 // erf by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7) from |x| = 0.5 up,
 // its Maclaurin series below.
-ONYX_AVX512 inline __m512 erf16(__m512 x) {
+ONYX_TARGET_AVX512 inline __m512 erf16(__m512 x) {
   __m512 ax = _mm512_abs_ps(x);
   __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(ax, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
   __m512 p = erfc_poly16_avx512(t);
@@ -162,7 +161,7 @@ ONYX_AVX512 inline __m512 erf16(__m512 x) {
 
 // y[i] = F(x[i]) sixteen at a time, the tail masked.
 template <__m512 (*F)(__m512)>
-ONYX_AVX512 void map16(const float* x, float* y, int64_t n) {
+ONYX_TARGET_AVX512 void map16(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
     _mm512_mask_storeu_ps(y + i, m, F(_mm512_maskz_loadu_ps(m, x + i)));
@@ -175,7 +174,7 @@ ONYX_AVX512 void map16(const float* x, float* y, int64_t n) {
 // |r| <= pi/4, then the Taylor series of sin r (to r^11) or cos r (to r^12,
 // truncation below 3e-9) by k mod 4. Lanes beyond |x| = 1e5, where k's
 // products stop being exact, go to libm (inf gives NaN there).
-ONYX_AVX512 inline __m512 sin_cos16(__m512 x, int quarter_turns) {
+ONYX_TARGET_AVX512 inline __m512 sin_cos16(__m512 x, int quarter_turns) {
   const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.636619772367581343f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.57079637050628662109375f), x);
@@ -195,7 +194,7 @@ ONYX_AVX512 inline __m512 sin_cos16(__m512 x, int quarter_turns) {
 }
 
 template <int kQuarterTurns>
-ONYX_AVX512 void sin_cos_avx512(const float* x, float* y, int64_t n) {
+ONYX_TARGET_AVX512 void sin_cos_avx512(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
     const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
@@ -214,7 +213,7 @@ ONYX_AVX512 void sin_cos_avx512(const float* x, float* y, int64_t n) {
 // atan: |x| reduced to |t| <= tan(pi/8) by atan x = pi/2 - atan(1/x) above
 // tan(3 pi/8) and pi/4 + atan((x - 1) / (x + 1)) between, then t + t z P(z),
 // z = t^2, P a degree-4 fit (relative error 7e-10 before rounding).
-ONYX_AVX512 inline __m512 atan16(__m512 x) {
+ONYX_TARGET_AVX512 inline __m512 atan16(__m512 x) {
   const __m512 ax = _mm512_abs_ps(x), one = _mm512_set1_ps(1.0f);
   const __mmask16 big = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(2.41421356237309505f), _CMP_GT_OQ);
   const __mmask16 mid = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.414213562373095049f), _CMP_GT_OQ) & ~big;
@@ -231,7 +230,7 @@ ONYX_AVX512 inline __m512 atan16(__m512 x) {
   return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(r), sign));
 }
 
-ONYX_AVX512 void swish_avx512(const float* x, float* y, int64_t n, float alpha) {
+ONYX_TARGET_AVX512 void swish_avx512(const float* x, float* y, int64_t n, float alpha) {
   const __m512 a = _mm512_set1_ps(alpha);
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
@@ -241,7 +240,7 @@ ONYX_AVX512 void swish_avx512(const float* x, float* y, int64_t n, float alpha) 
 }
 
 // exp(x) - 1: its Taylor series where |x| < 0.5 (degree 9), exp(x) - 1 elsewhere.
-ONYX_AVX512 inline __m512 expm1_16(__m512 x) {
+ONYX_TARGET_AVX512 inline __m512 expm1_16(__m512 x) {
   static constexpr float kInvFactorial[] = {1.0f / 362880, 1.0f / 40320, 1.0f / 5040, 1.0f / 720, 1.0f / 120,
                                             1.0f / 24,     1.0f / 6,     0.5f};
   __m512 p = _mm512_set1_ps(kInvFactorial[0]);
@@ -254,7 +253,7 @@ ONYX_AVX512 inline __m512 expm1_16(__m512 x) {
 
 // 2 atanh(s) = log((1 + s) / (1 - s)) for |s| <= 1/3: its odd series to s^15
 // (truncation below 1e-9 relative).
-ONYX_AVX512 inline __m512 two_atanh16(__m512 s) {
+ONYX_TARGET_AVX512 inline __m512 two_atanh16(__m512 s) {
   const __m512 s2 = _mm512_mul_ps(s, s);
   __m512 p = _mm512_set1_ps(1.0f / 15);
   for (float k : {13.0f, 11.0f, 9.0f, 7.0f, 5.0f, 3.0f}) p = _mm512_fmadd_ps(p, s2, _mm512_set1_ps(1.0f / k));
@@ -264,7 +263,7 @@ ONYX_AVX512 inline __m512 two_atanh16(__m512 s) {
 
 // log(x) = k ln 2 + log(m), m in [0.75, 1.5) from the exponent and mantissa
 // instructions (subnormals included); log(m) = 2 atanh((m - 1) / (m + 1)).
-ONYX_AVX512 inline __m512 log16(__m512 x) {
+ONYX_TARGET_AVX512 inline __m512 log16(__m512 x) {
   __m512 m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_nan);
   __m512 k = _mm512_getexp_ps(x);
   const __mmask16 upper = _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.5f), _CMP_GE_OQ);
@@ -281,21 +280,21 @@ ONYX_AVX512 inline __m512 log16(__m512 x) {
 }
 
 // softplus(x) = max(x, 0) + log1p(exp(-|x|)), log1p(e) = 2 atanh(e / (2 + e)) for e in (0, 1].
-ONYX_AVX512 inline __m512 softplus16(__m512 x) {
+ONYX_TARGET_AVX512 inline __m512 softplus16(__m512 x) {
   const __m512 e = exp16_avx512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_abs_ps(x)));
   const __m512 l = two_atanh16(_mm512_div_ps(e, _mm512_add_ps(e, _mm512_set1_ps(2.0f))));
   const __m512 r = _mm512_add_ps(_mm512_max_ps(x, _mm512_setzero_ps()), l);
   return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);  // NaN stays NaN
 }
 
-ONYX_AVX512 inline __m512 mish16(__m512 x) { return _mm512_mul_ps(x, tanh16_avx512(softplus16(x))); }
+ONYX_TARGET_AVX512 inline __m512 mish16(__m512 x) { return _mm512_mul_ps(x, tanh16_avx512(softplus16(x))); }
 
 template <int Mode>
-ONYX_AVX512 inline __m512 round16(__m512 x) {
+ONYX_TARGET_AVX512 inline __m512 round16(__m512 x) {
   return _mm512_roundscale_ps(x, Mode | _MM_FROUND_NO_EXC);
 }
 
-ONYX_AVX512 void hard_sigmoid_avx512(const float* x, float* y, int64_t n, float alpha, float beta, bool times_x) {
+ONYX_TARGET_AVX512 void hard_sigmoid_avx512(const float* x, float* y, int64_t n, float alpha, float beta, bool times_x) {
   const __m512 a = _mm512_set1_ps(alpha), b = _mm512_set1_ps(beta), zero = _mm512_setzero_ps(),
                one = _mm512_set1_ps(1.0f);
   for (int64_t i = 0; i < n; i += 16) {
@@ -308,7 +307,7 @@ ONYX_AVX512 void hard_sigmoid_avx512(const float* x, float* y, int64_t n, float 
   }
 }
 
-ONYX_AVX512 void elu_avx512(const float* x, float* y, int64_t n, float alpha, float scale) {
+ONYX_TARGET_AVX512 void elu_avx512(const float* x, float* y, int64_t n, float alpha, float scale) {
   const __m512 a = _mm512_set1_ps(alpha), s = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
@@ -320,7 +319,7 @@ ONYX_AVX512 void elu_avx512(const float* x, float* y, int64_t n, float alpha, fl
 }
 
 // Celu: x for x > 0, else alpha (exp(x / alpha) - 1) (alpha may be negative).
-ONYX_AVX512 void celu_avx512(const float* x, float* y, int64_t n, float alpha) {
+ONYX_TARGET_AVX512 void celu_avx512(const float* x, float* y, int64_t n, float alpha) {
   const __m512 a = _mm512_set1_ps(alpha), zero = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);
@@ -332,7 +331,7 @@ ONYX_AVX512 void celu_avx512(const float* x, float* y, int64_t n, float alpha) {
 }
 
 // y = e^(x - shift) on the lanes of m, returned with the other lanes 0.
-ONYX_AVX512 inline __m512 shifted_exp16(const float* x, float* y, __m512 shift, __mmask16 m) {
+ONYX_TARGET_AVX512 inline __m512 shifted_exp16(const float* x, float* y, __m512 shift, __mmask16 m) {
   const __m512 e = _mm512_maskz_mov_ps(m, exp16_avx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x), shift)));
   _mm512_mask_storeu_ps(y, m, e);
   return e;
@@ -341,7 +340,7 @@ ONYX_AVX512 inline __m512 shifted_exp16(const float* x, float* y, __m512 shift, 
 // Whole vectors unmasked, two at a time with two accumulators (the max and
 // the sum are dependency chains; with one, rows of 128 ran 1.4x slower), and
 // one masked tail.
-ONYX_AVX512 void softmax_avx512(const float* x, float* y, int64_t n) {
+ONYX_TARGET_AVX512 void softmax_avx512(const float* x, float* y, int64_t n) {
   if (n <= 0) return;
   const int64_t full = n & ~int64_t(15);
   const __mmask16 tail = static_cast<__mmask16>((1u << (n - full)) - 1);
@@ -370,7 +369,7 @@ ONYX_AVX512 void softmax_avx512(const float* x, float* y, int64_t n) {
 // max and sum stay in four registers while the passes walk the rows (kept
 // in memory, their masked reloads stalled on the masked stores before them:
 // [1000, 49] ran 1.3x slower than onnxruntime).
-ONYX_AVX512 void softmax_columns_avx512(const float* x, float* y, int64_t n, int64_t inner, bool log) {
+ONYX_TARGET_AVX512 void softmax_columns_avx512(const float* x, float* y, int64_t n, int64_t inner, bool log) {
   constexpr int kVecs = 4;
   for (int64_t j0 = 0; j0 < inner; j0 += 16 * kVecs) {
     __mmask16 m[kVecs];
@@ -413,7 +412,7 @@ ONYX_AVX512 void softmax_columns_avx512(const float* x, float* y, int64_t n, int
   }
 }
 
-ONYX_AVX512 void layer_norm_avx512(const float* x, const float* skip, float* y, int64_t n, const float* gamma,
+ONYX_TARGET_AVX512 void layer_norm_avx512(const float* x, const float* skip, float* y, int64_t n, const float* gamma,
                                    const float* beta, float eps) {
   __m512 sum = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {

@@ -17,25 +17,23 @@ namespace onyx {
 #ifdef ONYX_RECURRENT_AVX512
 namespace {
 
-#define ONYX_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
-
 // Lanes [j, j + 16) of an n-long row that exist.
-ONYX_AVX512 inline __mmask16 lanes(int64_t j, int64_t n) {
+ONYX_TARGET_AVX512 inline __mmask16 lanes(int64_t j, int64_t n) {
   return n - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - j)) - 1);
 }
 
 // a[0, 16) + b[0, 16), the lanes of m.
-ONYX_AVX512 inline __m512 sum16(__mmask16 m, const float* a, const float* b) {
+ONYX_TARGET_AVX512 inline __m512 sum16(__mmask16 m, const float* a, const float* b) {
   return _mm512_add_ps(_mm512_maskz_loadu_ps(m, a), _mm512_maskz_loadu_ps(m, b));
 }
 
 // v bounded to [-clip, clip] when clip > 0.
-ONYX_AVX512 inline __m512 clipped(__m512 v, float clip) {
+ONYX_TARGET_AVX512 inline __m512 clipped(__m512 v, float clip) {
   if (clip > 0) v = _mm512_max_ps(_mm512_min_ps(v, _mm512_set1_ps(clip)), _mm512_set1_ps(-clip));
   return v;
 }
 
-ONYX_AVX512 void lstm_avx512(const LstmGateRow& row) {
+ONYX_TARGET_AVX512 void lstm_avx512(const LstmGateRow& row) {
   const int64_t H = row.H;
   const float* g = row.gates;
   const float* x = row.x;
@@ -60,7 +58,7 @@ ONYX_AVX512 void lstm_avx512(const LstmGateRow& row) {
   }
 }
 
-ONYX_AVX512 void gru_reset_avx512(float* g, const float* x, const float* h, const float* hidden_bias, bool lbr,
+ONYX_TARGET_AVX512 void gru_reset_avx512(float* g, const float* x, const float* h, const float* hidden_bias, bool lbr,
                                   float clip, float* out, int64_t H) {
   for (int64_t j = 0; j < H; j += 16) {
     const __mmask16 m = lanes(j, H);
@@ -73,7 +71,7 @@ ONYX_AVX512 void gru_reset_avx512(float* g, const float* x, const float* h, cons
   }
 }
 
-ONYX_AVX512 void gru_update_avx512(const float* z_row, const float* x_n, const float* t, const float* bias,
+ONYX_TARGET_AVX512 void gru_update_avx512(const float* z_row, const float* x_n, const float* t, const float* bias,
                                    float clip, float* h, int64_t H) {
   for (int64_t j = 0; j < H; j += 16) {
     const __mmask16 m = lanes(j, H);

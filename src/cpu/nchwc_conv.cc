@@ -499,6 +499,33 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
   const int64_t w_icb_floats = g.KH * g.KW * ici * kBlock;  // per output block
   auto chunk_of = [&](int64_t nb) { return std::clamp<int64_t>(32768 / (w_icb_floats * nb * 4), 1, icb_g); };
 
+  // A tile reaching into the padding reads a copy of the input columns
+  // [iw0, iw1] of its khc rows, zeros outside the image: blocked
+  // [icb][kh][col][16], plain [c][kh][col].
+  auto read_padded_copy = [&](const float* xbase, int64_t cn, int64_t khc, int64_t iw0, int64_t iw1, TileArgs& a) {
+    const int64_t cols = iw1 - iw0 + 1;
+    const int64_t planes = g.plain ? g.C : cn;
+    const int64_t width = g.plain ? 1 : kBlock;
+    float* sc = scratch(static_cast<size_t>(planes * std::max<int64_t>(khc, 1) * cols * width));
+    const int64_t plane_stride = g.plain ? H * W : x_icb;
+    // columns [v0, v1) are inside the image: one copy per row
+    const int64_t v0 = std::max<int64_t>(iw0, 0), v1 = std::min<int64_t>(iw1 + 1, W);
+    const int64_t left = std::min(cols, v0 - iw0), mid = std::max<int64_t>(v1 - v0, 0);
+    const int64_t right = cols - left - mid;
+    for (int64_t c = 0; c < planes; ++c)
+      for (int64_t r = 0; r < khc; ++r) {
+        const float* src = xbase + c * plane_stride + r * g.DH * x_row;
+        float* d = sc + (c * khc + r) * cols * width;
+        if (left) std::memset(d, 0, left * width * sizeof(float));
+        if (mid) std::memcpy(d + left * width, src + v0 * width, mid * width * sizeof(float));
+        if (right > 0) std::memset(d + (left + mid) * width, 0, right * width * sizeof(float));
+      }
+    a.x = sc;
+    a.x_kh_stride = cols * width;
+    a.x_icb_stride = khc * cols * width;
+    a.x_ic_stride = g.plain ? khc * cols : 1;
+  };
+
   parallel_for(flops > 2e5 ? pool : nullptr, units, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
       int64_t seg, rg;
@@ -577,29 +604,7 @@ void NchwcDirectConv::run(const DnnlConv::Io& io, float* y, ThreadPool* pool) co
                 a.x_icb_stride = x_icb;
                 a.x_ic_stride = x_ic;
               } else {
-                // copy the columns [iw0, iw1] of the valid rows, zeros outside the image:
-                // blocked [icb][kh][col][16], plain [c][kh][col]
-                const int64_t cols = iw1 - iw0 + 1;
-                const int64_t planes = g.plain ? g.C : cn;
-                const int64_t width = g.plain ? 1 : kBlock;
-                float* sc = scratch(static_cast<size_t>(planes * std::max<int64_t>(khc, 1) * cols * width));
-                const int64_t plane_stride = g.plain ? H * W : x_icb;
-                // columns [v0, v1) are inside the image: one copy per row
-                const int64_t v0 = std::max<int64_t>(iw0, 0), v1 = std::min<int64_t>(iw1 + 1, W);
-                const int64_t left = std::min(cols, v0 - iw0), mid = std::max<int64_t>(v1 - v0, 0);
-                const int64_t right = cols - left - mid;
-                for (int64_t c = 0; c < planes; ++c)
-                  for (int64_t r = 0; r < khc; ++r) {
-                    const float* src = xbase + c * plane_stride + r * g.DH * x_row;
-                    float* d = sc + (c * khc + r) * cols * width;
-                    if (left) std::memset(d, 0, left * width * sizeof(float));
-                    if (mid) std::memcpy(d + left * width, src + v0 * width, mid * width * sizeof(float));
-                    if (right > 0) std::memset(d + (left + mid) * width, 0, right * width * sizeof(float));
-                  }
-                a.x = sc;
-                a.x_kh_stride = cols * width;
-                a.x_icb_stride = khc * cols * width;
-                a.x_ic_stride = g.plain ? khc * cols : 1;
+                read_padded_copy(xbase, cn, khc, iw0, iw1, a);
               }
               a.pf = pf_from ? pf_from + call * pf_lines_per_call * 16 : nullptr;
               // per kernel tap (a row wholly in the padding has none)

@@ -169,7 +169,9 @@ bool cublas_mapped() {
 TEST(CudaProvider, OpensCublasOnFirstUse) {
   std::string why;
   const bool device = cuda_device_present(&why);
-  if (!device) EXPECT_FALSE(cublas_mapped()) << "cuBLAS was loaded without a CUDA provider";
+  if (!device) {
+    EXPECT_FALSE(cublas_mapped()) << "cuBLAS was loaded without a CUDA provider";
+  }
   std::string error;
   ASSERT_TRUE(load_cublas(&error)) << error;
   EXPECT_TRUE(cublas_mapped());

@@ -22,7 +22,7 @@ std::unique_ptr<Compiled> compile(const onnx::ModelProto& m) {
   auto c = std::make_unique<Compiled>();
   std::string bytes = test::serialize(m);
   c->model = load_model_from_bytes(bytes.data(), bytes.size(), "concat");
-  CompileEnv env{&c->model, &cpu_kernel_registry(), &c->options, "concat"};
+  CompileEnv env{&c->model, &cpu_kernel_registry(), &c->options, "concat", {}};
   c->plan = compile_graph(std::make_shared<const Graph>(c->model.graph), env, {});
   return c;
 }

@@ -359,7 +359,9 @@ TEST(ThreadPoolOpenMp, RunsEveryChunkOnTheTeam) {
         threads.insert(std::this_thread::get_id());
       });
       for (auto& h : hits) ASSERT_EQ(h.load(), 1) << "base " << base << " n " << n;
-      if (n == 1000) EXPECT_GT(threads.size(), 1u);
+      if (n == 1000) {
+        EXPECT_GT(threads.size(), 1u);
+      }
     }
   }
   // callers on other threads while the team is busy: each runs its own loop, all of it once
@@ -399,7 +401,9 @@ TEST(ThreadPoolOpenMp, RunsEveryChunkOnTheTeam) {
       threads.insert(std::this_thread::get_id());
     });
     for (auto& h : hits) ASSERT_EQ(h.load(), 1);
-    if (pool.uses_openmp_team()) EXPECT_GT(threads.size(), 1u);  // the caller isn't stuck "inside" the pool
+    if (pool.uses_openmp_team()) {
+      EXPECT_GT(threads.size(), 1u);  // the caller isn't stuck "inside" the pool
+    }
   }
   o.create_thread = [](std::function<void()> fn) -> void* { return new std::thread(std::move(fn)); };
   o.join_thread = [](void* h) {

@@ -25,7 +25,7 @@ TEST(ExecutionPlan, ReleasesEachValueAfterItsLastReader) {
   std::string bytes = test::serialize(m);
   Model model = load_model_from_bytes(bytes.data(), bytes.size(), "chain");
   SessionOptions options;
-  CompileEnv env{&model, &cpu_kernel_registry(), &options, "chain"};
+  CompileEnv env{&model, &cpu_kernel_registry(), &options, "chain", {}};
   auto plan = compile_graph(std::make_shared<const Graph>(model.graph), env, {});
   ASSERT_EQ(plan->nodes.size(), 4u);
   auto released = [&](int node) {
@@ -53,7 +53,7 @@ TEST(ExecutionPlan, DonatesOnlyIntermediatesAtTheirLastUse) {
   std::string bytes = test::serialize(m);
   Model model = load_model_from_bytes(bytes.data(), bytes.size(), "chain");
   SessionOptions options;
-  CompileEnv env{&model, &cpu_kernel_registry(), &options, "chain"};
+  CompileEnv env{&model, &cpu_kernel_registry(), &options, "chain", {}};
   auto plan = compile_graph(std::make_shared<const Graph>(model.graph), env, {});
   ASSERT_EQ(plan->nodes.size(), 4u);
   EXPECT_TRUE(plan->nodes[0].donatable_inputs.empty());  // x is the caller's
@@ -72,7 +72,7 @@ TEST(ExecutionPlan, SortsNodesTopologically) {
   std::string bytes = test::serialize(m);
   Model model = load_model_from_bytes(bytes.data(), bytes.size(), "unordered");
   SessionOptions options;
-  CompileEnv env{&model, &cpu_kernel_registry(), &options, "unordered"};
+  CompileEnv env{&model, &cpu_kernel_registry(), &options, "unordered", {}};
   auto plan = compile_graph(std::make_shared<const Graph>(model.graph), env, {});
   EXPECT_EQ(plan->nodes[0].node->name, "first");
   EXPECT_EQ(plan->nodes[1].node->name, "second");
@@ -96,7 +96,7 @@ TEST(ExecutionPlan, FreesConstantsThatEveryReaderPacked) {
   std::string bytes = test::serialize(m);
   Model model = load_model_from_bytes(bytes.data(), bytes.size(), "packed");
   SessionOptions options;
-  CompileEnv env{&model, &cpu_kernel_registry(), &options, "packed"};
+  CompileEnv env{&model, &cpu_kernel_registry(), &options, "packed", {}};
   auto plan = compile_graph(std::make_shared<const Graph>(model.graph), env, {});
   std::map<std::string, Tensor> constants;
   for (auto& [slot, t] : plan->constants) constants[plan->slot_names[slot]] = t;
@@ -189,7 +189,9 @@ TEST(BufferPool, ReusesBuffersThatFitMostRecentFirst) {
     x = Tensor();
     Tensor z = pool->make(DataType::Float, {1500});
     if (run == 2) steady = pool->cached_bytes();
-    if (run > 2) EXPECT_EQ(pool->cached_bytes(), steady) << "run " << run;
+    if (run > 2) {
+      EXPECT_EQ(pool->cached_bytes(), steady) << "run " << run;
+    }
   }
 }
 

@@ -451,7 +451,9 @@ TEST(QdqFusion, BatchNormalizationChainBecomesPerChannelLookupTable) {
     EXPECT_EQ(o.ops["LookupTable"], 1);
     EXPECT_EQ(o.ops["BatchNormalization"] + o.ops["Relu"], 0);
     // At level all: into channel-last for the first Conv, back for the two outputs; none between.
-    if (level == OptimizationLevel::All) EXPECT_EQ(o.ops["Transpose"], 3);
+    if (level == OptimizationLevel::All) {
+      EXPECT_EQ(o.ops["Transpose"], 3);
+    }
   }
 }
 

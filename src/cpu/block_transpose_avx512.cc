@@ -2,6 +2,8 @@
 #include "base/cpu_features.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 headers trip -Wuninitialized on _mm512_undefined_*.
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #define ONYX_BLOCK_TRANSPOSE 1
 #endif

@@ -133,24 +133,23 @@ ONYX_TARGET_AVX2 int64_t qlinear_mul_avx2(const uint8_t* a, const uint8_t* b, in
 
 #ifdef ONYX_Q8_X86
 // The AVX2 loops' steps on 16 lanes, in the same float operations (so the same bytes).
-#define ONYX_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
 template <bool Signed>
-ONYX_TARGET_AVX512 inline __m512 widen_16(const uint8_t* p) {
+ONYX_TARGET_AVX512BW inline __m512 widen_16(const uint8_t* p) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   return _mm512_cvtepi32_ps(Signed ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v));
 }
 
 // Clamped, rounded in the current mode and narrowed (in range: vpmovdb's truncation is exact).
 template <bool Signed>
-ONYX_TARGET_AVX512 inline void store_16(__m512 v, uint8_t* y) {
+ONYX_TARGET_AVX512BW inline void store_16(__m512 v, uint8_t* y) {
   const __m512 lo = _mm512_set1_ps(Signed ? -128.f : 0.f), hi = _mm512_set1_ps(Signed ? 127.f : 255.f);
   const __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(y), _mm512_cvtepi32_epi8(q));
 }
 
 template <bool Signed>
-ONYX_TARGET_AVX512 int64_t quantize_avx512(const float* x, int64_t n, float scale, float zp, uint8_t* y) {
+ONYX_TARGET_AVX512BW int64_t quantize_avx512(const float* x, int64_t n, float scale, float zp, uint8_t* y) {
   const __m512 vs = _mm512_set1_ps(scale), vz = _mm512_set1_ps(zp);
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -163,7 +162,7 @@ ONYX_TARGET_AVX512 int64_t quantize_avx512(const float* x, int64_t n, float scal
 }
 
 template <bool Signed>
-ONYX_TARGET_AVX512 int64_t dequantize_avx512(const uint8_t* q, int64_t n, float zp, float scale, float* y) {
+ONYX_TARGET_AVX512BW int64_t dequantize_avx512(const uint8_t* q, int64_t n, float zp, float scale, float* y) {
   const __m512 vs = _mm512_set1_ps(scale), vz = _mm512_set1_ps(zp);
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
@@ -173,7 +172,7 @@ ONYX_TARGET_AVX512 int64_t dequantize_avx512(const uint8_t* q, int64_t n, float 
 }
 
 template <bool Signed>
-ONYX_TARGET_AVX512 int64_t qlinear_add_avx512(const uint8_t* a, const uint8_t* b, int64_t n, float ra, float rb,
+ONYX_TARGET_AVX512BW int64_t qlinear_add_avx512(const uint8_t* a, const uint8_t* b, int64_t n, float ra, float rb,
                                               float fixed, uint8_t* y) {
   const __m512 vra = _mm512_set1_ps(ra), vrb = _mm512_set1_ps(rb), vf = _mm512_set1_ps(fixed);
   int64_t i = 0;
@@ -185,7 +184,7 @@ ONYX_TARGET_AVX512 int64_t qlinear_add_avx512(const uint8_t* a, const uint8_t* b
 
 // The multiply and the add rounded apart, as ORT's kernel (the _round forms are never contracted).
 template <bool Signed>
-ONYX_TARGET_AVX512 int64_t qlinear_mul_avx512(const uint8_t* a, const uint8_t* b, int64_t n, float za, float zb,
+ONYX_TARGET_AVX512BW int64_t qlinear_mul_avx512(const uint8_t* a, const uint8_t* b, int64_t n, float za, float zb,
                                               float ratio, float zc, uint8_t* y) {
   const __m512 vza = _mm512_set1_ps(za), vzb = _mm512_set1_ps(zb), vr = _mm512_set1_ps(ratio), vzc = _mm512_set1_ps(zc);
   int64_t i = 0;

@@ -3,6 +3,11 @@
 #include <cmath>
 #include <cstring>
 
+// The 16-float vectors below never cross a call boundary between differently
+// compiled clones (the helpers are inlined), so the ABI note GCC gives for
+// returning them without AVX-512 does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace onyx::rr {
 
 namespace {

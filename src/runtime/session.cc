@@ -252,7 +252,10 @@ void Session::Impl::optimize() {
   ctx.model = &model;
   ctx.evaluate = [&](const Node& n, const std::vector<Tensor>& inputs) -> std::optional<std::vector<Tensor>> {
     std::vector<Value> values;
-    for (auto& t : inputs) values.push_back(t.defined() ? Value(t) : Value());
+    for (auto& t : inputs) {
+      if (t.defined()) values.emplace_back(t);
+      else values.emplace_back();
+    }
     try {
       std::vector<Tensor> out;
       for (auto& v : evaluate_node(n, model.opset(n.domain), values, registry)) {

@@ -9,7 +9,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #define ONYX_ATTENTION_AVX512 1
-#define ONYX_TARGET_AVX512 __attribute__((target("avx512f")))
+#define ONYX_TARGET_AVX512F __attribute__((target("avx512f")))
 #endif
 
 namespace onyx {
@@ -50,11 +50,11 @@ void block_values_scalar(const float* probs, int64_t rows, int64_t T, const floa
 
 #ifdef ONYX_ATTENTION_AVX512
 
-ONYX_TARGET_AVX512 __mmask16 tail_mask(int64_t left) {
+ONYX_TARGET_AVX512F __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? __mmask16(0xFFFF) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
 }
 
-ONYX_TARGET_AVX512 void scores_avx512(const float* q, const float* k, int64_t T, int64_t D, int64_t ldk,
+ONYX_TARGET_AVX512F void scores_avx512(const float* q, const float* k, int64_t T, int64_t D, int64_t ldk,
                                       bool k_transposed, float scale, float* scores) {
   if (k_transposed) {  // rows of K^T are contiguous over t: scores += q[d] * row d
     for (int64_t t0 = 0; t0 < T; t0 += 16) {
@@ -88,7 +88,7 @@ ONYX_TARGET_AVX512 void scores_avx512(const float* q, const float* k, int64_t T,
   }
 }
 
-ONYX_TARGET_AVX512 void values_avx512(const float* probs, const float* v, int64_t T, int64_t Dv, int64_t ldv,
+ONYX_TARGET_AVX512F void values_avx512(const float* probs, const float* v, int64_t T, int64_t Dv, int64_t ldv,
                                       float* out) {
   // Up to 128 output columns stay in 8 registers while the T rows stream by.
   for (int64_t d0 = 0; d0 < Dv; d0 += 128) {
@@ -111,7 +111,7 @@ ONYX_TARGET_AVX512 void values_avx512(const float* probs, const float* v, int64_
 
 // Tiles of 4 rows by 4 value columns: each loaded vector of probabilities or of V^T serves
 // four products (16 independent sums), where one row at a time waited on each sum's FMAs.
-ONYX_TARGET_AVX512 void block_values_avx512(const float* probs, int64_t rows, int64_t T, const float* vt, int64_t Dv,
+ONYX_TARGET_AVX512F void block_values_avx512(const float* probs, int64_t rows, int64_t T, const float* vt, int64_t Dv,
                                             float* out, int64_t ld_out) {
   for (int64_t r0 = 0; r0 < rows; r0 += 4) {
     const int nr = static_cast<int>(std::min<int64_t>(4, rows - r0));

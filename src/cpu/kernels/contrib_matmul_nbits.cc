@@ -38,7 +38,7 @@
 #include <immintrin.h>
 #define ONYX_NBITS_X86 1
 #define ONYX_TARGET_AVX2 __attribute__((target("avx2,fma")))
-#define ONYX_TARGET_AVX512 __attribute__((target("avx512f")))
+#define ONYX_TARGET_AVX512F __attribute__((target("avx512f")))
 #endif
 
 namespace onyx {
@@ -272,7 +272,7 @@ ONYX_TARGET_AVX2 float row_dot_4bit_avx2(const NBitsShape& s, const uint8_t* cod
 }
 
 // sum_k q[k] a[k] over one block of 4-bit codes, 32 per step.
-ONYX_TARGET_AVX512 inline __m512 block_dot_4bit_avx512(const uint8_t* codes, const float* a, int64_t steps) {
+ONYX_TARGET_AVX512F inline __m512 block_dot_4bit_avx512(const uint8_t* codes, const float* a, int64_t steps) {
   const __m512i low_mask = _mm512_set1_epi32(15);
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   for (int64_t g = 0; g < steps; ++g, codes += 16, a += 32) {
@@ -286,7 +286,7 @@ ONYX_TARGET_AVX512 inline __m512 block_dot_4bit_avx512(const uint8_t* codes, con
 // row_dot_4bit_avx2 with 16 bytes (32 codes) per step on AVX-512 (blocks of
 // 32k). Blocks alternate between two totals: one would make each block wait
 // on the previous block's FMA.
-ONYX_TARGET_AVX512 float row_dot_4bit_avx512(const NBitsShape& s, const uint8_t* codes, const float* a,
+ONYX_TARGET_AVX512F float row_dot_4bit_avx512(const NBitsShape& s, const uint8_t* codes, const float* a,
                                              const float* scale) {
   const int64_t steps = s.block / 32;
   __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();

@@ -55,11 +55,20 @@ void cold_weights(int threads, int iters) {
 }
 
 int main(int argc, char** argv) {
-  if (argc > 2 && std::string(argv[1]) == "--threads") {
-    cold_weights(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 40);
+  // A count that atoi reads as 0 (a typo, --help) would print 1e12 ms rows.
+  auto count_arg = [&](int i, int fallback) {  // fallback 0: the count is required
+    if (i >= argc && fallback > 0) return fallback;
+    const int v = i < argc ? std::atoi(argv[i]) : 0;
+    if (v > 0) return v;
+    std::fprintf(stderr, "usage: gemm_bench [ITERATIONS]  |  gemm_bench --threads T [ITERATIONS]\n"
+                         "gemm_bench: '%s' is not a positive count\n", i < argc ? argv[i] : "");
+    std::exit(2);
+  };
+  if (argc > 1 && std::string(argv[1]) == "--threads") {
+    cold_weights(count_arg(2, 0), count_arg(3, 40));
     return 0;
   }
-  int iters = argc > 1 ? std::atoi(argv[1]) : 20;
+  int iters = count_arg(1, 20);
   struct Shape { long M, N, K; };
   std::vector<Shape> shapes = {{128, 768, 768}, {128, 2304, 768}, {128, 3072, 768}, {128, 768, 3072},
                                {64, 128, 128}, {64, 512, 128}, {1024, 1024, 1024},

@@ -176,18 +176,30 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2};
   std::string filter;
   bool cold = false;
+  auto usage = [](const std::string& why) {
+    std::fprintf(stderr, "usage: conv_bench [--rounds N] [--threads T[,T...]] [--filter TEXT] [--cold]\nconv_bench: %s\n",
+                 why.c_str());
+    std::exit(2);
+  };
+  auto positive = [&](const char* s) {
+    const int v = std::atoi(s);
+    if (v <= 0) usage(std::string("'") + s + "' is not a positive count");
+    return v;
+  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
-    else if (a == "--threads" && i + 1 < argc) {
+    const bool has_value = i + 1 < argc;
+    if (a == "--rounds" && has_value) rounds = positive(argv[++i]);
+    else if (a == "--threads" && has_value) {
       threads.clear();
       for (const char* s = argv[++i]; *s;) {
-        threads.push_back(std::atoi(s));
+        threads.push_back(positive(s));
         while (*s && *s != ',') ++s;
         if (*s) ++s;
       }
-    } else if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    } else if (a == "--filter" && has_value) filter = argv[++i];
     else if (a == "--cold") cold = true;
+    else usage("unknown or incomplete argument '" + a + "'");
   }
   // --cold: every timed call starts with the caches holding other data, as a
   // layer inside a model does (its input written a layer or two before).

@@ -248,25 +248,45 @@ ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int6
 #endif
 
 // Packs op(A)[i0:i0+mc, p0:p0+kc] into MR-row panels, zero-padded.
+// pack_a for op(A) = A^T, where row k of A holds column k of op(A): a panel's
+// k-th MR floats are one contiguous run. Eight rows of A at a time, each read
+// front to back across the panels, instead of kc rows a panel apart per panel
+// (the loads of that order missed: a ConvTranspose's 3136 x 128 A packed at
+// ~0.6 ns a float).
+template <int MR>
+void pack_a_transposed(const float* A, int64_t lda, int64_t i0, int64_t p0, int64_t mc, int64_t kc, float* dst) {
+  constexpr int64_t kRows = 8;
+  for (int64_t k0 = 0; k0 < kc; k0 += kRows) {
+    const int64_t k1 = std::min(kc, k0 + kRows);
+    for (int64_t ip = 0; ip < mc; ip += MR) {
+      const int64_t rows = std::min<int64_t>(MR, mc - ip);
+      float* panel = dst + ip * kc;
+      for (int64_t k = k0; k < k1; ++k) {
+        const float* src = A + (p0 + k) * lda + i0 + ip;
+        float* d = panel + k * MR;
+        if (rows == MR) {
+          std::memcpy(d, src, MR * sizeof(float));
+        } else {
+          for (int r = 0; r < MR; ++r) d[r] = r < rows ? src[r] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
 template <int MR>
 void pack_a(bool trans_a, const float* A, int64_t lda, int64_t i0, int64_t p0, int64_t mc, int64_t kc, float* dst) {
+  if (trans_a) return pack_a_transposed<MR>(A, lda, i0, p0, mc, kc, dst);
   for (int64_t ip = 0; ip < mc; ip += MR) {
     int64_t rows = std::min<int64_t>(MR, mc - ip);
-    if (!trans_a) {
-      const float* src[MR];
-      for (int r = 0; r < MR; ++r) src[r] = A + (i0 + ip + std::min<int64_t>(r, rows - 1)) * lda + p0;
-      if (rows == MR) {
-        for (int64_t k = 0; k < kc; ++k)
-          for (int r = 0; r < MR; ++r) dst[k * MR + r] = src[r][k];
-      } else {
-        for (int64_t k = 0; k < kc; ++k)
-          for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < rows ? src[r][k] : 0.0f;
-      }
+    const float* src[MR];
+    for (int r = 0; r < MR; ++r) src[r] = A + (i0 + ip + std::min<int64_t>(r, rows - 1)) * lda + p0;
+    if (rows == MR) {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int r = 0; r < MR; ++r) dst[k * MR + r] = src[r][k];
     } else {
-      for (int64_t k = 0; k < kc; ++k) {
-        const float* src = A + (p0 + k) * lda + i0 + ip;
-        for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < rows ? src[r] : 0.0f;
-      }
+      for (int64_t k = 0; k < kc; ++k)
+        for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < rows ? src[r][k] : 0.0f;
     }
     dst += kc * MR;
   }

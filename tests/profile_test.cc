@@ -2,6 +2,7 @@
 // page, and placement logging at verbose.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -119,6 +120,31 @@ TEST(Profiler, OneNodeEventPerExecutedNodePerRun) {
   // After end_profiling nothing more is recorded.
   s->run(add_relu_feeds(2));
   std::remove(path.c_str());
+}
+
+// Traces are named like onnxruntime's, PREFIX_YYYY-MM-DD_HH-MM-SS_mmm.json, from
+// the session's start; a second trace with that name (here: ending twice; in
+// use: sessions started in the same millisecond) gets _1 instead of
+// overwriting the first.
+TEST(Profiler, TraceNamesCarryMillisecondsAndNeverOverwrite) {
+  SessionOptions o;
+  o.enable_profiling = true;
+  o.profile_file_prefix = temp_prefix("twice");
+  auto s = load(test::add_relu_model(), o);
+  s->run(add_relu_feeds(2));
+  const std::string first = s->end_profiling(), second = s->end_profiling();
+  const std::string stamp = first.substr(o.profile_file_prefix.size());
+  // _YYYY-MM-DD_HH-MM-SS_mmm.json
+  ASSERT_EQ(stamp.size(), 29u) << first;
+  for (size_t i : {5u, 8u, 11u, 14u, 17u}) EXPECT_TRUE(stamp[i] == '-' || stamp[i] == '_') << stamp;
+  EXPECT_EQ(stamp[20], '_') << stamp;
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(stamp[21])) && std::isdigit(static_cast<unsigned char>(stamp[23])))
+      << stamp;
+  EXPECT_EQ(second, first.substr(0, first.size() - 5) + "_1.json");
+  EXPECT_FALSE(read_file(first).empty());
+  EXPECT_FALSE(read_file(second).empty());
+  std::remove(first.c_str());
+  std::remove(second.c_str());
 }
 
 TEST(Profiler, OffByDefault) {

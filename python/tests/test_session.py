@@ -243,8 +243,11 @@ def test_profiling(add_path, tmp_path):
     a = np.ones((2, 3), np.float32)
     for _ in range(3):
         sess.run(None, {"a": a, "b": a})
-    assert sess.get_profiling_start_time_ns() > 0
+    start = sess.get_profiling_start_time_ns()
+    assert start > 0
     path = sess.end_profiling()
+    # As in onnxruntime: the start time stays, a second end_profiling writes nothing.
+    assert sess.get_profiling_start_time_ns() == start and sess.end_profiling() == ""
     assert os.path.basename(path).startswith("prof_") and path.endswith(".json")
     events = json.load(open(path))
     assert sum(e["name"] == "model_run" for e in events) == 3

@@ -4,8 +4,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
-#include <fstream>
 #include <map>
 
 #include "onyx/status.h"
@@ -81,6 +82,29 @@ std::string fmt_double(double x) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", x);
   return buf;
+}
+
+// Creates PREFIX_YYYY-MM-DD_HH-MM-SS_mmm.json (onnxruntime's name, from the
+// session's start) and sets `path`. Sessions started in the same millisecond
+// (threads, a test's loop) get _1, _2, ...: the exclusive create keeps one
+// trace from overwriting another.
+std::FILE* create_trace_file(const std::string& prefix, std::chrono::system_clock::time_point start,
+                             std::string& path) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(start);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%d_%H-%M-%S", &tm);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(start.time_since_epoch()).count() % 1000;
+  char millis[8];
+  std::snprintf(millis, sizeof millis, "_%03d", static_cast<int>(ms));
+  const std::string base = prefix + "_" + stamp + millis;
+  for (int n = 0;; ++n) {
+    path = base + (n ? "_" + std::to_string(n) : std::string()) + ".json";
+    if (std::FILE* f = std::fopen(path.c_str(), "wbx")) return f;
+    if (errno != EEXIST) fail(ErrorCode::RuntimeException, "cannot write the profile to '" + path + "': " +
+                                                             std::strerror(errno));
+  }
 }
 
 }  // namespace
@@ -202,16 +226,10 @@ std::string Profiler::to_json() const {
 std::string Profiler::end_profiling() {
   std::string doc = to_json();
   active_.store(false);
-  std::time_t t = std::chrono::system_clock::to_time_t(wall_origin_);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%d_%H-%M-%S", &tm);
-  std::string path = file_prefix_ + "_" + stamp + ".json";
-  std::ofstream f(path, std::ios::binary);
-  if (!f) fail(ErrorCode::RuntimeException, "cannot write the profile to '" + path + "'");
-  f << doc;
-  if (!f) fail(ErrorCode::RuntimeException, "cannot write the profile to '" + path + "'");
+  std::string path;
+  std::FILE* f = create_trace_file(file_prefix_, wall_origin_, path);
+  const bool written = std::fwrite(doc.data(), 1, doc.size(), f) == doc.size();
+  if (std::fclose(f) != 0 || !written) fail(ErrorCode::RuntimeException, "cannot write the profile to '" + path + "'");
   return path;
 }
 

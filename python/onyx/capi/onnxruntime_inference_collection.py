@@ -96,6 +96,7 @@ class Session:
         self._sess = None
         self._enable_fallback = True
         self._profiling_start_ns = 0
+        self._profiling_ended = False
 
     # -- metadata
     def get_session_options(self) -> SessionOptions:
@@ -244,13 +245,14 @@ class Session:
     def end_profiling(self) -> str:
         """Writes the Chrome trace the C++ session recorded (session events,
         one 'model_run' per call, one 'Node' event per executed node) and
-        returns its path; "" when profiling is off."""
-        if not self._profiling_start_ns:
+        returns its path; "" when profiling is off or already ended."""
+        if not self._profiling_start_ns or self._profiling_ended:
             return ""
-        self._profiling_start_ns = 0
+        self._profiling_ended = True
         return self._sess.end_profiling()
 
     def get_profiling_start_time_ns(self) -> int:
+        """When profiling started (ns since the epoch), also after end_profiling; 0 when it is off."""
         return self._profiling_start_ns
 
 

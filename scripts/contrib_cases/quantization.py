@@ -325,6 +325,9 @@ CASES += [
     Case("NhwcMaxPool_u8_wide", _nhwc_maxpool((1, 40, 40, 70), np.uint8, 114, kernel_shape=[3, 3], strides=[2, 2],
                                               pads=[1, 1, 1, 1])),
     Case("NhwcMaxPool_i8_wide", _nhwc_maxpool((2, 9, 7, 37), np.int8, 115, kernel_shape=[2, 2])),
+    # dilated windows wholly inside (one shared tap list) beside clipped border ones
+    Case("NhwcMaxPool_u8_dilated_pad", _nhwc_maxpool((2, 13, 12, 16), np.uint8, 116, kernel_shape=[3, 3],
+                                                     dilations=[2, 2], pads=[2, 1, 2, 1], strides=[1, 2])),
 ]
 
 

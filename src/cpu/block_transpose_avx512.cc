@@ -98,9 +98,31 @@ void transpose_tile32(const float* src, int64_t src_ld, int64_t rows, int64_t co
   }
 }
 
+void gather_transpose(const float* const* rows, int64_t count, int64_t M, const float* bias, float* dst,
+                      int64_t dst_ld) {
+  for (int64_t j0 = 0; j0 < count; j0 += 16) {
+    const int64_t nj = count - j0 < 16 ? count - j0 : 16;
+    const __mmask16 store_mask = static_cast<__mmask16>((1u << nj) - 1);
+    for (int64_t m0 = 0; m0 < M; m0 += 16) {
+      const int64_t nm = M - m0 < 16 ? M - m0 : 16;
+      const __mmask16 load_mask = static_cast<__mmask16>((1u << nm) - 1);
+      __m512 r[16];  // r[k]: position j0 + k, channels m0 .. m0 + 15
+      for (int k = 0; k < 16; ++k)
+        r[k] = k < nj ? _mm512_maskz_loadu_ps(load_mask, rows[j0 + k] + m0) : _mm512_setzero_ps();
+      transpose16(r);  // r[m]: channel m0 + m, positions j0 .. j0 + 15
+      for (int m = 0; m < nm; ++m) {
+        const __m512 v = bias ? _mm512_add_ps(r[m], _mm512_set1_ps(bias[m0 + m])) : r[m];
+        if (nj == 16) _mm512_storeu_ps(dst + (m0 + m) * dst_ld + j0, v);
+        else _mm512_mask_storeu_ps(dst + (m0 + m) * dst_ld + j0, store_mask, v);
+      }
+    }
+  }
+}
+
 #else
 
 bool block_transpose_available() { return false; }
+void gather_transpose(const float* const*, int64_t, int64_t, const float*, float*, int64_t) {}
 void transpose_tile32(const float*, int64_t, int64_t, int64_t, float*, int64_t) {}
 void block_to_planes16(const float*, int64_t, int64_t, float*) {}
 void planes_to_block16(const float*, int64_t, int64_t, float*) {}

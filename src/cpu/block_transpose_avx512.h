@@ -22,4 +22,10 @@ void planes_to_block16(const float* src, int64_t S, int64_t channels, float* dst
 // register tiles; edge tiles use masked loads and stores.
 void transpose_tile32(const float* src, int64_t src_ld, int64_t rows, int64_t cols, float* dst, int64_t dst_ld);
 
+// dst[m * dst_ld + j] = rows[j][m] + bias[m] (bias may be null) for j < count,
+// m < M: a transpose whose source rows lie anywhere (a ConvTranspose output
+// row, each position read from its own place in the GEMM's result).
+void gather_transpose(const float* const* rows, int64_t count, int64_t M, const float* bias, float* dst,
+                      int64_t dst_ld);
+
 }  // namespace onyx::nchwc

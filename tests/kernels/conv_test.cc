@@ -91,7 +91,10 @@ TEST(ConvTranspose, MatchesDefinitionInBothLayouts) {
       {2, 6, 4, 2, 9, 7, 3, 2, 1, 1, 1},      // grouped, output_padding: planes
       {1, 32, 20, 1, 4, 4, 4, 2, 1, 1, 0},    // 20 channels: channels-last
       {2, 12, 32, 4, 5, 3, 3, 3, 2, 2, 1},    // grouped, dilated, stride 3: channels-last
-      {1, 16, 16, 1, 16, 16, 2, 2, 0, 1, 0},  // U-Net's 2x2 stride-2 upsampling
+      {1, 16, 16, 1, 16, 16, 2, 2, 0, 1, 0},  // U-Net's 2x2 stride-2 upsampling: taps tile the output
+      {2, 24, 40, 2, 7, 19, 2, 2, 0, 1, 0},   // tiled, grouped, 20 channels and 38 columns: partial vectors
+      {1, 8, 18, 1, 5, 6, 3, 3, 0, 1, 0},     // tiled 3x3 stride 3
+      {1, 16, 128, 1, 5, 64, 2, 2, 0, 1, 0},  // tiled, 128 KB of GEMM rows per input row: tasks of 2 rows
   };
   for (const auto& c : cases) {
     const int64_t Mg = c.M / c.group;
@@ -128,6 +131,53 @@ TEST(ConvTranspose, MatchesDefinitionInBothLayouts) {
     auto session = Session::from_bytes(bytes.data(), bytes.size(), SessionOptions{});
     auto y = session->run({{"x", Value(Tensor::from_vector<float>(x, x_shape))}});
     expect_near(y[0].tensor(), expected, 1e-4f);
+  }
+}
+
+// 1-D and 3-D ConvTransposes whose taps tile the output (stride == kernel): each output is the
+// bias plus one input position's channels times one tap, y[m][o] = b[m] + sum_c x[c][o / k] w[c][m][o % k].
+TEST(ConvTranspose, StrideEqualToKernelIn1dAnd3d) {
+  for (const Shape& spatial_in : {Shape{5}, Shape{2, 3, 2}}) {
+    const int64_t C = 4, M = 18, k = 2, nd = static_cast<int64_t>(spatial_in.size());
+    Shape x_shape = {1, C}, w_shape = {C, M}, spatial_out;
+    for (int64_t d : spatial_in) {
+      x_shape.push_back(d);
+      w_shape.push_back(k);
+      spatial_out.push_back(d * k);
+    }
+    int64_t in_size = 1, out_size = 1, taps = 1;
+    for (int64_t d = 0; d < nd; ++d) {
+      in_size *= spatial_in[d];
+      out_size *= spatial_out[d];
+      taps *= k;
+    }
+    std::vector<float> x = seeded(C * in_size, 7), w = seeded(C * M * taps, 8), b = seeded(M, 9);
+    std::vector<float> expected(M * out_size);
+    for (int64_t o = 0; o < out_size; ++o) {
+      int64_t in_pos = 0, tap = 0;
+      for (int64_t d = 0, rest = o, in_stride = in_size, out_stride = out_size, tap_stride = taps; d < nd; ++d) {
+        out_stride /= spatial_out[d];
+        in_stride /= spatial_in[d];
+        tap_stride /= k;
+        const int64_t coord = rest / out_stride;
+        rest %= out_stride;
+        in_pos += coord / k * in_stride;
+        tap += coord % k * tap_stride;
+      }
+      for (int64_t m = 0; m < M; ++m) {
+        double sum = b[m];
+        for (int64_t c = 0; c < C; ++c) sum += double(x[c * in_size + in_pos]) * w[(c * M + m) * taps + tap];
+        expected[m * out_size + o] = static_cast<float>(sum);
+      }
+    }
+    auto out = run_op(make_node("ConvTranspose", {"x", "w", "b"}, {"y"}, {{"strides", attr_ints(Shape(nd, k))}}),
+                      {Tensor::from_vector<float>(x, x_shape), Tensor::from_vector<float>(w, w_shape),
+                       Tensor::from_vector<float>(b, {M})},
+                      17);
+    Shape y_shape = {1, M};
+    y_shape.insert(y_shape.end(), spatial_out.begin(), spatial_out.end());
+    ASSERT_EQ(out[0].shape(), y_shape);
+    expect_near(out[0], expected, 1e-4f);
   }
 }
 

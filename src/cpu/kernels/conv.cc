@@ -207,10 +207,54 @@ void col2im_rows_f32(const float* col, int64_t ldc, int64_t M, const float* bias
   col2im_rows<float>(col, ldc, M, bias, g, y, r0, r1, acc);
 }
 
+// Whether every output position gets exactly one tap: stride == kernel, no
+// dilation, padding or extra output (U-Net's 2x2 stride-2 upsampling).
+bool taps_tile_output(const SpatialGeometry& g) {
+  for (int d = 0; d < g.nd; ++d)
+    if (g.strides[d] != g.kernel[d] || g.dilations[d] != 1 || g.pad_begin[d] != 0 || g.pad_end[d] != 0 ||
+        g.out[d] != g.in[d] * g.kernel[d])
+      return false;
+  return true;
+}
+
+// col2im_rows where taps tile the output: each output row is bias plus one
+// tap's channel vectors, transposed straight from col into the planes (no
+// summing row: at 32x256x256 outputs the row passes took 2x the GEMM).
+// `col` holds the input rows from `first_in_row` on.
+void col2im_rows_tiled(const float* col, int64_t first_in_row, int64_t ldc, int64_t M, const float* bias,
+                       const SpatialGeometry& g, float* y, int64_t r0, int64_t r1, std::vector<const float*>& rows) {
+  const int nd = g.nd;
+  const int64_t out_last = g.out[nd - 1], in_last = g.in[nd - 1], k_last = g.kernel[nd - 1], os = g.out_size();
+  rows.resize(static_cast<size_t>(out_last));
+  for (int64_t r = r0; r < r1; ++r) {
+    int64_t in_row = 0, tap = 0, in_stride = 1, tap_stride = k_last;
+    for (int64_t d = nd - 2, idx = r; d >= 0; --d) {  // the row's input row and outer tap
+      const int64_t o = idx % g.out[d];
+      idx /= g.out[d];
+      in_row += o / g.kernel[d] * in_stride;
+      tap += o % g.kernel[d] * tap_stride;
+      in_stride *= g.in[d];
+      tap_stride *= g.kernel[d];
+    }
+    const float* crow = col + (in_row - first_in_row) * in_last * ldc + tap * M;
+    for (int64_t o = 0; o < out_last; ++o) rows[o] = crow + o / k_last * ldc + o % k_last * M;
+    nchwc::gather_transpose(rows.data(), out_last, M, bias, y + r * out_last, os);
+  }
+}
+
 template <class T>
 void col2im(const T* col, int64_t ldc, int64_t M, const T* bias, const SpatialGeometry& g, T* y, ThreadPool* pool) {
   const int64_t out_last = g.out[g.nd - 1], rows = g.out_size() / out_last;
   if (g.nd > 9) kernel_fail("ConvTranspose supports up to 9 spatial dims");
+  if constexpr (std::is_same_v<T, float>) {
+    if (taps_tile_output(g) && nchwc::block_transpose_available()) {
+      parallel_for(g.out_size() * M > (1 << 14) ? pool : nullptr, rows, [&](int64_t r0, int64_t r1) {
+        thread_local std::vector<const float*> row_pointers;
+        col2im_rows_tiled(col, 0, ldc, M, bias, g, y, r0, r1, row_pointers);
+      });
+      return;
+    }
+  }
   parallel_for(g.out_size() * M > (1 << 14) ? pool : nullptr, rows, [&](int64_t r0, int64_t r1) {
     thread_local std::vector<T> acc;  // one output row, channels-last
     if (acc.size() < static_cast<size_t>(out_last * M)) acc.resize(out_last * M);
@@ -366,6 +410,28 @@ std::vector<PackedB> pack_transposed_weights(const Tensor& W, int64_t group) {
   return packed;
 }
 
+// A 2-D ConvTranspose whose taps tile the output, a few input rows at a time:
+// each task's GEMM rows stay in its cache for the scatter into the output
+// rows they make, instead of the whole col buffer (8 MB for 64 -> 32
+// channels at 128x128) going out to memory and back.
+void conv_transpose_tiled_2d(const float* xg, const PackedB& packed, const float* bias, int64_t Mg,
+                             const SpatialGeometry& g, float* yg, ThreadPool* pool) {
+  const int64_t H = g.in[0], W = g.in[1], cols = Mg * g.kernel[0] * g.kernel[1];
+  const int64_t row_bytes = W * cols * static_cast<int64_t>(sizeof(float));
+  const int64_t rows_per_task = std::clamp<int64_t>((int64_t{256} << 10) / std::max<int64_t>(row_bytes, 1), 1, H);
+  const int64_t tasks = (H + rows_per_task - 1) / rows_per_task;
+  parallel_for(pool, tasks, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> block;
+    thread_local std::vector<const float*> row_pointers;
+    if (block.size() < static_cast<size_t>(rows_per_task * W * cols)) block.resize(rows_per_task * W * cols);
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t h0 = t * rows_per_task, h1 = std::min(H, h0 + rows_per_task);
+      gemm_f32_packed(true, (h1 - h0) * W, 1.0f, xg + h0 * W, H * W, packed, 0.0f, block.data(), cols, nullptr);
+      col2im_rows_tiled(block.data(), h0, cols, Mg, bias, g, yg, h0 * g.kernel[0], h1 * g.kernel[0], row_pointers);
+    }
+  });
+}
+
 // Per group, one GEMM and a col2im. Few output channels over a large input (an image or audio
 // head): col = W^T X, planes per channel and tap (the channels-last rows below would add runs
 // of a few floats). Otherwise col = X^T W against the weights packed once (`packed`, per
@@ -379,8 +445,11 @@ void conv_transpose_compute(const T* x, const T* w, const std::vector<PackedB>& 
   const int64_t Cg = C / group, Mg = M / group;
   const int64_t kprod = g.kernel_size(), os = g.out_size(), is = g.in_size(), cols = Mg * kprod;
   const bool planes = cols < is && Mg < 16;
+  bool tiled = false;  // conv_transpose_tiled_2d, which needs no col buffer
+  if constexpr (std::is_same_v<T, float>)
+    tiled = !planes && !packed.empty() && g.nd == 2 && taps_tile_output(g) && nchwc::block_transpose_available();
   thread_local std::vector<T> col, w_tap_major;  // grown, never shrunk: per-run allocations this size page-fault
-  if (col.size() < static_cast<size_t>(is * cols)) col.resize(static_cast<size_t>(is * cols));
+  if (!tiled && col.size() < static_cast<size_t>(is * cols)) col.resize(static_cast<size_t>(is * cols));
   if (!planes && packed.empty()) {
     if (w_tap_major.size() < static_cast<size_t>(C * cols)) w_tap_major.resize(static_cast<size_t>(C * cols));
     weights_tap_major(w, C, Mg, kprod, w_tap_major.data());
@@ -396,6 +465,10 @@ void conv_transpose_compute(const T* x, const T* w, const std::vector<PackedB>& 
         continue;
       }
       if constexpr (std::is_same_v<T, float>) {
+        if (tiled) {
+          conv_transpose_tiled_2d(xg, packed[gi], bg, Mg, g, yg, pool);
+          continue;
+        }
         if (!packed.empty()) gemm_f32_packed(true, is, 1.0f, xg, is, packed[gi], 0.0f, col.data(), cols, pool);
         else gemm_f32(true, false, is, cols, Cg, 1.0f, xg, is, w_tap_major.data() + gi * Cg * cols, cols, 0.0f,
                       col.data(), cols, pool);

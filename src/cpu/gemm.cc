@@ -248,6 +248,16 @@ ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int6
 #endif
 
 // Packs op(A)[i0:i0+mc, p0:p0+kc] into MR-row panels, zero-padded.
+// One row of a packed panel: `count` <= Width floats from src, zero-padded.
+template <int Width>
+inline void copy_panel_row(float* d, const float* src, int64_t count) {
+  if (count == Width) {
+    std::memcpy(d, src, Width * sizeof(float));
+  } else {
+    for (int c = 0; c < Width; ++c) d[c] = c < count ? src[c] : 0.0f;
+  }
+}
+
 // pack_a for op(A) = A^T, where row k of A holds column k of op(A): a panel's
 // k-th MR floats are one contiguous run. Eight rows of A at a time, each read
 // front to back across the panels, instead of kc rows a panel apart per panel
@@ -262,13 +272,7 @@ void pack_a_transposed(const float* A, int64_t lda, int64_t i0, int64_t p0, int6
       const int64_t rows = std::min<int64_t>(MR, mc - ip);
       float* panel = dst + ip * kc;
       for (int64_t k = k0; k < k1; ++k) {
-        const float* src = A + (p0 + k) * lda + i0 + ip;
-        float* d = panel + k * MR;
-        if (rows == MR) {
-          std::memcpy(d, src, MR * sizeof(float));
-        } else {
-          for (int r = 0; r < MR; ++r) d[r] = r < rows ? src[r] : 0.0f;
-        }
+        copy_panel_row<MR>(panel + k * MR, A + (p0 + k) * lda + i0 + ip, rows);
       }
     }
   }
@@ -299,13 +303,7 @@ void pack_b(bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t j0, i
     int64_t cols = std::min<int64_t>(NR, nc - jp);
     if (!trans_b) {
       for (int64_t k = 0; k < kc; ++k) {
-        const float* src = B + (p0 + k) * ldb + j0 + jp;
-        float* d = dst + k * NR;
-        if (cols == NR) {
-          std::memcpy(d, src, NR * sizeof(float));
-        } else {
-          for (int c = 0; c < NR; ++c) d[c] = c < cols ? src[c] : 0.0f;
-        }
+        copy_panel_row<NR>(dst + k * NR, B + (p0 + k) * ldb + j0 + jp, cols);
       }
     } else {
       for (int c = 0; c < NR; ++c) {

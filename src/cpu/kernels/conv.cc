@@ -418,7 +418,9 @@ void conv_transpose_tiled_2d(const float* xg, const PackedB& packed, const float
                              const SpatialGeometry& g, float* yg, ThreadPool* pool) {
   const int64_t H = g.in[0], W = g.in[1], cols = Mg * g.kernel[0] * g.kernel[1];
   const int64_t row_bytes = W * cols * static_cast<int64_t>(sizeof(float));
-  const int64_t rows_per_task = std::clamp<int64_t>((int64_t{256} << 10) / std::max<int64_t>(row_bytes, 1), 1, H);
+  const int64_t threads = pool ? pool->num_threads() : 1;  // two tasks a thread at least, where rows allow
+  const int64_t rows_per_task = std::clamp<int64_t>((int64_t{256} << 10) / std::max<int64_t>(row_bytes, 1), 1,
+                                                    std::max<int64_t>(1, H / (2 * threads)));
   const int64_t tasks = (H + rows_per_task - 1) / rows_per_task;
   parallel_for(pool, tasks, [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> block;
@@ -445,9 +447,12 @@ void conv_transpose_compute(const T* x, const T* w, const std::vector<PackedB>& 
   const int64_t Cg = C / group, Mg = M / group;
   const int64_t kprod = g.kernel_size(), os = g.out_size(), is = g.in_size(), cols = Mg * kprod;
   const bool planes = cols < is && Mg < 16;
-  bool tiled = false;  // conv_transpose_tiled_2d, which needs no col buffer
+  // conv_transpose_tiled_2d, which needs no col buffer, where its tasks of input rows can
+  // keep the threads busy (else the whole GEMM splits its columns too).
+  bool tiled = false;
   if constexpr (std::is_same_v<T, float>)
-    tiled = !planes && !packed.empty() && g.nd == 2 && taps_tile_output(g) && nchwc::block_transpose_available();
+    tiled = !planes && !packed.empty() && g.nd == 2 && taps_tile_output(g) && nchwc::block_transpose_available() &&
+            g.in[0] >= 2 * (pool ? pool->num_threads() : 1);
   thread_local std::vector<T> col, w_tap_major;  // grown, never shrunk: per-run allocations this size page-fault
   if (!tiled && col.size() < static_cast<size_t>(is * cols)) col.resize(static_cast<size_t>(is * cols));
   if (!planes && packed.empty()) {

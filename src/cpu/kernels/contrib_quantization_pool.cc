@@ -283,7 +283,7 @@ __attribute__((target("avx2"))) void max_into_avx2(Q* best, const Q* x, int64_t 
 // left to its scalar tail, and a call per tap cost more than the maxima.
 template <class Q>
 __attribute__((target("avx512f,avx512bw"))) void max_of_taps_avx512(const Q* base, const int64_t* taps, int64_t n,
-                                                                   Q* out, int64_t C) {
+                                                                    Q* out, int64_t C) {
   const __m512i lowest = _mm512_set1_epi8(static_cast<char>(std::numeric_limits<Q>::lowest()));
   for (int64_t c = 0; c < C; c += 64) {
     const __mmask64 m = C - c >= 64 ? ~__mmask64{0} : (__mmask64{1} << (C - c)) - 1;
@@ -307,25 +307,30 @@ std::vector<int64_t> window_offsets(const PoolLayout& L) {
   return offsets;
 }
 
-// The inputs of output pixel p's window that lie inside the image, as
-// offsets from the returned base. A window wholly inside (most of them) is
-// its first tap plus `window`, shared: per-tap bounds checks and pointers had
-// cost more than the maxima (ResNet-50's 3x3 s2 pool on 64x112x112 bytes).
+// The inputs of one output pixel's window that lie inside the image: base + offsets[t].
 template <class Q>
-const Q* window_taps(const PoolLayout& L, const Q* xn, const std::array<int64_t, 3>& p,
-                     const std::vector<int64_t>& window, std::vector<int64_t>& clipped, const int64_t*& taps,
-                     int64_t& n) {
+struct WindowTaps {
+  const Q* base;
+  const int64_t* offsets;
+  int64_t count;
+};
+
+// Output pixel p's window. One wholly inside the image (most of them) is its
+// first tap plus `window`, shared: per-tap bounds checks and pointers had cost
+// more than the maxima (ResNet-50's 3x3 s2 pool on 64x112x112 bytes). A
+// border window's taps are listed in `clipped`.
+template <class Q>
+WindowTaps<Q> window_taps(const PoolLayout& L, const Q* xn, const std::array<int64_t, 3>& p,
+                          const std::vector<int64_t>& window, std::vector<int64_t>& clipped) {
   int64_t start[3];
   bool inside = true;
   for (int i = 0; i < 3; ++i) {
     start[i] = p[i] * L.s[i] - L.pb[i];
     inside = inside && start[i] >= 0 && start[i] + (L.k[i] - 1) * L.d[i] < L.in[i];
   }
-  if (inside) {
-    taps = window.data();
-    n = static_cast<int64_t>(window.size());
-    return xn + ((start[0] * L.in[1] + start[1]) * L.in[2] + start[2]) * L.C;
-  }
+  if (inside)
+    return {xn + ((start[0] * L.in[1] + start[1]) * L.in[2] + start[2]) * L.C, window.data(),
+            static_cast<int64_t>(window.size())};
   clipped.clear();
   for (int64_t k0 = 0; k0 < L.k[0]; ++k0) {
     const int64_t i0 = start[0] + k0 * L.d[0];
@@ -339,9 +344,7 @@ const Q* window_taps(const PoolLayout& L, const Q* xn, const std::array<int64_t,
       }
     }
   }
-  taps = clipped.data();
-  n = static_cast<int64_t>(clipped.size());
-  return xn;
+  return {xn, clipped.data(), static_cast<int64_t>(clipped.size())};
 }
 
 // Max pooling of an NHWC uint8/int8 tensor (dilations allowed; padding never
@@ -371,17 +374,15 @@ void run_nhwc_max_pool(KernelContext& ctx, const SpatialAttrs& attrs) {
         const Q* xn = x + n * in_size * L.C;
         for (int64_t p2 = 0; p2 < L.out[2]; ++p2) {
           Q* best = y + (n * out_size + (p0 * L.out[1] + p1) * L.out[2] + p2) * L.C;
-          const int64_t* taps;
-          int64_t count;
-          const Q* base = window_taps(L, xn, {p0, p1, p2}, window, clipped, taps, count);
+          const WindowTaps<Q> taps = window_taps(L, xn, {p0, p1, p2}, window, clipped);
 #if defined(__x86_64__) && defined(__GNUC__)
           if (wide) {
-            max_of_taps_avx512(base, taps, count, best, L.C);
+            max_of_taps_avx512(taps.base, taps.offsets, taps.count, best, L.C);
             continue;
           }
 #endif
           std::fill(best, best + L.C, std::numeric_limits<Q>::lowest());
-          for (int64_t t = 0; t < count; ++t) max_into(best, base + taps[t], L.C);
+          for (int64_t t = 0; t < taps.count; ++t) max_into(best, taps.base + taps.offsets[t], L.C);
         }
       }
     });

@@ -24,7 +24,8 @@ void check_shape_addressable(const Shape& shape, DataType dtype) {
   int64_t n = 1, bytes = 0;
   bool overflow = false;
   for (int64_t d : shape) overflow |= __builtin_mul_overflow(n, d, &n);
-  const int64_t elem = dtype == DataType::String ? int64_t{sizeof(std::string)} : static_cast<int64_t>(dtype_size(dtype));
+  const int64_t elem =
+      dtype == DataType::String ? int64_t{sizeof(std::string)} : static_cast<int64_t>(dtype_size(dtype));
   overflow |= __builtin_mul_overflow(n, std::max<int64_t>(elem, 1), &bytes);
   if (overflow)
     fail(ErrorCode::RuntimeException, "tensor shape " + shape_to_string(shape) + " holds more " + dtype_name(dtype) +

@@ -247,7 +247,6 @@ ONYX_TARGET_AVX512 void micro_avx512(int64_t kc, const float* __restrict a, int6
 }
 #endif
 
-// Packs op(A)[i0:i0+mc, p0:p0+kc] into MR-row panels, zero-padded.
 // One row of a packed panel: `count` <= Width floats from src, zero-padded.
 template <int Width>
 inline void copy_panel_row(float* d, const float* src, int64_t count) {
@@ -271,13 +270,12 @@ void pack_a_transposed(const float* A, int64_t lda, int64_t i0, int64_t p0, int6
     for (int64_t ip = 0; ip < mc; ip += MR) {
       const int64_t rows = std::min<int64_t>(MR, mc - ip);
       float* panel = dst + ip * kc;
-      for (int64_t k = k0; k < k1; ++k) {
-        copy_panel_row<MR>(panel + k * MR, A + (p0 + k) * lda + i0 + ip, rows);
-      }
+      for (int64_t k = k0; k < k1; ++k) copy_panel_row<MR>(panel + k * MR, A + (p0 + k) * lda + i0 + ip, rows);
     }
   }
 }
 
+// Packs op(A)[i0:i0+mc, p0:p0+kc] into MR-row panels, zero-padded.
 template <int MR>
 void pack_a(bool trans_a, const float* A, int64_t lda, int64_t i0, int64_t p0, int64_t mc, int64_t kc, float* dst) {
   if (trans_a) return pack_a_transposed<MR>(A, lda, i0, p0, mc, kc, dst);
@@ -302,9 +300,7 @@ void pack_b(bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t j0, i
   for (int64_t jp = 0; jp < nc; jp += NR) {
     int64_t cols = std::min<int64_t>(NR, nc - jp);
     if (!trans_b) {
-      for (int64_t k = 0; k < kc; ++k) {
-        copy_panel_row<NR>(dst + k * NR, B + (p0 + k) * ldb + j0 + jp, cols);
-      }
+      for (int64_t k = 0; k < kc; ++k) copy_panel_row<NR>(dst + k * NR, B + (p0 + k) * ldb + j0 + jp, cols);
     } else {
       for (int c = 0; c < NR; ++c) {
         if (c < cols) {

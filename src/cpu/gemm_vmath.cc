@@ -294,7 +294,8 @@ ONYX_TARGET_AVX512 inline __m512 round16(__m512 x) {
   return _mm512_roundscale_ps(x, Mode | _MM_FROUND_NO_EXC);
 }
 
-ONYX_TARGET_AVX512 void hard_sigmoid_avx512(const float* x, float* y, int64_t n, float alpha, float beta, bool times_x) {
+ONYX_TARGET_AVX512 void hard_sigmoid_avx512(const float* x, float* y, int64_t n, float alpha, float beta,
+                                            bool times_x) {
   const __m512 a = _mm512_set1_ps(alpha), b = _mm512_set1_ps(beta), zero = _mm512_setzero_ps(),
                one = _mm512_set1_ps(1.0f);
   for (int64_t i = 0; i < n; i += 16) {
@@ -413,7 +414,7 @@ ONYX_TARGET_AVX512 void softmax_columns_avx512(const float* x, float* y, int64_t
 }
 
 ONYX_TARGET_AVX512 void layer_norm_avx512(const float* x, const float* skip, float* y, int64_t n, const float* gamma,
-                                   const float* beta, float eps) {
+                                          const float* beta, float eps) {
   __m512 sum = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 m = tail_mask(n - i);

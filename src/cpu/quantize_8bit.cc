@@ -133,7 +133,6 @@ ONYX_TARGET_AVX2 int64_t qlinear_mul_avx2(const uint8_t* a, const uint8_t* b, in
 
 #ifdef ONYX_Q8_X86
 // The AVX2 loops' steps on 16 lanes, in the same float operations (so the same bytes).
-
 template <bool Signed>
 ONYX_TARGET_AVX512BW inline __m512 widen_16(const uint8_t* p) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));

@@ -55,7 +55,7 @@ ONYX_TARGET_AVX512F __mmask16 tail_mask(int64_t left) {
 }
 
 ONYX_TARGET_AVX512F void scores_avx512(const float* q, const float* k, int64_t T, int64_t D, int64_t ldk,
-                                      bool k_transposed, float scale, float* scores) {
+                                       bool k_transposed, float scale, float* scores) {
   if (k_transposed) {  // rows of K^T are contiguous over t: scores += q[d] * row d
     for (int64_t t0 = 0; t0 < T; t0 += 16) {
       const __mmask16 m = tail_mask(T - t0);
@@ -89,7 +89,7 @@ ONYX_TARGET_AVX512F void scores_avx512(const float* q, const float* k, int64_t T
 }
 
 ONYX_TARGET_AVX512F void values_avx512(const float* probs, const float* v, int64_t T, int64_t Dv, int64_t ldv,
-                                      float* out) {
+                                       float* out) {
   // Up to 128 output columns stay in 8 registers while the T rows stream by.
   for (int64_t d0 = 0; d0 < Dv; d0 += 128) {
     const int64_t width = std::min<int64_t>(128, Dv - d0);
@@ -112,7 +112,7 @@ ONYX_TARGET_AVX512F void values_avx512(const float* probs, const float* v, int64
 // Tiles of 4 rows by 4 value columns: each loaded vector of probabilities or of V^T serves
 // four products (16 independent sums), where one row at a time waited on each sum's FMAs.
 ONYX_TARGET_AVX512F void block_values_avx512(const float* probs, int64_t rows, int64_t T, const float* vt, int64_t Dv,
-                                            float* out, int64_t ld_out) {
+                                             float* out, int64_t ld_out) {
   for (int64_t r0 = 0; r0 < rows; r0 += 4) {
     const int nr = static_cast<int>(std::min<int64_t>(4, rows - r0));
     const float* p[4];

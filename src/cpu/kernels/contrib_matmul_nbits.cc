@@ -287,7 +287,7 @@ ONYX_TARGET_AVX512F inline __m512 block_dot_4bit_avx512(const uint8_t* codes, co
 // 32k). Blocks alternate between two totals: one would make each block wait
 // on the previous block's FMA.
 ONYX_TARGET_AVX512F float row_dot_4bit_avx512(const NBitsShape& s, const uint8_t* codes, const float* a,
-                                             const float* scale) {
+                                              const float* scale) {
   const int64_t steps = s.block / 32;
   __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();
   int64_t j = 0;

@@ -769,6 +769,32 @@ TEST(Optimizer, ResizeBetweenConvsStaysBlocked) {
   EXPECT_EQ(r.fusions["Resize as NchwcResize"], 2);
 }
 
+// A segmentation head's final upsampling, a graph output read by nothing else,
+// writes NCHW itself (no ReorderOutput of the larger output): 20 channels (a
+// partial block), linear 2x and nearest 4x (the plain resize after a reorder).
+TEST(Optimizer, ResizeToGraphOutputWritesNchw) {
+  if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build: no blocked layout";
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", onnx::TensorProto::FLOAT, {2, 8, 7, 6});
+  *g->add_output() = tensor_info("twice", onnx::TensorProto::FLOAT, {2, 20, 14, 12});
+  *g->add_output() = tensor_info("four", onnx::TensorProto::FLOAT, {2, 20, 28, 24});
+  *g->add_initializer() = float_tensor("w", {20, 8, 3, 3}, random_values(20 * 72, 51));
+  *g->add_initializer() = float_tensor("two", {4}, {1, 1, 2, 2});
+  *g->add_initializer() = float_tensor("four_x", {4}, {1, 1, 4, 4});
+  add_ints_attr(add_node(g, "Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  auto* lin = add_node(g, "Resize", {"c", "", "two"}, {"twice"});
+  auto* mode = lin->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("linear");
+  add_node(g, "Resize", {"c", "", "four_x"}, {"four"});
+  Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(2 * 8 * 42, 52), {2, 8, 7, 6}))}};
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
+  EXPECT_EQ(r.fusions["Resize as NchwcResize to NCHW"], 2);
+  EXPECT_EQ(r.fusions["Resize as NchwcResize"], 0);
+}
+
 // GhostNet's cat([x1, x2])[:, :oup] keeps every channel when oup is even: the
 // Slice goes (ends past the dim and negative starts included); one that drops
 // a channel, and one with step 2, stay.

@@ -103,6 +103,60 @@ TEST(Resize, IntegerNearest) {
   EXPECT_EQ(to_vector<uint8_t>(y), (std::vector<uint8_t>{5, 5, 9}));
 }
 
+// x [N, C, H, W] in the blocked layout [N, ceil(C / B), H, W, B], padding lanes zero.
+Tensor to_blocked(const Tensor& x, int64_t B) {
+  const int64_t N = x.dim(0), C = x.dim(1), S = x.dim(2) * x.dim(3), Cb = (C + B - 1) / B;
+  Tensor y(DataType::Float, {N, Cb, x.dim(2), x.dim(3), B});
+  std::fill_n(y.data<float>(), y.numel(), 0.f);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t s = 0; s < S; ++s)
+        y.data<float>()[((n * Cb + c / B) * S + s) * B + c % B] = x.data<float>()[(n * C + c) * S + s];
+  return y;
+}
+
+// NchwcResize against Resize of the plain tensor, over 3 threads, blocked and
+// straight to NCHW: 21 channels (a partial block) in blocks of 16 and 8;
+// nearest, linear, cubic and antialiased; 2x (blocked rows), 4x (to NCHW via
+// the plain resize), a downscale, and a crop with extrapolated pixels.
+TEST(Resize, NchwcResizeMatchesPlain) {
+  const int64_t N = 2, C = 21, H = 24, W = 20;  // 2x: enough rows to split across the threads
+  const Tensor x = pattern({N, C, H, W}, 3);
+  ThreadPool three(3);
+  struct Case {
+    const char* mode;
+    const char* coord;
+    int64_t antialias, oh, ow;
+  };
+  for (const Case& k : {Case{"nearest", "asymmetric", 0, 48, 40}, Case{"linear", "half_pixel", 0, 48, 40},
+                        Case{"linear", "half_pixel", 0, 96, 80}, Case{"cubic", "half_pixel", 0, 31, 53},
+                        Case{"cubic", "half_pixel", 1, 7, 9}, Case{"linear", "tf_crop_and_resize", 0, 33, 27}}) {
+    const std::map<std::string, Attribute> attrs = {{"mode", attr_string(k.mode)},
+                                                    {"coordinate_transformation_mode", attr_string(k.coord)},
+                                                    {"antialias", attr_int(k.antialias)},
+                                                    {"extrapolation_value", attr_float(-3.5f)}};
+    const Tensor roi = f({0, 0, -0.25f, -0.3f, 1, 1, 1.2f, 0.9f}, {8});  // beyond both axes
+    const Tensor sizes = Tensor::from_vector<int64_t>({N, C, k.oh, k.ow}, {4});
+    const Tensor plain = run_op(make_node("Resize", {"x", "roi", "", "sz"}, {"y"}, attrs), {x, roi, Tensor(), sizes},
+                                19, &three)[0];
+    for (int64_t B : {16, 8}) {
+      for (int64_t nchw_output : {0, 1}) {
+        auto battrs = attrs;
+        battrs["channels"] = attr_int(C);
+        battrs["nchw_output"] = attr_int(nchw_output);
+        const Tensor y = run_op(make_node("NchwcResize", {"x", "roi", "", "sz"}, {"y"}, battrs, "com.onyx"),
+                                {to_blocked(x, B), roi, Tensor(), sizes}, 19, &three)[0];
+        const Tensor want = nchw_output ? plain : to_blocked(plain, B);
+        ASSERT_EQ(y.shape(), want.shape()) << k.mode << " B " << B;
+        for (int64_t i = 0; i < y.numel(); ++i)
+          ASSERT_NEAR(y.float_at(i), want.float_at(i), 1e-5)
+              << k.mode << " " << k.coord << " to " << k.oh << "x" << k.ow << " B " << B << " nchw_output "
+              << nchw_output << " at " << i;
+      }
+    }
+  }
+}
+
 TEST(Resize, BadScales) {
   EXPECT_THROW(run_op(make_node("Resize", {"x", "", "s"}, {"y"}), {f({1, 2}, {1, 2}), Tensor(), f({2}, {1})}, 13),
                onyx::Error);

@@ -8,7 +8,9 @@
 #include <limits>
 #include <type_traits>
 
+#include "cpu/block_transpose_avx512.h"
 #include "cpu/cpu_provider.h"
+#include "cpu/dnnl_conv.h"
 #include "kernels/broadcast.h"
 #include "kernels/dispatch.h"
 
@@ -695,38 +697,106 @@ void run_resize(const ResizeConfig& cfg, KernelContext& ctx) {
   });
 }
 
-// One output row (n, channel block, oh) of the blocked resize: each output
-// pixel's B lanes are the weighted sum of its taps' input pixels (nearest: one
-// copy). Extrapolated pixels get the extrapolation value in the real lanes.
-void nchwc_resize_row(const float* plane, float* out, const AxisTaps& th, const AxisTaps& tw, int64_t oh, int64_t W,
-                      int64_t B, int64_t lanes, float extrapolation) {
-  const int64_t OW = static_cast<int64_t>(tw.begin.size());
-  for (int64_t ow = 0; ow < OW; ++ow) {
-    float* o = out + ow * B;
-    if (th.extrap[oh] || tw.extrap[ow]) {
-      for (int64_t l = 0; l < B; ++l) o[l] = l < lanes ? extrapolation : 0.f;
-      continue;
-    }
-    const bool single = th.end[oh] - th.begin[oh] == 1 && tw.end[ow] - tw.begin[ow] == 1 &&
-                        th.w[th.begin[oh]] == 1.0 && tw.w[tw.begin[ow]] == 1.0;
-    if (single) {
-      std::copy_n(plane + (th.idx[th.begin[oh]] * W + tw.idx[tw.begin[ow]]) * B, B, o);
-      continue;
-    }
-    std::fill_n(o, B, 0.f);
-    for (int64_t a = th.begin[oh]; a < th.end[oh]; ++a)
-      for (int64_t b = tw.begin[ow]; b < tw.end[ow]; ++b) {
-        const float w = static_cast<float>(th.w[a] * tw.w[b]);
-        const float* src = plane + (th.idx[a] * W + tw.idx[b]) * B;
-        for (int64_t l = 0; l < B; ++l) o[l] += w * src[l];
+// One axis's taps for the blocked layout: output o sums w[k] times the pixel
+// vector at offset[k] (input index times the pixel stride) for k in
+// [first[o], first[o + 1]); float weights, as the plain resize uses.
+struct BlockedTaps {
+  std::vector<int64_t> first, offset;
+  std::vector<float> w;
+  std::vector<char> extrap;  // outputs that take the extrapolation value (and have no taps)
+  bool any_extrapolated = false;
+  BlockedTaps(const AxisTaps& t, int64_t stride) : first(t.begin.size() + 1, 0), extrap(t.extrap) {
+    for (size_t o = 0; o < t.begin.size(); ++o) {
+      any_extrapolated = any_extrapolated || extrap[o];
+      for (int64_t k = extrap[o] ? t.end[o] : t.begin[o]; k < t.end[o]; ++k) {
+        offset.push_back(t.idx[k] * stride);
+        w.push_back(static_cast<float>(t.w[k]));
       }
+      first[o + 1] = static_cast<int64_t>(offset.size());
+    }
   }
+  int64_t outputs() const { return static_cast<int64_t>(extrap.size()); }
+  bool copies(int64_t o) const { return first[o + 1] - first[o] == 1 && w[first[o]] == 1.f; }
+};
+
+// out pixel o (B floats) = the weighted sum of its taps' pixels in row; kB is B
+// when known at compile time (one vector register a pixel), 0 otherwise.
+template <int64_t kB>
+[[gnu::always_inline]] inline void sum_pixel_taps(const float* __restrict row, float* __restrict out, int64_t OW,
+                                                  int64_t B, const BlockedTaps& t) {
+  const int64_t b = kB ? kB : B;
+  const int64_t* first = t.first.data();
+  const int64_t* offset = t.offset.data();
+  const float* weight = t.w.data();
+  for (int64_t o = 0; o < OW; ++o, out += b) {
+    int64_t k = first[o];
+    const int64_t end = first[o + 1];
+    if (k == end) {
+      std::fill_n(out, b, 0.f);
+      continue;
+    }
+    const float w0 = weight[k];
+    const float* s0 = row + offset[k];
+    for (int64_t l = 0; l < b; ++l) out[l] = w0 * s0[l];
+    for (++k; k < end; ++k) {
+      const float w = weight[k];
+      const float* s = row + offset[k];
+      for (int64_t l = 0; l < b; ++l) out[l] += w * s[l];
+    }
+  }
+}
+
+ONYX_RESIZE_CLONES void widen_blocked_row(const float* row, float* out, int64_t OW, int64_t B, const BlockedTaps& t) {
+  if (B == 16) sum_pixel_taps<16>(row, out, OW, B, t);
+  else if (B == 8) sum_pixel_taps<8>(row, out, OW, B, t);
+  else sum_pixel_taps<0>(row, out, OW, B, t);
+}
+
+// One output row (oh) of a channel block's plane, height first: the row's
+// input rows blended into `blend` (W pixels; a row read with weight 1 is used
+// in place), then each output pixel summed from its taps along W. Both passes
+// run over whole pixel vectors, so neither gathers. Extrapolated pixels get
+// the extrapolation value in the block's real lanes.
+void nchwc_resize_row(const float* plane, float* out, float* blend, const BlockedTaps& th, const BlockedTaps& tw,
+                      int64_t oh, int64_t W, int64_t B, int64_t lanes, float extrapolation) {
+  const int64_t OW = tw.outputs();
+  auto extrapolate = [&](int64_t ow) {
+    for (int64_t l = 0; l < B; ++l) out[ow * B + l] = l < lanes ? extrapolation : 0.f;
+  };
+  if (th.extrap[oh]) {
+    for (int64_t ow = 0; ow < OW; ++ow) extrapolate(ow);
+    return;
+  }
+  const int64_t k0 = th.first[oh], k1 = th.first[oh + 1];
+  if (k0 == k1) {
+    std::fill_n(out, OW * B, 0.f);
+    return;
+  }
+  const float* row = plane + th.offset[k0];
+  if (!th.copies(oh)) {
+    for (int64_t k = k0; k < k1; ++k) scale_row(blend, plane + th.offset[k], th.w[k], W * B, k == k0);
+    row = blend;
+  }
+  widen_blocked_row(row, out, OW, B, tw);
+  if (tw.any_extrapolated)
+    for (int64_t ow = 0; ow < OW; ++ow)
+      if (tw.extrap[ow]) extrapolate(ow);
+}
+
+// dst[j * plane_stride + ow] = pixels[ow * B + j] for the block's real lanes
+// j < lanes: a resized row written straight to the NCHW planes.
+void pixels_to_planes(const float* pixels, int64_t OW, int64_t B, int64_t lanes, float* dst, int64_t plane_stride) {
+  if (nchwc::block_transpose_available()) return nchwc::transpose_tile32(pixels, B, lanes, OW, dst, plane_stride);
+  for (int64_t j = 0; j < lanes; ++j)
+    for (int64_t ow = 0; ow < OW; ++ow) dst[j * plane_stride + ow] = pixels[ow * B + j];
 }
 
 // com.onyx NchwcResize: Resize (opset 11+ inputs and attributes) of a blocked
 // [N, ceil(C / B), H, W, B] tensor, read as the NCHW tensor of `channels` C;
-// only H and W may change.
-void run_nchwc_resize(const ResizeConfig& cfg, int64_t channels, KernelContext& ctx) {
+// only H and W may change. The output is blocked, or with `nchw_output` the
+// plain NCHW tensor: each row is transposed into the planes while in cache,
+// instead of a ReorderOutput reading the whole (larger) output back.
+void run_nchwc_resize(const ResizeConfig& cfg, int64_t channels, bool nchw_output, KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   ONYX_KERNEL_CHECK(x.rank() == 5 && x.dtype() == DataType::Float,
                     "NchwcResize: input must be a blocked float tensor of rank 5, got " + shape_to_string(x.shape()));
@@ -742,15 +812,33 @@ void run_nchwc_resize(const ResizeConfig& cfg, int64_t channels, KernelContext& 
                                       shape_to_string(plan.out) + " for input " +
                                       shape_to_string(Shape{N, channels, H, W}));
   const int64_t OH = plan.out[2], OW = plan.out[3];
-  Tensor& y = ctx.allocate_output(0, DataType::Float, {N, Cb, OH, OW, B});
+  Tensor& y = ctx.allocate_output(0, DataType::Float, nchw_output ? Shape{N, channels, OH, OW} : Shape{N, Cb, OH, OW, B});
   if (y.numel() == 0) return;
   const float* in = x.data<float>();
   float* out = y.data<float>();
+  // To NCHW, an upsampling of 3x or more per axis reorders the input to planes and runs the
+  // plain resize, which widens each input row once and blends whole rows: measured on one-node
+  // models, 1.1-1.8x faster at 4x and 8x than transposing every blocked row to the planes,
+  // which in turn wins by 1.4x at 2x.
+  if (nchw_output && OH * OW >= 9 * H * W) {
+    Tensor planes(DataType::Float, {N, channels, H, W});
+    reorder_from_blocked(in, planes.shape(), static_cast<int>(B), planes.data<float>(), ctx.thread_pool());
+    resize_typed<float>(cfg.p, planes, y, plan.taps, ctx.thread_pool());
+    return;
+  }
+  const BlockedTaps th(plan.taps[2], W * B), tw(plan.taps[3], B);
   parallel_for(y.numel() > (1 << 15) ? ctx.thread_pool() : nullptr, N * Cb * OH, [&](int64_t r0, int64_t r1) {
+    std::vector<float> blend(static_cast<size_t>(W * B)), pixels(nchw_output ? static_cast<size_t>(OW * B) : 0);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t plane = r / OH, oh = r % OH, lanes = std::min(B, channels - plane % Cb * B);
-      nchwc_resize_row(in + plane * H * W * B, out + r * OW * B, plan.taps[2], plan.taps[3], oh, W, B, lanes,
-                       cfg.p.extrapolation);
+      const float* src = in + plane * H * W * B;
+      if (!nchw_output) {
+        nchwc_resize_row(src, out + r * OW * B, blend.data(), th, tw, oh, W, B, lanes, cfg.p.extrapolation);
+        continue;
+      }
+      nchwc_resize_row(src, pixels.data(), blend.data(), th, tw, oh, W, B, lanes, cfg.p.extrapolation);
+      const int64_t n = plane / Cb, c0 = plane % Cb * B;
+      pixels_to_planes(pixels.data(), OW, B, lanes, out + ((n * channels + c0) * OH + oh) * OW, OH * OW);
     }
   });
 }
@@ -820,8 +908,10 @@ KernelFactory nchwc_resize_factory() {
     ResizeConfig cfg = read_resize_config(init, false, 19);
     const int64_t channels = init.get_int("channels", 0);
     ONYX_KERNEL_CHECK(channels > 0, "NchwcResize: attribute 'channels' must be positive");
+    const int64_t nchw_output = init.get_int("nchw_output", 0);
+    ONYX_KERNEL_CHECK(nchw_output == 0 || nchw_output == 1, "NchwcResize: attribute 'nchw_output' must be 0 or 1");
     return std::make_unique<LambdaKernel>(
-        [cfg, channels](KernelContext& ctx) { run_nchwc_resize(cfg, channels, ctx); });
+        [cfg, channels, nchw_output](KernelContext& ctx) { run_nchwc_resize(cfg, channels, nchw_output, ctx); });
   };
 }
 

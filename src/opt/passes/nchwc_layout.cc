@@ -475,13 +475,17 @@ class NchwcLayout final : public GraphPass {
       } else if (onnx && n.op_type == "Resize" && ctx.opset() >= 11 && is_blocked(n.inputs[0]) &&
                  resizes_spatial_only(g, view, n, ctx.opset())) {
         // Upsampling between convs (FPN and YOLO necks, U-Nets, GhostNetV2's attention) stays blocked.
+        // One that only makes a graph output (a segmentation head's final upsampling) writes it
+        // plain, a row at a time, rather than leaving its larger output to a ReorderOutput.
         const int64_t C = blocked[n.inputs[0]].channels;
+        const bool nchw_output = view.consumers(n.outputs[0]).empty();
         n.op_type = "NchwcResize";
         n.domain = kOnyxDomain;
         n.inputs[0] = blocked[n.inputs[0]].name;
         n.attributes["channels"] = int_attr(C);
-        ++ctx.fusion_counts["Resize as NchwcResize"];
-        make_blocked(n, C);
+        if (nchw_output) n.attributes["nchw_output"] = int_attr(1);
+        ++ctx.fusion_counts[nchw_output ? "Resize as NchwcResize to NCHW" : "Resize as NchwcResize"];
+        if (!nchw_output) make_blocked(n, C);
         converted = true;
       } else if (onnx && n.outputs.size() == 1 && !n.inputs.empty() && is_blocked(n.inputs[0])) {
         static const std::set<std::string> unary = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",

@@ -35,6 +35,12 @@ bool Node::has_subgraphs() const {
   return false;
 }
 
+bool Node::is_random() const {
+  static const std::set<std::string> random = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                               "RandomUniformLike", "Bernoulli",     "Multinomial"};
+  return domain.empty() && random.count(op_type);
+}
+
 void collect_subgraph_free_names(const Node& n, std::vector<std::string>& out) {
   std::set<std::string> seen(out.begin(), out.end());
   for (auto& [key, a] : n.attributes) {

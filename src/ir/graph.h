@@ -51,6 +51,8 @@ struct Node {
   std::string describe() const;
   // Whether an attribute holds a graph (If, Loop, Scan bodies).
   bool has_subgraphs() const;
+  // Whether the op draws random numbers (its outputs are not a function of its inputs).
+  bool is_random() const;
 };
 
 struct ValueInfo {

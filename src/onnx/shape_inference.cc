@@ -60,8 +60,11 @@ bool every_input_typed(const onnx::GraphProto& g, std::unordered_set<std::string
 // pass cannot, and tells whether InferShapes may run.
 class GuardedInference {
  public:
-  explicit GuardedInference(const std::map<std::string, int64_t>& opsets, const GuardedInference* outer = nullptr)
-      : opsets_(opsets) {
+  // `source`: the Onyx graph the proto graph was written from, node for node, and `evaluate`
+  // (may be null): with both, small values are computed as inference goes (propagate()).
+  explicit GuardedInference(const std::map<std::string, int64_t>& opsets, const GuardedInference* outer = nullptr,
+                            const Graph* source = nullptr, const NodeEvaluator* evaluate = nullptr)
+      : opsets_(opsets), source_(source), evaluate_(evaluate && *evaluate ? evaluate : nullptr) {
     if (!outer) return;
     types_ = outer->types_;
     assumed_ = outer->assumed_;
@@ -84,7 +87,9 @@ class GuardedInference {
       data_[t.name()] = &t;
     }
     bool all_typed = true;
-    for (auto& n : *g.mutable_node()) {
+    const bool propagating = evaluate_ && source_ && source_->nodes.size() == static_cast<size_t>(g.node_size());
+    for (int i = 0; i < g.node_size(); ++i) {
+      onnx::NodeProto& n = *g.mutable_node(i);
       bool reads_untyped = false;
       for (auto& in : n.input()) reads_untyped |= !in.empty() && !types_.count(in) && !assumed_.count(in);
       if (reads_untyped) {
@@ -100,6 +105,7 @@ class GuardedInference {
         continue;
       }
       infer(n);
+      if (propagating) propagate(source_->nodes[static_cast<size_t>(i)]);
     }
     return all_typed;
   }
@@ -134,6 +140,102 @@ class GuardedInference {
   void set_type(const std::string& name, const onnx::TypeProto& t) {
     storage_.push_back(t);
     types_[name] = &storage_.back();
+  }
+
+  // The value of a small node whose inputs are all known: a Shape (or Size) of
+  // a value with static dims, or a deterministic op on known small values, run
+  // by `evaluate`. Known values reach the per-op inference as constant input
+  // data, so a Reshape, Pad, Expand or Range they drive gets a static shape.
+  void propagate(const Node& node) {
+    if (node.is_random() || node.has_subgraphs() || !small_static_outputs(node)) return;
+    std::optional<std::vector<Tensor>> out;
+    if ((node.op_type == "Shape" || node.op_type == "Size") && node.domain.empty() && node.inputs.size() == 1) {
+      out = shape_value(node);
+    } else {
+      std::vector<Tensor> inputs;
+      for (auto& in : node.inputs) {
+        if (in.empty()) {
+          inputs.emplace_back();
+          continue;
+        }
+        const Tensor* t = known_value(in);
+        if (!t) return;
+        inputs.push_back(*t);
+      }
+      out = (*evaluate_)(node, inputs);
+    }
+    if (!out) return;
+    for (size_t k = 0; k < out->size() && k < node.outputs.size(); ++k) remember(node.outputs[k], (*out)[k]);
+  }
+
+  // Whether inference gave every output a static shape of at most kInlineBytes (so a
+  // ConstantOfShape, Range or Expand of a huge size from tiny inputs is never run here).
+  bool small_static_outputs(const Node& node) const {
+    for (auto& out : node.outputs) {
+      if (out.empty()) continue;
+      auto it = types_.find(out);
+      if (it == types_.end() || !it->second->has_tensor_type() || !it->second->tensor_type().has_shape()) return false;
+      const auto& tt = it->second->tensor_type();
+      uint64_t bytes = dtype_size(static_cast<DataType>(tt.elem_type()));
+      if (bytes == 0 || tt.elem_type() == onnx::TensorProto::STRING) return false;
+      for (auto& d : tt.shape().dim()) {
+        if (!d.has_dim_value() || d.dim_value() < 0) return false;
+        bytes *= static_cast<uint64_t>(d.dim_value());
+        if (bytes > kInlineBytes) return false;
+      }
+    }
+    return true;
+  }
+
+  std::optional<std::vector<Tensor>> shape_value(const Node& node) const {
+    auto it = types_.find(node.inputs[0]);
+    if (it == types_.end() || !it->second->has_tensor_type() || !it->second->tensor_type().has_shape()) return {};
+    std::vector<int64_t> dims;
+    for (auto& d : it->second->tensor_type().shape().dim()) {
+      if (!d.has_dim_value()) return {};
+      dims.push_back(d.dim_value());
+    }
+    if (node.op_type == "Size") {
+      int64_t n = 1;
+      for (int64_t d : dims) n *= d;
+      return std::vector<Tensor>{Tensor::scalar<int64_t>(n)};
+    }
+    const int64_t rank = static_cast<int64_t>(dims.size());
+    const Attribute* s = node.attr("start");
+    const Attribute* e = node.attr("end");
+    int64_t start = s ? s->i : 0, end = e ? e->i : rank;
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, start, rank);
+    std::vector<int64_t> picked(dims.begin() + start, dims.begin() + end);
+    return std::vector<Tensor>{Tensor::from_vector<int64_t>(picked, {static_cast<int64_t>(picked.size())})};
+  }
+
+  // A known small value: computed here, or a small initializer (decoded once).
+  const Tensor* known_value(const std::string& name) {
+    if (auto it = values_.find(name); it != values_.end()) return &it->second;
+    auto it = data_.find(name);
+    if (it == data_.end()) return nullptr;
+    try {
+      return &values_.emplace(name, tensor_from_proto(*it->second, nullptr)).first->second;
+    } catch (const std::exception&) {
+      return nullptr;
+    }
+  }
+
+  // A computed value becomes constant data and the exact type of its name.
+  void remember(const std::string& name, const Tensor& t) {
+    if (name.empty() || !t.defined() || t.dtype() == DataType::String || t.nbytes() > kInlineBytes) return;
+    onnx::TensorProto& proto = value_protos_.emplace_back();
+    tensor_to_proto(t, &proto);
+    proto.set_name(name);
+    data_[name] = &proto;
+    values_.emplace(name, t);
+    onnx::TypeProto tp;
+    tp.mutable_tensor_type()->set_elem_type(static_cast<int32_t>(t.dtype()));
+    auto* shape = tp.mutable_tensor_type()->mutable_shape();
+    for (int64_t d : t.shape()) shape->add_dim()->set_dim_value(d);
+    if (!types_.count(name)) inferred_.push_back(name);
+    set_type(name, tp);
   }
 
   void infer(onnx::NodeProto& n) {
@@ -190,6 +292,10 @@ class GuardedInference {
   }
 
   const std::map<std::string, int64_t>& opsets_;
+  const Graph* source_ = nullptr;
+  const NodeEvaluator* evaluate_ = nullptr;
+  std::unordered_map<std::string, Tensor> values_;  // known small values, for propagate()
+  std::deque<onnx::TensorProto> value_protos_;      // their data, as data_ points at it
   std::deque<onnx::TypeProto> storage_;  // stable addresses for types_
   std::unordered_map<std::string, onnx::TypeProto*> types_;
   std::unordered_set<std::string> assumed_;
@@ -239,7 +345,30 @@ std::future<void> prepare_schemas() {
   return std::async(std::launch::async, build_schemas);
 }
 
-bool infer_shapes(Model& model) {
+namespace {
+
+// Known dims of a tensor type; -1 for no shape (or no tensor).
+int known_dims(const TypeInfo& t) {
+  if (t.kind != TypeInfo::Kind::Tensor || !t.has_shape) return -1;
+  return static_cast<int>(std::count_if(t.shape.begin(), t.shape.end(), [](const Dim& d) { return d.value >= 0; }));
+}
+
+// Where the probe's propagated values made a type more precise than libonnx's, the probe's.
+void prefer_more_known(std::vector<ValueInfo>& infos, const std::vector<ValueInfo>& probe) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < infos.size(); ++i) index.emplace(infos[i].name, i);
+  for (const ValueInfo& p : probe) {
+    auto it = index.find(p.name);
+    if (it == index.end()) infos.push_back(p);
+    else if (known_dims(p.type) > known_dims(infos[it->second].type)) infos[it->second].type = p.type;
+  }
+}
+
+}  // namespace
+
+bool infer_shapes(Model& model) { return infer_shapes(model, NodeEvaluator()); }
+
+bool infer_shapes(Model& model, const NodeEvaluator& evaluate) {
   onnx::ModelProto mp;
   mp.set_ir_version(std::max<int64_t>(model.ir_version, 4));
   for (auto& [domain, version] : model.opset_imports) {
@@ -275,7 +404,7 @@ bool infer_shapes(Model& model) {
       if (vi.type.kind != TypeInfo::Kind::Unknown) type_to_proto(vi.type, p->mutable_type());
     }
     onnx::GraphProto probe = *gp;
-    GuardedInference guarded(model.opset_imports);
+    GuardedInference guarded(model.opset_imports, nullptr, &g, &evaluate);
     if (!guarded.run(probe) || guarded.saw_axis_out_of_range()) {
       model.graph.value_infos = guarded.value_infos();
       return true;
@@ -300,10 +429,11 @@ bool infer_shapes(Model& model) {
       onnx::ShapeInferenceOptions with_values(false, 0, true);
       onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), with_values);
     }
+    take_value_infos(mp.graph(), model.graph);
+    if (evaluate) prefer_more_known(model.graph.value_infos, guarded.value_infos());
   } catch (const std::exception&) {
     return false;  // inference is an optimization aid; a model it cannot handle still runs
   }
-  take_value_infos(mp.graph(), model.graph);
   return true;
 }
 

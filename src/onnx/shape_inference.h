@@ -1,7 +1,10 @@
 // Static shape and type inference through ONNX's own inference library, so
 // the optimizer knows the element types and shapes of intermediate values.
 #pragma once
+#include <functional>
 #include <future>
+#include <optional>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -12,6 +15,17 @@ namespace onyx {
 // inference failure the graph keeps the value_infos it had. Returns whether
 // inference ran.
 bool infer_shapes(Model& model);
+
+// Runs one node on constant inputs (the optimizer's constant folding
+// evaluator); nothing when it cannot.
+using NodeEvaluator = std::function<std::optional<std::vector<Tensor>>(const Node&, const std::vector<Tensor>&)>;
+
+// infer_shapes, and where the graph computes shapes at run time from static
+// ones (Shape -> Gather -> Mod -> Concat -> Pad, as exporters write window
+// padding), the small values those computations make are worked out with
+// `evaluate` as inference goes, so the Reshape or Pad they drive gets a
+// static shape too (libonnx propagates such values through a few ops only).
+bool infer_shapes(Model& model, const NodeEvaluator& evaluate);
 
 // libonnx builds its operator schemas (~5 ms) on first use, once per
 // process. This builds them now; later calls return at once.

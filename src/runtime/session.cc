@@ -243,14 +243,8 @@ void Session::Impl::optimize() {
   if (options.optimization_level == OptimizationLevel::Disable) return;
   const KernelRegistry& registry = cpu_kernel_registry();
   const auto inference_start = std::chrono::steady_clock::now();
-  infer_shapes(model);
-  // Reported as the first pass: it waits for libonnx's schemas and can take longer than all the passes.
-  report.passes.push_back({"shape_inference",
-                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - inference_start).count(),
-                           0});
-  PassContext ctx;
-  ctx.model = &model;
-  ctx.evaluate = [&](const Node& n, const std::vector<Tensor>& inputs) -> std::optional<std::vector<Tensor>> {
+  const NodeEvaluator evaluate = [&](const Node& n,
+                                     const std::vector<Tensor>& inputs) -> std::optional<std::vector<Tensor>> {
     std::vector<Value> values;
     for (auto& t : inputs) {
       if (t.defined()) values.emplace_back(t);
@@ -267,6 +261,14 @@ void Session::Impl::optimize() {
       return std::nullopt;  // not foldable here (no kernel, or it fails): leave it to run time
     }
   };
+  infer_shapes(model, evaluate);
+  // Reported as the first pass: it waits for libonnx's schemas and can take longer than all the passes.
+  report.passes.push_back({"shape_inference",
+                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - inference_start).count(),
+                           0});
+  PassContext ctx;
+  ctx.model = &model;
+  ctx.evaluate = evaluate;
   // The domains of ops passes may introduce (qdq_fusion makes com.microsoft
   // QLinear* ops); an import added here is dropped again when nothing uses it.
   std::vector<std::string> added_domains;

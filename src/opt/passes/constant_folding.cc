@@ -1,18 +1,11 @@
 // Constant folding: a node whose inputs are all constants is run once at load
 // and replaced by initializers holding its outputs.
-#include <unordered_set>
 
 #include "opt/passes/passes.h"
 
 namespace onyx {
 
 namespace {
-
-bool is_random(const Node& n) {
-  static const std::unordered_set<std::string> random = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                                         "RandomUniformLike", "Bernoulli", "Multinomial"};
-  return n.domain.empty() && random.count(n.op_type);
-}
 
 class ConstantFolding final : public GraphPass {
  public:
@@ -24,7 +17,7 @@ class ConstantFolding final : public GraphPass {
     std::vector<int> folded;
     for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
       const Node& n = g.nodes[i];
-      if (is_random(n) || n.has_subgraphs()) continue;
+      if (n.is_random() || n.has_subgraphs()) continue;
       std::vector<Tensor> inputs;
       bool all_constant = true;
       for (auto& in : n.inputs) {

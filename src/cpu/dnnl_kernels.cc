@@ -3,6 +3,7 @@
 // ReorderInput, ReorderOutput. The optimizer's nchwc_layout pass emits them
 // only when this build has oneDNN (the reorders alone are portable).
 #include "base/aligned_memory.h"
+#include "cpu/dilation_phases.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/nchwc_conv.h"
 #include "cpu/nchwc_pointwise_depthwise.h"
@@ -55,6 +56,63 @@ class BlockedConv {
   std::unique_ptr<NchwcWinogradConv> winograd_;
 };
 
+// A dilated stride-1 3x3 convolution with "same" padding, on a blocked image
+// whose sides divide by the dilation, as the undilated one over the image's
+// phases (dilation_phases.h), where that one runs as Winograd: dilated ResNet
+// backbones (DeepLabV3, FCN). One-node models, A/B against the dilated direct
+// kernel, 1 / 2 threads: 512 -> 512 at dilation 4 on 32x32 1.65x / 1.72x,
+// 256 at dilation 2 on 32x32 1.93x / 1.84x, on 14x14 (7x7 phases) 1.39x /
+// 1.22x. Where the phases are too small or narrow for Winograd it lost:
+// 4x4 phases 0.82x, 16 channels 0.79x.
+class DilatedAsPhases {
+ public:
+  static std::unique_ptr<DilatedAsPhases> create(const DnnlConvConfig& cfg, const Tensor* w, int block,
+                                                 bool bias_constant) {
+    const SpatialAttrs& a = cfg.attrs;
+    std::vector<int64_t> kernel = a.kernel;
+    if (kernel.empty() && w && w->rank() == 4) kernel = {w->dim(2), w->dim(3)};
+    if (kernel != std::vector<int64_t>{3, 3} || a.dilations.size() != 2 || a.pads.size() != 4 ||
+        a.auto_pad != "NOTSET" || cfg.group != 1 || !cfg.constant_weights)
+      return nullptr;
+    for (int64_t s : a.strides)
+      if (s != 1) return nullptr;
+    const int64_t dh = a.dilations[0], dw = a.dilations[1];
+    if (dh * dw <= 1) return nullptr;
+    for (int i = 0; i < 2; ++i)
+      if (a.pads[i] != a.dilations[i] || a.pads[i + 2] != a.dilations[i]) return nullptr;
+    DnnlConvConfig undilated = cfg;
+    undilated.attrs.kernel = kernel;
+    undilated.attrs.dilations = {1, 1};
+    undilated.attrs.pads = {1, 1, 1, 1};
+    return std::unique_ptr<DilatedAsPhases>(new DilatedAsPhases(dh, dw, undilated, block, bias_constant));
+  }
+  // Blocked input, no residual, sides that divide, and phases Winograd takes: at least
+  // 7x7, 32 channels in and out (what both Winograd kernels' policies start from).
+  bool use_for(const DnnlConv::Io& io) const {
+    if (io.x_block == 0 || io.z || io.x_shape.size() != 5 || io.w->rank() != 4) return false;
+    const int64_t H = io.x_shape[2], W = io.x_shape[3];
+    return H % dh_ == 0 && W % dw_ == 0 && (H / dh_) * (W / dw_) >= 7 * 7 && io.w->dim(0) >= 32 && io.w->dim(1) >= 32;
+  }
+  void run(const DnnlConv::Io& io, const Shape& y_blocked, float* y, ThreadPool* pool) const {
+    thread_local AlignedScratch x_scratch, y_scratch;
+    const Shape xs = dilation_phases_shape(io.x_shape, dh_, dw_), ys = dilation_phases_shape(y_blocked, dh_, dw_);
+    float* x_phases = x_scratch.get(static_cast<size_t>(shape_numel(xs)));
+    float* y_phases = y_scratch.get(static_cast<size_t>(shape_numel(ys)));
+    image_to_dilation_phases(io.x, io.x_shape, dh_, dw_, x_phases, pool);
+    DnnlConv::Io phases = io;
+    phases.x = x_phases;
+    phases.x_shape = xs;
+    undilated_.run(phases, y_phases, pool);
+    dilation_phases_to_image(y_phases, y_blocked, dh_, dw_, y, pool);
+  }
+
+ private:
+  DilatedAsPhases(int64_t dh, int64_t dw, const DnnlConvConfig& undilated, int block, bool bias_constant)
+      : dh_(dh), dw_(dw), undilated_(undilated, block, bias_constant) {}
+  int64_t dh_, dw_;
+  BlockedConv undilated_;
+};
+
 // The logical NCHW shape of a conv input stored plain or blocked.
 Shape logical_input(const Tensor& x, const Tensor& w, int64_t group, bool blocked) {
   if (!blocked) return x.shape();
@@ -72,7 +130,9 @@ class NchwcConvKernel final : public Kernel {
   explicit NchwcConvKernel(const KernelInitContext& ctx)
       : block_(read_block(ctx)),
         group_(ctx.get_int("group", 1)),
-        conv_(conv_config(ctx, ctx.constant_input(1) != nullptr), block_, ctx.constant_input(2) != nullptr) {}
+        conv_(conv_config(ctx, ctx.constant_input(1) != nullptr), block_, ctx.constant_input(2) != nullptr),
+        phases_(DilatedAsPhases::create(conv_config(ctx, ctx.constant_input(1) != nullptr), ctx.constant_input(1),
+                                        block_, ctx.constant_input(2) != nullptr)) {}
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
@@ -102,13 +162,15 @@ class NchwcConvKernel final : public Kernel {
     }
     Tensor& y = y_in_z ? *y_in_z : ctx.allocate_output(0, DataType::Float, ys);
     if (y.numel() == 0) return;
-    conv_.run(io, y.data<float>(), ctx.thread_pool());
+    if (phases_ && phases_->use_for(io)) phases_->run(io, ys, y.data<float>(), ctx.thread_pool());
+    else conv_.run(io, y.data<float>(), ctx.thread_pool());
   }
 
  private:
   int block_;
   int64_t group_;
   BlockedConv conv_;
+  std::unique_ptr<DilatedAsPhases> phases_;
 };
 
 // A 1x1 NchwcConv feeding a depthwise one (docs/fused_ops.md): fused band by

@@ -5,8 +5,7 @@
 // (i * dh + rh, j * dw + rw). These functions move a blocked tensor between
 // the image and its phases, batched as [N * dh * dw, Cb, H / dh, W / dw, B]
 // (phase (n, rh, rw) at index (n * dh + rh) * dw + rw), so the undilated
-// convolution - Winograd, or the direct kernel's unit-stride taps - runs on
-// them as a batch.
+// convolution (Winograd, which has no dilated form) runs on them as a batch.
 #pragma once
 #include <cstdint>
 

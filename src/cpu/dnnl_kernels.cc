@@ -128,11 +128,12 @@ void check_float(const Tensor* t, const char* op) {
 class NchwcConvKernel final : public Kernel {
  public:
   explicit NchwcConvKernel(const KernelInitContext& ctx)
+      : NchwcConvKernel(ctx, conv_config(ctx, ctx.constant_input(1) != nullptr)) {}
+  NchwcConvKernel(const KernelInitContext& ctx, const DnnlConvConfig& cfg)
       : block_(read_block(ctx)),
-        group_(ctx.get_int("group", 1)),
-        conv_(conv_config(ctx, ctx.constant_input(1) != nullptr), block_, ctx.constant_input(2) != nullptr),
-        phases_(DilatedAsPhases::create(conv_config(ctx, ctx.constant_input(1) != nullptr), ctx.constant_input(1),
-                                        block_, ctx.constant_input(2) != nullptr)) {}
+        group_(cfg.group),
+        conv_(cfg, block_, ctx.constant_input(2) != nullptr),
+        phases_(DilatedAsPhases::create(cfg, ctx.constant_input(1), block_, ctx.constant_input(2) != nullptr)) {}
   void run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);

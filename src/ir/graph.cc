@@ -1,5 +1,6 @@
 #include "ir/graph.h"
 
+#include <algorithm>
 #include <set>
 #include <unordered_set>
 
@@ -157,6 +158,22 @@ std::string canonical_domain(const std::string& domain) { return domain == "ai.o
 int64_t Model::opset(const std::string& d) const {
   auto it = opset_imports.find(canonical_domain(d));
   return it == opset_imports.end() ? 0 : it->second;
+}
+
+std::pair<int64_t, int64_t> shape_node_range(const Node& shape, int64_t rank) {
+  const Attribute* s = shape.attr("start");
+  const Attribute* e = shape.attr("end");
+  int64_t start = s ? s->i : 0, end = e ? e->i : rank;
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, start, rank);
+  return {start, end};
+}
+
+Tensor shape_node_value(const Node& node, const Shape& input) {
+  if (node.op_type == "Size") return Tensor::scalar<int64_t>(shape_numel(input));
+  const auto [start, end] = shape_node_range(node, static_cast<int64_t>(input.size()));
+  std::vector<int64_t> dims(input.begin() + start, input.begin() + end);
+  return Tensor::from_vector<int64_t>(dims, {end - start});
 }
 
 }  // namespace onyx

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "onyx/tensor.h"
@@ -127,5 +128,12 @@ const Node* node_on_cycle(const Graph& g);
 
 // Normalizes "ai.onnx" to "".
 std::string canonical_domain(const std::string& domain);
+
+// The dims [start, end) a Shape node reads from an input of rank `rank` (its
+// opset-15 start / end attributes, negative ones from the end, clamped).
+std::pair<int64_t, int64_t> shape_node_range(const Node& shape, int64_t rank);
+
+// The output of a Shape or Size node whose input has the static shape `input`.
+Tensor shape_node_value(const Node& node, const Shape& input);
 
 }  // namespace onyx

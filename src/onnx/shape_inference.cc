@@ -190,24 +190,12 @@ class GuardedInference {
   std::optional<std::vector<Tensor>> shape_value(const Node& node) const {
     auto it = types_.find(node.inputs[0]);
     if (it == types_.end() || !it->second->has_tensor_type() || !it->second->tensor_type().has_shape()) return {};
-    std::vector<int64_t> dims;
+    Shape dims;
     for (auto& d : it->second->tensor_type().shape().dim()) {
       if (!d.has_dim_value()) return {};
       dims.push_back(d.dim_value());
     }
-    if (node.op_type == "Size") {
-      int64_t n = 1;
-      for (int64_t d : dims) n *= d;
-      return std::vector<Tensor>{Tensor::scalar<int64_t>(n)};
-    }
-    const int64_t rank = static_cast<int64_t>(dims.size());
-    const Attribute* s = node.attr("start");
-    const Attribute* e = node.attr("end");
-    int64_t start = s ? s->i : 0, end = e ? e->i : rank;
-    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-    end = std::clamp<int64_t>(end < 0 ? end + rank : end, start, rank);
-    std::vector<int64_t> picked(dims.begin() + start, dims.begin() + end);
-    return std::vector<Tensor>{Tensor::from_vector<int64_t>(picked, {static_cast<int64_t>(picked.size())})};
+    return std::vector<Tensor>{shape_node_value(node, dims)};
   }
 
   // A known small value: computed here, or a small initializer (decoded once).

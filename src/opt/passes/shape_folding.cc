@@ -19,21 +19,7 @@ class ShapeRule final : public RewriteRule {
     const Node& n = g.nodes[i];
     auto shape = view.static_shape(n.inputs[0]);
     if (!shape) return std::nullopt;
-    Tensor value;
-    if (op_ == "Size") {
-      value = Tensor::scalar<int64_t>(shape_numel(*shape));
-    } else {
-      int64_t rank = static_cast<int64_t>(shape->size());
-      const Attribute* s = n.attr("start");
-      const Attribute* e = n.attr("end");
-      int64_t start = s ? s->i : 0, end = e ? e->i : rank;
-      if (start < 0) start += rank;
-      if (end < 0) end += rank;
-      start = std::clamp<int64_t>(start, 0, rank);
-      end = std::clamp<int64_t>(end, start, rank);
-      std::vector<int64_t> dims(shape->begin() + start, shape->begin() + end);
-      value = Tensor::from_vector<int64_t>(dims, {static_cast<int64_t>(dims.size())});
-    }
+    Tensor value = shape_node_value(n, *shape);
     Patch p;
     p.remove = {i};
     p.initializers = {{n.outputs[0], value}};
@@ -53,12 +39,7 @@ std::optional<std::vector<int64_t>> shape_dims(const Graph& g, const GraphView& 
   if (!shape) return std::nullopt;
   const TypeInfo* t = view.type_of(shape->inputs[0]);
   if (!t || t->kind != TypeInfo::Kind::Tensor || !t->has_shape) return std::nullopt;
-  const int64_t rank = static_cast<int64_t>(t->shape.size());
-  const Attribute* s = shape->attr("start");
-  const Attribute* e = shape->attr("end");
-  int64_t start = s ? s->i : 0, end = e ? e->i : rank;
-  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-  end = std::clamp<int64_t>(end < 0 ? end + rank : end, start, rank);
+  const auto [start, end] = shape_node_range(*shape, static_cast<int64_t>(t->shape.size()));
   std::vector<int64_t> dims;
   for (int64_t d = start; d < end; ++d) dims.push_back(t->shape[d].value);
   return dims;

@@ -102,6 +102,60 @@ TEST(Pool2d, RowPathMatchesWindowReference) {
   }
 }
 
+// The row-wise 3-D path (video models' MaxPool3d / AvgPool3d, over 3
+// threads) against a window-by-window reference: a depth stride and
+// dilation, pads on every axis, ceil mode, both average divisors.
+TEST(Pool3d, RowPathMatchesWindowReference) {
+  struct Case {
+    std::vector<int64_t> kernel, strides, dilations, pads;
+    int64_t ceil, include_pad;
+  };
+  const Case cases[] = {{{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 0},
+                        {{1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1, 0, 1, 1}, 0, 1},
+                        {{2, 2, 3}, {2, 1, 2}, {2, 1, 1}, {1, 0, 2, 0, 1, 1}, 1, 1},
+                        {{2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 1, 0}};
+  const int64_t C = 3, D = 5, H = 6, W = 7;
+  std::vector<float> v(C * D * H * W);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 101) - 50.f;
+  ThreadPool three(3);
+  for (const Case& c : cases) {
+    for (const char* op : {"MaxPool", "AveragePool"}) {
+      Node n = make_node(op, {"x"}, {"y"},
+                         {{"kernel_shape", attr_ints(c.kernel)}, {"strides", attr_ints(c.strides)},
+                          {"dilations", attr_ints(c.dilations)}, {"pads", attr_ints(c.pads)},
+                          {"ceil_mode", attr_int(c.ceil)}, {"count_include_pad", attr_int(c.include_pad)}});
+      const Tensor y = run_op(n, {Tensor::from_vector<float>(v, {1, C, D, H, W})}, 19, &three)[0];
+      const int64_t OD = y.dim(2), OH = y.dim(3), OW = y.dim(4), in[3] = {D, H, W};
+      const bool is_max = std::string(op) == "MaxPool";
+      for (int64_t at = 0; at < y.numel(); ++at) {
+        const int64_t o[3] = {at / (OH * OW) % OD, at / OW % OH, at % OW}, ch = at / (OD * OH * OW);
+        double best = -1e30, sum = 0;
+        int64_t inside = 0, padded = 0;
+        for (int64_t t = 0; t < c.kernel[0] * c.kernel[1] * c.kernel[2]; ++t) {
+          const int64_t tap[3] = {t / (c.kernel[1] * c.kernel[2]), t / c.kernel[2] % c.kernel[1], t % c.kernel[2]};
+          int64_t p[3];
+          bool in_pad = true, in_input = true;
+          for (int d = 0; d < 3; ++d) {
+            p[d] = o[d] * c.strides[d] - c.pads[d] + tap[d] * c.dilations[d];
+            in_pad = in_pad && p[d] >= -c.pads[d] && p[d] < in[d] + c.pads[d + 3];
+            in_input = in_input && p[d] >= 0 && p[d] < in[d];
+          }
+          padded += in_pad;
+          if (!in_input) continue;
+          ++inside;
+          const float x = v[((ch * D + p[0]) * H + p[1]) * W + p[2]];
+          best = std::max<double>(best, x);
+          sum += x;
+        }
+        const int64_t div = c.include_pad ? padded : inside;
+        const double want = is_max ? best : (div ? sum / div : 0.0);
+        ASSERT_NEAR(y.float_at(at), want, 1e-4) << op << " case k" << c.kernel[0] << c.kernel[1] << c.kernel[2]
+                                                << " at " << at;
+      }
+    }
+  }
+}
+
 TEST(AveragePool, CountIncludePad) {
   Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {1, 1, 2, 2});
   auto attrs = std::map<std::string, Attribute>{{"kernel_shape", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 0, 0})}};

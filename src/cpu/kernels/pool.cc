@@ -33,56 +33,78 @@ struct PoolParams {
   int64_t storage_order = 0;
 };
 
-// 2-D max / average pooling without indices, one output row at a time: for
-// each kernel tap, one pass over the outputs it reaches (a contiguous range,
-// found once per call), so the inner loops are branch-free and vectorize.
-// The per-window loop with its running argmax compare ran 30-60x slower than
-// onnxruntime on random data (mispredicted branches).
+// 1-, 2- and 3-D max / average pooling without indices, one output row at a
+// time: for each kernel tap, one pass over the outputs it reaches (a
+// contiguous range, found once per call), so the inner loops are branch-free
+// and vectorize. The per-window loop with its running argmax compare ran
+// 30-60x slower than onnxruntime on random data (mispredicted branches), and
+// 100x on 3-D pools. Fewer spatial dims are the leading ones of size 1.
 struct RowPool {
-  int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, pad_end_h;
+  // The outer axes (depth, height): their sizes and taps. Axis 0 is depth.
+  struct Axis {
+    int64_t in = 1, out = 1, k = 1, stride = 1, dil = 1, pad = 0, pad_end = 0;
+    // window taps of output o that read the input (or padding, when counted)
+    int64_t count(int64_t o, bool include_pad) const {
+      int64_t n = 0;
+      for (int64_t i = 0; i < k; ++i) {
+        const int64_t at = o * stride - pad + i * dil;
+        n += include_pad ? (at >= -pad && at < in + pad_end) : (at >= 0 && at < in);
+      }
+      return n;
+    }
+  };
+  Axis depth, height;
+  int64_t W, OW, kw, sw, dw, pw;
   bool is_max, include_pad;
   TapRanges taps;               // outputs [lo[j], hi[j]) read tap j of a row inside the input
   std::vector<int64_t> wcount;  // taps along the row counted by an average
 
-  RowPool(const SpatialGeometry& g, const PoolParams& pp)
-      : H(g.in[0]), W(g.in[1]), OH(g.out[0]), OW(g.out[1]), kh(g.kernel[0]), kw(g.kernel[1]), sh(g.strides[0]),
-        sw(g.strides[1]), dh(g.dilations[0]), dw(g.dilations[1]), ph(g.pad_begin[0]), pw(g.pad_begin[1]),
-        pad_end_h(g.pad_end[0]), is_max(pp.kind == PoolKind::Max), include_pad(pp.count_include_pad),
-        taps(W, OW, kw, sw, dw, pw), wcount(OW, 0) {
-    for (int64_t ow = 0; ow < OW; ++ow)
-      for (int64_t j = 0; j < kw; ++j) {
-        const int64_t col = ow * sw - pw + j * dw;
-        wcount[ow] += include_pad ? (col >= -pw && col < W + g.pad_end[1]) : (col >= 0 && col < W);
-      }
+  static Axis axis(const SpatialGeometry& g, int d) {
+    if (d < 0) return {};
+    return {g.in[d], g.out[d], g.kernel[d], g.strides[d], g.dilations[d], g.pad_begin[d], g.pad_end[d]};
   }
+  RowPool(const SpatialGeometry& g, const PoolParams& pp)
+      : depth(axis(g, g.nd - 3)), height(axis(g, g.nd - 2)), W(g.in[g.nd - 1]), OW(g.out[g.nd - 1]),
+        kw(g.kernel[g.nd - 1]), sw(g.strides[g.nd - 1]), dw(g.dilations[g.nd - 1]), pw(g.pad_begin[g.nd - 1]),
+        is_max(pp.kind == PoolKind::Max), include_pad(pp.count_include_pad), taps(W, OW, kw, sw, dw, pw),
+        wcount(OW, 0) {
+    const Axis row{W, OW, kw, sw, dw, pw, g.pad_end[g.nd - 1]};
+    for (int64_t ow = 0; ow < OW; ++ow) wcount[ow] = row.count(ow, include_pad);
+  }
+  int64_t rows() const { return depth.out * height.out; }  // output rows per plane
 };
 
-// Output rows [r0, r1) (row r: plane r / OH, row r % OH); acc holds OW values.
+// Output rows [r0, r1) (row r: plane r / rows(), then depth, then height);
+// acc holds OW values.
 template <class T, class Acc>
 __attribute__((always_inline)) inline void pool_rows(const RowPool& p, const T* x, T* y, int64_t r0, int64_t r1,
                                                      Acc* __restrict acc) {
   const Acc init = p.is_max ? static_cast<Acc>(lowest_value<T>()) : Acc(0);
+  const RowPool::Axis &D = p.depth, &H = p.height;
   for (int64_t r = r0; r < r1; ++r) {
-    const int64_t c = r / p.OH, oh = r % p.OH, h0 = oh * p.sh - p.ph;
+    const int64_t c = r / p.rows(), od = r % p.rows() / H.out, oh = r % H.out;
     for (int64_t ow = 0; ow < p.OW; ++ow) acc[ow] = init;
-    int64_t hcount = 0;
-    for (int64_t i = 0; i < p.kh; ++i) {
-      const int64_t row = h0 + i * p.dh;
-      if (p.include_pad && row >= -p.ph && row < p.H + p.pad_end_h) ++hcount;
-      if (row < 0 || row >= p.H) continue;
-      if (!p.include_pad) ++hcount;
-      for (int64_t j = 0; j < p.kw; ++j) {
-        const int64_t lo = p.taps.lo[j], n = p.taps.hi[j] - lo, st = p.sw;
-        const T* __restrict s = x + (c * p.H + row) * p.W + lo * st + j * p.dw - p.pw;
-        Acc* __restrict a = acc + lo;
-        if (p.is_max && st == 1) {
-          for (int64_t k = 0; k < n; ++k) a[k] = a[k] < static_cast<Acc>(s[k]) ? static_cast<Acc>(s[k]) : a[k];
-        } else if (p.is_max) {
-          for (int64_t k = 0; k < n; ++k) a[k] = a[k] < static_cast<Acc>(s[k * st]) ? static_cast<Acc>(s[k * st]) : a[k];
-        } else if (st == 1) {
-          for (int64_t k = 0; k < n; ++k) a[k] += static_cast<Acc>(s[k]);
-        } else {
-          for (int64_t k = 0; k < n; ++k) a[k] += static_cast<Acc>(s[k * st]);
+    for (int64_t a = 0; a < D.k; ++a) {
+      const int64_t depth = od * D.stride - D.pad + a * D.dil;
+      if (depth < 0 || depth >= D.in) continue;
+      for (int64_t i = 0; i < H.k; ++i) {
+        const int64_t row = oh * H.stride - H.pad + i * H.dil;
+        if (row < 0 || row >= H.in) continue;
+        const T* x_row = x + ((c * D.in + depth) * H.in + row) * p.W;
+        for (int64_t j = 0; j < p.kw; ++j) {
+          const int64_t lo = p.taps.lo[j], n = p.taps.hi[j] - lo, st = p.sw;
+          const T* __restrict s = x_row + lo * st + j * p.dw - p.pw;
+          Acc* __restrict acc_j = acc + lo;
+          if (p.is_max && st == 1) {
+            for (int64_t k = 0; k < n; ++k) acc_j[k] = acc_j[k] < static_cast<Acc>(s[k]) ? static_cast<Acc>(s[k]) : acc_j[k];
+          } else if (p.is_max) {
+            for (int64_t k = 0; k < n; ++k)
+              acc_j[k] = acc_j[k] < static_cast<Acc>(s[k * st]) ? static_cast<Acc>(s[k * st]) : acc_j[k];
+          } else if (st == 1) {
+            for (int64_t k = 0; k < n; ++k) acc_j[k] += static_cast<Acc>(s[k]);
+          } else {
+            for (int64_t k = 0; k < n; ++k) acc_j[k] += static_cast<Acc>(s[k * st]);
+          }
         }
       }
     }
@@ -90,8 +112,9 @@ __attribute__((always_inline)) inline void pool_rows(const RowPool& p, const T* 
     if (p.is_max) {
       for (int64_t ow = 0; ow < p.OW; ++ow) out[ow] = static_cast<T>(acc[ow]);
     } else {
+      const int64_t outer = D.count(od, p.include_pad) * H.count(oh, p.include_pad);
       for (int64_t ow = 0; ow < p.OW; ++ow) {
-        const int64_t div = hcount * p.wcount[ow];
+        const int64_t div = outer * p.wcount[ow];
         out[ow] = static_cast<T>(div > 0 ? acc[ow] / static_cast<Acc>(div) : Acc(0));
       }
     }
@@ -108,29 +131,15 @@ void pool_rows_f32(const RowPool& p, const float* x, float* y, int64_t r0, int64
 }
 
 template <class T>
-void pool_2d_rows(const T* x, T* y, int64_t NC, const SpatialGeometry& g, const PoolParams& pp, ThreadPool* pool) {
+void pool_by_rows(const T* x, T* y, int64_t NC, const SpatialGeometry& g, const PoolParams& pp, ThreadPool* pool) {
   using Acc = AccOf<T>;
   const RowPool p(g, pp);
-  ThreadPool* tp = NC * p.OH * p.OW * p.kh * p.kw > 65536 ? pool : nullptr;
-  parallel_for(tp, NC * p.OH, [&](int64_t r0, int64_t r1) {
+  ThreadPool* tp = NC * g.out_size() * g.kernel_size() > 65536 ? pool : nullptr;
+  parallel_for(tp, NC * p.rows(), [&](int64_t r0, int64_t r1) {
     std::vector<Acc> acc(static_cast<size_t>(p.OW));
     if constexpr (std::is_same_v<T, float>) pool_rows_f32(p, x, y, r0, r1, acc.data());
     else pool_rows<T, Acc>(p, x, y, r0, r1, acc.data());
   });
-}
-
-// A 1-D geometry as 2-D with a height of 1.
-SpatialGeometry as_rows(const SpatialGeometry& g) {
-  SpatialGeometry r;
-  r.nd = 2;
-  r.in = {1, g.in[0]};
-  r.out = {1, g.out[0]};
-  r.kernel = {1, g.kernel[0]};
-  r.strides = {1, g.strides[0]};
-  r.dilations = {1, g.dilations[0]};
-  r.pad_begin = {0, g.pad_begin[0]};
-  r.pad_end = {0, g.pad_end[0]};
-  return r;
 }
 
 // x, y are [NC, spatial...]; idx (optional) receives MaxPool's flat indices.
@@ -145,12 +154,8 @@ void pool_nd(const T* x, T* y, int64_t* idx, int64_t NC, const SpatialGeometry& 
   for (int d = nd - 2; d >= 0; --d) rstride[d] = rstride[d + 1] * g.in[d + 1];
   for (int d = 1; d < nd; ++d) cstride[d] = cstride[d - 1] * g.in[d - 1];
   ThreadPool* tp = NC * os * g.kernel_size() > 65536 ? pool : nullptr;
-  if (nd == 2 && pp.kind != PoolKind::Lp && !idx) {
-    pool_2d_rows(x, y, NC, g, pp, pool);
-    return;
-  }
-  if (nd == 1 && pp.kind != PoolKind::Lp && !idx) {  // 1-D as rows of height 1
-    pool_2d_rows(x, y, NC, as_rows(g), pp, pool);
+  if (nd <= 3 && pp.kind != PoolKind::Lp && !idx) {
+    pool_by_rows(x, y, NC, g, pp, pool);
     return;
   }
   if (nd == 2 && pp.kind == PoolKind::Max) {

@@ -52,10 +52,10 @@ TEST(Pool2d, CeilModeWindowLargerThanInput) {
   EXPECT_THROW(run_op(floor_node, {x}, 19), Error);
 }
 
-// The row-wise 2-D path (float and double, over 3 threads) against a
+// The per-axis 2-D passes (float and double, over 3 threads) against a
 // window-by-window reference: strides, dilations, asymmetric pads, ceil
 // mode, both average divisors.
-TEST(Pool2d, RowPathMatchesWindowReference) {
+TEST(Pool2d, AxisPassesMatchWindowReference) {
   struct Case {
     std::vector<int64_t> kernel, strides, dilations, pads;
     int64_t ceil, include_pad;
@@ -102,10 +102,10 @@ TEST(Pool2d, RowPathMatchesWindowReference) {
   }
 }
 
-// The row-wise 3-D path (video models' MaxPool3d / AvgPool3d, over 3
+// The per-axis 3-D passes (video models' MaxPool3d / AvgPool3d, over 3
 // threads) against a window-by-window reference: a depth stride and
 // dilation, pads on every axis, ceil mode, both average divisors.
-TEST(Pool3d, RowPathMatchesWindowReference) {
+TEST(Pool3d, AxisPassesMatchWindowReference) {
   struct Case {
     std::vector<int64_t> kernel, strides, dilations, pads;
     int64_t ceil, include_pad;
@@ -125,6 +125,9 @@ TEST(Pool3d, RowPathMatchesWindowReference) {
                           {"dilations", attr_ints(c.dilations)}, {"pads", attr_ints(c.pads)},
                           {"ceil_mode", attr_int(c.ceil)}, {"count_include_pad", attr_int(c.include_pad)}});
       const Tensor y = run_op(n, {Tensor::from_vector<float>(v, {1, C, D, H, W})}, 19, &three)[0];
+      // Float16 accumulates in float and converts at the end (the values are exact in half)
+      const std::vector<Float16> vh(v.begin(), v.end());
+      const Tensor yh = run_op(n, {Tensor::from_vector<Float16>(vh, {1, C, D, H, W})}, 19)[0];
       const int64_t OD = y.dim(2), OH = y.dim(3), OW = y.dim(4), in[3] = {D, H, W};
       const bool is_max = std::string(op) == "MaxPool";
       for (int64_t at = 0; at < y.numel(); ++at) {
@@ -151,6 +154,7 @@ TEST(Pool3d, RowPathMatchesWindowReference) {
         const double want = is_max ? best : (div ? sum / div : 0.0);
         ASSERT_NEAR(y.float_at(at), want, 1e-4) << op << " case k" << c.kernel[0] << c.kernel[1] << c.kernel[2]
                                                 << " at " << at;
+        ASSERT_NEAR(yh.float_at(at), want, 2e-2) << op << " (half) at " << at;
       }
     }
   }

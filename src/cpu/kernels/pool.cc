@@ -33,112 +33,251 @@ struct PoolParams {
   int64_t storage_order = 0;
 };
 
-// 1-, 2- and 3-D max / average pooling without indices, one output row at a
-// time: for each kernel tap, one pass over the outputs it reaches (a
-// contiguous range, found once per call), so the inner loops are branch-free
-// and vectorize. The per-window loop with its running argmax compare ran
-// 30-60x slower than onnxruntime on random data (mispredicted branches), and
-// 100x on 3-D pools. Fewer spatial dims are the leading ones of size 1.
-struct RowPool {
-  // The outer axes (depth, height): their sizes and taps. Axis 0 is depth.
-  struct Axis {
-    int64_t in = 1, out = 1, k = 1, stride = 1, dil = 1, pad = 0, pad_end = 0;
-    // window taps of output o that read the input (or padding, when counted)
-    int64_t count(int64_t o, bool include_pad) const {
-      int64_t n = 0;
-      for (int64_t i = 0; i < k; ++i) {
-        const int64_t at = o * stride - pad + i * dil;
-        n += include_pad ? (at >= -pad && at < in + pad_end) : (at >= 0 && at < in);
-      }
-      return n;
-    }
-  };
-  Axis depth, height;
-  int64_t W, OW, kw, sw, dw, pw;
-  bool is_max, include_pad;
-  TapRanges taps;               // outputs [lo[j], hi[j]) read tap j of a row inside the input
-  std::vector<int64_t> wcount;  // taps along the row counted by an average
+// 1-, 2- and 3-D max / average pooling without indices, one axis at a time:
+// a box's max (or sum) is the max along W, then along H, then along D, so a
+// 3x3x3 window costs 9 reductions instead of 27. Each pass, per kernel tap,
+// makes one branch-free pass over the outputs that tap reaches; on the outer
+// axes those are whole rows or planes, long vectors. The per-window loop ran
+// 30-60x slower than onnxruntime on 2-D pools (mispredicted branches) and
+// 100x on 3-D ones; per-row taps still ran 5x slower on video models' short
+// 3-D rows.
+struct PoolAxis {
+  int64_t in = 1, out = 1, k = 1, stride = 1, dil = 1, pad = 0, pad_end = 0;
 
-  static Axis axis(const SpatialGeometry& g, int d) {
-    if (d < 0) return {};
+  static PoolAxis of(const SpatialGeometry& g, int d) {
     return {g.in[d], g.out[d], g.kernel[d], g.strides[d], g.dilations[d], g.pad_begin[d], g.pad_end[d]};
   }
-  RowPool(const SpatialGeometry& g, const PoolParams& pp)
-      : depth(axis(g, g.nd - 3)), height(axis(g, g.nd - 2)), W(g.in[g.nd - 1]), OW(g.out[g.nd - 1]),
-        kw(g.kernel[g.nd - 1]), sw(g.strides[g.nd - 1]), dw(g.dilations[g.nd - 1]), pw(g.pad_begin[g.nd - 1]),
-        is_max(pp.kind == PoolKind::Max), include_pad(pp.count_include_pad), taps(W, OW, kw, sw, dw, pw),
-        wcount(OW, 0) {
-    const Axis row{W, OW, kw, sw, dw, pw, g.pad_end[g.nd - 1]};
-    for (int64_t ow = 0; ow < OW; ++ow) wcount[ow] = row.count(ow, include_pad);
+  bool is_identity() const { return k == 1 && stride == 1 && pad == 0 && in == out; }
+  // The input position tap t of output o reads.
+  int64_t at(int64_t o, int64_t t) const { return o * stride - pad + t * dil; }
+  // Window taps of output o that read the input (or padding, when counted).
+  int64_t count(int64_t o, bool include_pad) const {
+    int64_t n = 0;
+    for (int64_t t = 0; t < k; ++t) n += include_pad ? (at(o, t) >= -pad && at(o, t) < in + pad_end) : (at(o, t) >= 0 && at(o, t) < in);
+    return n;
   }
-  int64_t rows() const { return depth.out * height.out; }  // output rows per plane
+  // Outputs in [o0, o1) whose tap t reads the input: [lo, hi).
+  std::pair<int64_t, int64_t> reach(int64_t t, int64_t o0, int64_t o1) const {
+    const int64_t off = t * dil - pad;  // input position at output 0
+    const int64_t lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    const int64_t hi = in - 1 - off < 0 ? 0 : (in - 1 - off) / stride + 1;
+    return {std::max(lo, o0), std::max(std::max(lo, o0), std::min(hi, o1))};
+  }
+  // Input positions that outputs [o0, o1) read: [lo, hi).
+  std::pair<int64_t, int64_t> inputs_of(int64_t o0, int64_t o1) const {
+    return {std::clamp<int64_t>(at(o0, 0), 0, in), std::clamp<int64_t>(at(o1 - 1, k - 1) + 1, 0, in)};
+  }
 };
 
-// Output rows [r0, r1) (row r: plane r / rows(), then depth, then height);
-// acc holds OW values.
-template <class T, class Acc>
-__attribute__((always_inline)) inline void pool_rows(const RowPool& p, const T* x, T* y, int64_t r0, int64_t r1,
-                                                     Acc* __restrict acc) {
-  const Acc init = p.is_max ? static_cast<Acc>(lowest_value<T>()) : Acc(0);
-  const RowPool::Axis &D = p.depth, &H = p.height;
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t c = r / p.rows(), od = r % p.rows() / H.out, oh = r % H.out;
-    for (int64_t ow = 0; ow < p.OW; ++ow) acc[ow] = init;
-    for (int64_t a = 0; a < D.k; ++a) {
-      const int64_t depth = od * D.stride - D.pad + a * D.dil;
-      if (depth < 0 || depth >= D.in) continue;
-      for (int64_t i = 0; i < H.k; ++i) {
-        const int64_t row = oh * H.stride - H.pad + i * H.dil;
-        if (row < 0 || row >= H.in) continue;
-        const T* x_row = x + ((c * D.in + depth) * H.in + row) * p.W;
-        for (int64_t j = 0; j < p.kw; ++j) {
-          const int64_t lo = p.taps.lo[j], n = p.taps.hi[j] - lo, st = p.sw;
-          const T* __restrict s = x_row + lo * st + j * p.dw - p.pw;
-          Acc* __restrict acc_j = acc + lo;
-          if (p.is_max && st == 1) {
-            for (int64_t k = 0; k < n; ++k) acc_j[k] = acc_j[k] < static_cast<Acc>(s[k]) ? static_cast<Acc>(s[k]) : acc_j[k];
-          } else if (p.is_max) {
-            for (int64_t k = 0; k < n; ++k)
-              acc_j[k] = acc_j[k] < static_cast<Acc>(s[k * st]) ? static_cast<Acc>(s[k * st]) : acc_j[k];
-          } else if (st == 1) {
-            for (int64_t k = 0; k < n; ++k) acc_j[k] += static_cast<Acc>(s[k]);
-          } else {
-            for (int64_t k = 0; k < n; ++k) acc_j[k] += static_cast<Acc>(s[k * st]);
-          }
-        }
-      }
+template <bool kMax, class Acc, class Src>
+__attribute__((always_inline)) inline void combine(Acc* __restrict d, const Src* __restrict s, int64_t n,
+                                                   int64_t step) {
+  if (step == 1) {
+    for (int64_t e = 0; e < n; ++e)
+      d[e] = kMax ? (d[e] < static_cast<Acc>(s[e]) ? static_cast<Acc>(s[e]) : d[e]) : d[e] + static_cast<Acc>(s[e]);
+  } else if (step == 2) {  // a constant stride vectorizes as shuffles; a variable one as single loads
+    for (int64_t e = 0; e < n; ++e)
+      d[e] = kMax ? (d[e] < static_cast<Acc>(s[2 * e]) ? static_cast<Acc>(s[2 * e]) : d[e])
+                  : d[e] + static_cast<Acc>(s[2 * e]);
+  } else {
+    for (int64_t e = 0; e < n; ++e)
+      d[e] = kMax ? (d[e] < static_cast<Acc>(s[e * step]) ? static_cast<Acc>(s[e * step]) : d[e])
+                  : d[e] + static_cast<Acc>(s[e * step]);
+  }
+}
+
+// One axis of [outer, rows, inner] blocks: dst[b][o - o0][:] = reduce over
+// taps of src[b][at(o, t) - i0][:] for the outputs o in [o0, o1); src holds
+// src_rows input rows from row i0.
+template <bool kMax, class Src, class Acc>
+__attribute__((always_inline)) inline void pool_axis(const Src* src, Acc* dst, int64_t outer, const PoolAxis& a,
+                                                     int64_t inner, int64_t o0, int64_t o1, int64_t i0,
+                                                     int64_t src_rows, Acc init) {
+  const int64_t dst_rows = o1 - o0;
+  std::fill(dst, dst + outer * dst_rows * inner, init);
+  // Short rows whose outputs tile them exactly (a stride-1 "same" pool, or a
+  // stride-2 one over an even width) run as one long row: each tap's pass
+  // then crosses row ends, and the few border outputs, whose taps do not all
+  // read their own row, are redone row by row below.
+  const bool as_one_row = inner == 1 && a.in == a.stride * a.out && dst_rows == a.out && i0 == 0 && outer > 1;
+  for (int64_t t = 0; t < a.k; ++t) {
+    if (as_one_row) {
+      // output e reads src[e * stride + off] (e0, e1 keep that inside src)
+      const int64_t off = t * a.dil - a.pad, total = outer * a.out, st = a.stride;
+      const int64_t e0 = off >= 0 ? 0 : (-off + st - 1) / st;
+      const int64_t last = total * st - 1 - off;  // the last src position a tap may read, less off
+      const int64_t e1 = last < 0 ? 0 : std::min(total, last / st + 1);
+      if (e1 > e0) combine<kMax>(dst + e0, src + e0 * st + off, e1 - e0, st);
+      continue;
     }
-    T* out = y + r * p.OW;
-    if (p.is_max) {
-      for (int64_t ow = 0; ow < p.OW; ++ow) out[ow] = static_cast<T>(acc[ow]);
-    } else {
-      const int64_t outer = D.count(od, p.include_pad) * H.count(oh, p.include_pad);
-      for (int64_t ow = 0; ow < p.OW; ++ow) {
-        const int64_t div = outer * p.wcount[ow];
-        out[ow] = static_cast<T>(div > 0 ? acc[ow] / static_cast<Acc>(div) : Acc(0));
+    const auto [lo, hi] = a.reach(t, o0, o1);
+    if (hi <= lo) continue;
+    for (int64_t b = 0; b < outer; ++b) {
+      Acc* d = dst + (b * dst_rows + lo - o0) * inner;
+      const Src* s = src + (b * src_rows + a.at(lo, t) - i0) * inner;
+      if (a.stride == 1 || inner == 1) {  // one run: consecutive outputs read rows `stride` apart
+        combine<kMax>(d, s, (hi - lo) * inner, a.stride == 1 ? 1 : a.stride);
+      } else {
+        for (int64_t o = 0; o < hi - lo; ++o) combine<kMax>(d + o * inner, s + o * a.stride * inner, inner, 1);
       }
     }
   }
+  if (!as_one_row) return;
+  int64_t left = 0, right = a.out;  // outputs whose every tap reads their own row: [left, right)
+  for (int64_t t = 0; t < a.k; ++t) {
+    const auto [lo, hi] = a.reach(t, 0, a.out);
+    left = std::max(left, lo);
+    right = std::min(right, hi);
+  }
+  right = std::max(left, right);
+  auto redo = [&](int64_t b, int64_t o) {
+    Acc v = init;
+    for (int64_t t = 0; t < a.k; ++t) {
+      const int64_t at = a.at(o, t);
+      if (at < 0 || at >= a.in) continue;
+      const Acc x = static_cast<Acc>(src[b * a.in + at]);
+      v = kMax ? (v < x ? x : v) : v + x;
+    }
+    dst[b * a.out + o] = v;
+  };
+  for (int64_t b = 0; b < outer; ++b) {
+    for (int64_t o = 0; o < left; ++o) redo(b, o);
+    for (int64_t o = right; o < a.out; ++o) redo(b, o);
+  }
+}
+
+template <class Src, class Acc>
+__attribute__((always_inline)) inline void pool_axis_any(const Src* src, Acc* dst, int64_t outer, const PoolAxis& a, int64_t inner, int64_t o0, int64_t o1,
+                   int64_t i0, int64_t src_rows, bool is_max, Acc init) {
+  if (is_max) pool_axis<true>(src, dst, outer, a, inner, o0, o1, i0, src_rows, init);
+  else pool_axis<false>(src, dst, outer, a, inner, o0, o1, i0, src_rows, init);
 }
 
 // The float instance, compiled for AVX-512, AVX2 and baseline x86-64 (picked
-// at load time) so the row loops vectorize.
+// at load time) so the tap loops vectorize.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
 #endif
-void pool_rows_f32(const RowPool& p, const float* x, float* y, int64_t r0, int64_t r1, float* acc) {
-  pool_rows<float, float>(p, x, y, r0, r1, acc);
+void pool_axis_f32(const float* src, float* dst, int64_t outer, const PoolAxis& a, int64_t inner, int64_t o0,
+                   int64_t o1, int64_t i0, int64_t src_rows, bool is_max, float init) {
+  pool_axis_any<float, float>(src, dst, outer, a, inner, o0, o1, i0, src_rows, is_max, init);
 }
 
+template <class Src, class Acc>
+void reduce_axis(const Src* src, Acc* dst, int64_t outer, const PoolAxis& a, int64_t inner, int64_t o0, int64_t o1,
+                 int64_t i0, int64_t src_rows, bool is_max, Acc init) {
+  if constexpr (std::is_same_v<Src, float> && std::is_same_v<Acc, float>)
+    pool_axis_f32(src, dst, outer, a, inner, o0, o1, i0, src_rows, is_max, init);
+  else pool_axis_any<Src, Acc>(src, dst, outer, a, inner, o0, o1, i0, src_rows, is_max, init);
+}
+
+// The pool as three axes D, H, W (missing ones of size 1). A 2-D pool puts
+// its H in the D slot, so that the outermost axis, which work is split along,
+// is always a real one.
+struct SeparablePool {
+  PoolAxis d, h, w;
+  bool is_max, include_pad;
+  std::vector<float> w_count;  // taps an average counts, per output column, at least 1 (exact as float)
+
+  SeparablePool(const SpatialGeometry& g, const PoolParams& pp)
+      : is_max(pp.kind == PoolKind::Max), include_pad(pp.count_include_pad) {
+    w = PoolAxis::of(g, g.nd - 1);
+    if (g.nd >= 2) d = PoolAxis::of(g, g.nd - 2);
+    if (g.nd == 3) {
+      h = d;
+      d = PoolAxis::of(g, 0);
+    }
+    for (int64_t o = 0; o < w.out; ++o) w_count.push_back(static_cast<float>(std::max<int64_t>(1, w.count(o, include_pad))));
+  }
+  int64_t out_plane() const { return h.out * w.out; }  // outputs per output depth
+};
+
+// Max pools compare in T (exact for 64-bit ints); averages, and 16-bit
+// floats, accumulate in float (double for double).
 template <class T>
-void pool_by_rows(const T* x, T* y, int64_t NC, const SpatialGeometry& g, const PoolParams& pp, ThreadPool* pool) {
-  using Acc = AccOf<T>;
-  const RowPool p(g, pp);
+using PoolAcc = std::conditional_t<std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>, float, T>;
+
+// Sums to averages along one output row, in place where T is the
+// accumulator (one pointer, so the loop vectorizes). Counts are at least 1:
+// a window that counts no taps summed nothing, and 0 / 1 is its average.
+template <class T, class Acc>
+__attribute__((always_inline)) inline void average_row(const Acc* sum, T* out, const float* __restrict counts,
+                                                       Acc outer, int64_t n) {
+  if constexpr (std::is_same_v<T, Acc>) {
+    if (sum == out) {
+      Acc* __restrict v = out;
+      for (int64_t i = 0; i < n; ++i) v[i] = v[i] / (outer * static_cast<Acc>(counts[i]));
+      return;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(sum[i] / (outer * static_cast<Acc>(counts[i])));
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+#endif
+void average_row_f32(const float* sum, float* out, const float* counts, float outer, int64_t n) {
+  average_row(sum, out, counts, outer, n);
+}
+
+// Output depths [o0, o1) of one plane: W, then H over the input depths they
+// read, then D; scratch is reused across calls.
+template <class T>
+void pool_depth_chunk(const SeparablePool& p, const T* x, T* y, int64_t o0, int64_t o1,
+                      std::vector<PoolAcc<T>>& scratch) {
+  using Acc = PoolAcc<T>;
+  const Acc init = p.is_max ? static_cast<Acc>(lowest_value<T>()) : Acc(0);
+  const auto [i0, i1] = p.d.inputs_of(o0, o1);
+  const int64_t depths = i1 - i0, plane = p.out_plane();
+  // Each pass writes where the next reads; a pass over an axis the window
+  // leaves alone is skipped, and the last one writes y itself where y holds
+  // the accumulator type.
+  const size_t for_d = std::is_same_v<T, Acc> ? 0 : (o1 - o0) * plane;
+  const size_t for_h = p.d.is_identity() ? 0 : depths * plane;
+  const size_t for_w = p.h.is_identity() ? 0 : depths * p.h.in * p.w.out;
+  scratch.resize(for_d + for_h + for_w);
+  T* out = y + o0 * plane;
+  Acc* t3 = scratch.data();
+  if constexpr (std::is_same_v<T, Acc>) t3 = out;
+  Acc* t2 = p.d.is_identity() ? t3 : scratch.data() + for_d;
+  Acc* t1 = p.h.is_identity() ? t2 : scratch.data() + for_d + for_h;
+  const int64_t in_plane = p.h.in * p.w.in, n = (o1 - o0) * plane;
+  reduce_axis(x + i0 * in_plane, t1, depths * p.h.in, p.w, 1, 0, p.w.out, 0, p.w.in, p.is_max, init);
+  if (!p.h.is_identity()) reduce_axis(t1, t2, depths, p.h, p.w.out, 0, p.h.out, 0, p.h.in, p.is_max, init);
+  if (!p.d.is_identity()) reduce_axis(t2, t3, 1, p.d, plane, o0, o1, i0, depths, p.is_max, init);
+  if (p.is_max) {
+    if constexpr (!std::is_same_v<T, Acc>)
+      for (int64_t e = 0; e < n; ++e) out[e] = static_cast<T>(t3[e]);
+    return;
+  }
+  for (int64_t od = o0; od < o1; ++od)
+    for (int64_t oh = 0; oh < p.h.out; ++oh) {
+      const Acc outer = static_cast<Acc>(std::max<int64_t>(1, p.d.count(od, p.include_pad) * p.h.count(oh, p.include_pad)));
+      const int64_t row = ((od - o0) * p.h.out + oh) * p.w.out;
+      if constexpr (std::is_same_v<T, float>) average_row_f32(t3 + row, out + row, p.w_count.data(), outer, p.w.out);
+      else average_row(t3 + row, out + row, p.w_count.data(), outer, p.w.out);
+    }
+}
+
+// Work is split into (plane, run of output depths) tasks: runs short enough
+// that a task's scratch stays in cache (64 KB of outputs), and enough tasks
+// to share among the threads when there are few planes.
+template <class T>
+void pool_separable(const T* x, T* y, int64_t NC, const SpatialGeometry& g, const PoolParams& pp, ThreadPool* pool) {
+  const SeparablePool p(g, pp);
+  const int threads = pool ? pool->num_threads() : 1;
+  const int64_t by_cache = std::max<int64_t>(1, (int64_t{16} << 10) / std::max<int64_t>(1, p.out_plane()));
+  const int64_t by_threads = std::max<int64_t>(1, p.d.out * NC / (int64_t{4} * threads));
+  const int64_t run = std::min({p.d.out, by_cache, by_threads});
+  const int64_t runs = (p.d.out + run - 1) / run;
   ThreadPool* tp = NC * g.out_size() * g.kernel_size() > 65536 ? pool : nullptr;
-  parallel_for(tp, NC * p.rows(), [&](int64_t r0, int64_t r1) {
-    std::vector<Acc> acc(static_cast<size_t>(p.OW));
-    if constexpr (std::is_same_v<T, float>) pool_rows_f32(p, x, y, r0, r1, acc.data());
-    else pool_rows<T, Acc>(p, x, y, r0, r1, acc.data());
+  const int64_t in_size = g.in_size(), out_size = g.out_size();
+  parallel_for(tp, NC * runs, [&](int64_t t0, int64_t t1) {
+    std::vector<PoolAcc<T>> scratch;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t c = t / runs, o0 = t % runs * run;
+      pool_depth_chunk(p, x + c * in_size, y + c * out_size, o0, std::min(p.d.out, o0 + run), scratch);
+    }
   });
 }
 
@@ -155,7 +294,7 @@ void pool_nd(const T* x, T* y, int64_t* idx, int64_t NC, const SpatialGeometry& 
   for (int d = 1; d < nd; ++d) cstride[d] = cstride[d - 1] * g.in[d - 1];
   ThreadPool* tp = NC * os * g.kernel_size() > 65536 ? pool : nullptr;
   if (nd <= 3 && pp.kind != PoolKind::Lp && !idx) {
-    pool_by_rows(x, y, NC, g, pp, pool);
+    pool_separable(x, y, NC, g, pp, pool);
     return;
   }
   if (nd == 2 && pp.kind == PoolKind::Max) {

@@ -7,6 +7,16 @@
 #define ONYX_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
 #endif
 
+// A function of plain loops compiled three times, for AVX-512, AVX2 and
+// baseline x86-64, at O3; the loader picks the one the CPU runs. The build's
+// -O2 leaves loops that need a remainder scalar, and a branchy one (a Relu's
+// select) mispredicts on every other value.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ONYX_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+#else
+#define ONYX_VECTOR_CLONES
+#endif
+
 namespace onyx {
 
 struct CpuFeatures {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/cpu_features.h"
+
 namespace onyx {
 namespace {
 
@@ -17,9 +19,7 @@ typedef float v16u __attribute__((vector_size(64), aligned(4)));
 // One output row from its group's input rows, zero-padded in `xp` ([Cg][padded_len], the
 // input's position i at i + pad, room for whole tiles past the end). Compiled for AVX-512,
 // AVX2 and baseline x86-64.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
-#endif
+ONYX_VECTOR_CLONES
 void conv_row(const float* xp, int64_t padded_len, int64_t Cg, const float* w, int64_t taps, float bias, float* y,
               int64_t out, int64_t stride, int64_t dilation) {
   for (int64_t o0 = 0; o0 < out; o0 += kTile) {

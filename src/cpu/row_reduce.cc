@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/cpu_features.h"
+
 // The 16-float vectors below never cross a call boundary between differently
 // compiled clones (the helpers are inlined), so the ABI note GCC gives for
 // returning them without AVX-512 does not apply.
@@ -11,12 +13,6 @@
 namespace onyx::rr {
 
 namespace {
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ONYX_RR_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
-#else
-#define ONYX_RR_CLONES
-#endif
 
 // 16 floats as one GCC vector (one AVX-512 register, or split by the compiler
 // for narrower targets): the loops below are explicit about their lanes.
@@ -96,13 +92,13 @@ __attribute__((always_inline)) inline int64_t arg_extreme_lanes(const float* x, 
 
 }  // namespace
 
-ONYX_RR_CLONES int64_t arg_extreme(const float* x, int64_t n, bool is_max, bool last) {
+ONYX_VECTOR_CLONES int64_t arg_extreme(const float* x, int64_t n, bool is_max, bool last) {
   if (n >= (int64_t{1} << 31)) return -1;
   if (is_max) return last ? arg_extreme_lanes<true, true>(x, n) : arg_extreme_lanes<true, false>(x, n);
   return last ? arg_extreme_lanes<false, true>(x, n) : arg_extreme_lanes<false, false>(x, n);
 }
 
-ONYX_RR_CLONES double sum(const float* x, int64_t n) {
+ONYX_VECTOR_CLONES double sum(const float* x, int64_t n) {
   using D8 = double __attribute__((vector_size(64)));
   D8 lo = {}, hi = {};
   int64_t i = 0;
@@ -117,7 +113,7 @@ ONYX_RR_CLONES double sum(const float* x, int64_t n) {
   return s;
 }
 
-ONYX_RR_CLONES double sum_squared_deviation(const float* x, int64_t n, double mean) {
+ONYX_VECTOR_CLONES double sum_squared_deviation(const float* x, int64_t n, double mean) {
   using D8 = double __attribute__((vector_size(64)));
   D8 lo = {}, hi = {};
   int64_t i = 0;
@@ -137,28 +133,28 @@ ONYX_RR_CLONES double sum_squared_deviation(const float* x, int64_t n, double me
   return s;
 }
 
-ONYX_RR_CLONES float rms_normalize(const float* x, float* y, int64_t n, const float* scale, float eps) {
+ONYX_VECTOR_CLONES float rms_normalize(const float* x, float* y, int64_t n, const float* scale, float eps) {
   const double mean_square = n ? sum_squared_deviation(x, n, 0.0) / static_cast<double>(n) : 0.0;
   const float inv = static_cast<float>(1.0 / std::sqrt(mean_square + static_cast<double>(eps)));
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * inv * scale[i];
   return inv;
 }
 
-ONYX_RR_CLONES void add_into(const float* __restrict x, double* __restrict acc, int64_t n) {
+ONYX_VECTOR_CLONES void add_into(const float* __restrict x, double* __restrict acc, int64_t n) {
   for (int64_t i = 0; i < n; ++i) acc[i] += static_cast<double>(x[i]);
 }
-ONYX_RR_CLONES void add_squares_into(const float* __restrict x, double* __restrict acc, int64_t n) {
+ONYX_VECTOR_CLONES void add_squares_into(const float* __restrict x, double* __restrict acc, int64_t n) {
   for (int64_t i = 0; i < n; ++i) acc[i] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
 }
 // A NaN in x is taken (x != x); once m is NaN neither test replaces it.
-ONYX_RR_CLONES void max_into(const float* __restrict x, float* __restrict m, int64_t n) {
+ONYX_VECTOR_CLONES void max_into(const float* __restrict x, float* __restrict m, int64_t n) {
   for (int64_t i = 0; i < n; ++i) m[i] = (m[i] < x[i] || x[i] != x[i]) ? x[i] : m[i];
 }
-ONYX_RR_CLONES void min_into(const float* __restrict x, float* __restrict m, int64_t n) {
+ONYX_VECTOR_CLONES void min_into(const float* __restrict x, float* __restrict m, int64_t n) {
   for (int64_t i = 0; i < n; ++i) m[i] = (x[i] < m[i] || x[i] != x[i]) ? x[i] : m[i];
 }
 
-ONYX_RR_CLONES float max(const float* x, int64_t n) { return extreme<true>(x, n); }
-ONYX_RR_CLONES float min(const float* x, int64_t n) { return extreme<false>(x, n); }
+ONYX_VECTOR_CLONES float max(const float* x, int64_t n) { return extreme<true>(x, n); }
+ONYX_VECTOR_CLONES float min(const float* x, int64_t n) { return extreme<false>(x, n); }
 
 }  // namespace onyx::rr

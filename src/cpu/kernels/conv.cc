@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "cpu/block_transpose_avx512.h"
 #include "cpu/conv_geometry.h"
 #include "cpu/grouped_conv1d.h"
@@ -199,9 +200,7 @@ template <class T>
 
 // The float instance, compiled for AVX-512, AVX2 and baseline x86-64 (picked at load time) so
 // that the channel runs vectorize.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
-#endif
+ONYX_VECTOR_CLONES
 void col2im_rows_f32(const float* col, int64_t ldc, int64_t M, const float* bias, const SpatialGeometry& g, float* y,
                      int64_t r0, int64_t r1, float* acc) {
   col2im_rows<float>(col, ldc, M, bias, g, y, r0, r1, acc);

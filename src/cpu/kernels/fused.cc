@@ -3,6 +3,7 @@
 // Attention.
 #include <cmath>
 
+#include "base/cpu_features.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/grouped_conv1d.h"
 #include "cpu/dnnl_conv.h"
@@ -20,7 +21,7 @@ namespace {
 const std::string kDomain = "com.onyx";
 
 // Applies an activation in place.
-void apply_activation(float* y, int64_t n, const std::string& act, const std::vector<float>& p) {
+ONYX_VECTOR_CLONES void apply_activation(float* y, int64_t n, const std::string& act, const std::vector<float>& p) {
   if (act.empty()) return;
   if (act == "Relu") {
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0 ? y[i] : 0;

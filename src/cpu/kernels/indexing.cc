@@ -7,6 +7,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "base/cpu_features.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/shape_copy.h"
 #include "kernels/broadcast.h"
@@ -487,9 +488,7 @@ template <bool Prod, bool Exclusive, class T, class A>
 
 // cumulative_row for float sums, the common case, compiled as vector code (this
 // file builds at -O2, where GCC leaves the loop scalar: 3x slower than onnxruntime).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
-#endif
+ONYX_VECTOR_CLONES
 void cumulative_sum_row(const float* sr, float* dr, float* acc, int64_t inner, bool exclusive) {
   if (exclusive) cumulative_row<false, true>(sr, dr, acc, inner);
   else cumulative_row<false, false>(sr, dr, acc, inner);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/float_values.h"
 #include "kernels/broadcast.h"
@@ -55,9 +56,7 @@ struct PickedBoxes {
 // the threshold (boxes without area, or apart, never suppress). Branch-free
 // over blocks of kept boxes so that it vectorizes (box by box with early
 // exits, a detector's NMS over thousands of candidates took most of its run).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
-#endif
+ONYX_VECTOR_CLONES
 bool any_suppresses(const PickedBoxes& p, const Box& b, float iou_threshold) {
   const float area_b = (b.x2 - b.x1) * (b.y2 - b.y1);
   const float* x1 = p.x1.data();
@@ -421,9 +420,7 @@ struct GridSampler {
 // 16-channel sample). The rules are taps()': a zero weight never reads (a
 // non-finite pixel must not turn it into NaN), a non-finite coordinate gives
 // a NaN weight.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
-#endif
+ONYX_VECTOR_CLONES
 void bilinear_block_taps(const double* __restrict g, int64_t len, int64_t height, int64_t width, bool align,
                          bool border, int32_t* __restrict offs, float* __restrict wts) {
   const double h = static_cast<double>(height), w = static_cast<double>(width);
@@ -468,9 +465,7 @@ void apply_block_taps(int64_t len, int64_t channels, const int32_t* __restrict o
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
-#endif
+ONYX_VECTOR_CLONES
 void apply_block_taps_f32(int64_t len, int64_t channels, const int32_t* offs, const float* wts, const float* x,
                           int64_t in_plane, float* y, int64_t out_plane) {
   apply_block_taps<float>(len, channels, offs, wts, x, in_plane, y, out_plane);

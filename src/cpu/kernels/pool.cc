@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "cpu/conv_geometry.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/row_reduce.h"
@@ -155,9 +156,7 @@ __attribute__((always_inline)) inline void pool_axis_any(const Src* src, Acc* ds
 
 // The float instance, compiled for AVX-512, AVX2 and baseline x86-64 (picked
 // at load time) so the tap loops vectorize.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
-#endif
+ONYX_VECTOR_CLONES
 void pool_axis_f32(const float* src, float* dst, int64_t outer, const PoolAxis& a, int64_t inner, int64_t o0,
                    int64_t o1, int64_t i0, int64_t src_rows, bool is_max, float init) {
   pool_axis_any<float, float>(src, dst, outer, a, inner, o0, o1, i0, src_rows, is_max, init);
@@ -213,9 +212,7 @@ __attribute__((always_inline)) inline void average_row(const Acc* sum, T* out, c
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(sum[i] / (outer * static_cast<Acc>(counts[i])));
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
-#endif
+ONYX_VECTOR_CLONES
 void average_row_f32(const float* sum, float* out, const float* counts, float outer, int64_t n) {
   average_row(sum, out, counts, outer, n);
 }

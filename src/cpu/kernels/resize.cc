@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "base/cpu_features.h"
 #include "cpu/block_transpose_avx512.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/dnnl_conv.h"
@@ -199,23 +200,21 @@ bool any_extrapolated(const AxisTaps& t) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ONYX_RESIZE_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
 // Each product and sum rounded on its own, as in the generic walk.
 #define ONYX_RESIZE_EXACT \
   __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3", "fp-contract=off")))
 #else
-#define ONYX_RESIZE_CLONES
 #define ONYX_RESIZE_EXACT
 #endif
 
 // e[o] = w0[o] s[i0[o]] + w1[o] s[i1[o]]: vector gathers where the CPU has them.
-ONYX_RESIZE_CLONES void gather_pairs(const float* s, float* e, int64_t n, const int32_t* i0, const int32_t* i1,
+ONYX_VECTOR_CLONES void gather_pairs(const float* s, float* e, int64_t n, const int32_t* i0, const int32_t* i1,
                                      const float* w0, const float* w1) {
   for (int64_t o = 0; o < n; ++o) e[o] = w0[o] * s[i0[o]] + w1[o] * s[i1[o]];
 }
 
 // a = w e (first) or a += w e: the blend of widened rows.
-ONYX_RESIZE_CLONES void scale_row(float* a, const float* e, float w, int64_t n, bool first) {
+ONYX_VECTOR_CLONES void scale_row(float* a, const float* e, float w, int64_t n, bool first) {
   if (first)
     for (int64_t x = 0; x < n; ++x) a[x] = w * e[x];
   else
@@ -382,7 +381,7 @@ ONYX_RESIZE_EXACT void add_row_pairs(float* __restrict acc, const float* __restr
 
 // The 8-bit case of store_truncated: clamping first to the (integer) bounds gives the same
 // integer, and the float-to-int conversion truncates.
-ONYX_RESIZE_CLONES void truncate_to_8bit(const float* acc, uint8_t* dst, int64_t n, bool is_signed) {
+ONYX_VECTOR_CLONES void truncate_to_8bit(const float* acc, uint8_t* dst, int64_t n, bool is_signed) {
   const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
   for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(static_cast<int32_t>(std::min(std::max(acc[i], lo), hi)));
 }
@@ -746,7 +745,7 @@ template <int64_t kB>
   }
 }
 
-ONYX_RESIZE_CLONES void widen_blocked_row(const float* row, float* out, int64_t OW, int64_t B, const BlockedTaps& t) {
+ONYX_VECTOR_CLONES void widen_blocked_row(const float* row, float* out, int64_t OW, int64_t B, const BlockedTaps& t) {
   if (B == 16) sum_pixel_taps<16>(row, out, OW, B, t);
   else if (B == 8) sum_pixel_taps<8>(row, out, OW, B, t);
   else sum_pixel_taps<0>(row, out, OW, B, t);

@@ -373,6 +373,19 @@ struct Job {
   GemmEpilogue epi;
 };
 
+// The tile c[mr x nr] = row_bias[r] per row, or += where it already holds
+// beta * C.
+void add_row_bias(float* c, int64_t ldc, int mr, int nr, const float* row_bias, bool accumulate) {
+  for (int r = 0; r < mr; ++r) {
+    float* cr = c + r * ldc;
+    if (accumulate) {
+      for (int j = 0; j < nr; ++j) cr[j] += row_bias[r];
+    } else {
+      std::fill(cr, cr + nr, row_bias[r]);
+    }
+  }
+}
+
 // Computes rows [i_begin, i_end) x columns [j_begin, j_end) of C on the calling
 // thread. j_begin is a multiple of NR when B is pre-packed.
 void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_end) {
@@ -416,7 +429,9 @@ void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, in
             int mr = static_cast<int>(std::min<int64_t>(MR, mc - ir));
             float* c = g.C + (i0 + ir) * g.ldc + j0 + jr;
             const float* a = direct ? g.A + (i0 + ir) * g.lda + p0 : ap + ir * kc;
-            ar.kernel(kc, a, direct ? g.lda : 0, bpanel, c, g.ldc, mr, nr, load, g.alpha,
+            // row bias: added to the tile in cache before the first K block accumulates into it
+            if (p0 == 0 && g.epi.row_bias) add_row_bias(c, g.ldc, mr, nr, g.epi.row_bias + i0 + ir, load);
+            ar.kernel(kc, a, direct ? g.lda : 0, bpanel, c, g.ldc, mr, nr, load || (p0 == 0 && g.epi.row_bias), g.alpha,
                       bias ? bias + j0 + jr : nullptr, kernel_act);
             if (act) apply_activation_tile(c, g.ldc, mr, nr, g.epi.activation);
           }
@@ -430,7 +445,8 @@ void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, in
 void scale_only(int64_t M, int64_t N, float beta, float* C, int64_t ldc, const GemmEpilogue& epi) {
   for (int64_t i = 0; i < M; ++i) {
     float* c = C + i * ldc;
-    for (int64_t j = 0; j < N; ++j) c[j] = (beta == 0.0f ? 0.0f : beta * c[j]) + (epi.bias ? epi.bias[j] : 0.0f);
+    const float row = epi.row_bias ? epi.row_bias[i] : 0.0f;
+    for (int64_t j = 0; j < N; ++j) c[j] = (beta == 0.0f ? 0.0f : beta * c[j]) + (epi.bias ? epi.bias[j] : 0.0f) + row;
     if (epi.activation == GemmActivation::None) continue;
     for (int64_t j0 = 0; j0 < N; j0 += 1 << 20)
       apply_activation_tile(c + j0, ldc, 1, static_cast<int>(std::min<int64_t>(N - j0, 1 << 20)), epi.activation);

@@ -17,10 +17,13 @@
 namespace onyx {
 
 // Applied to C after the product, inside the GEMM while the tile is in cache:
-// C = act(alpha * op(A) op(B) + beta * C + bias), bias[N] added per column.
+// C = act(alpha * op(A) op(B) + beta * C + bias + row_bias), bias[N] added per
+// column, row_bias[M] per row (a convolution's per-channel bias, with the
+// channels as rows).
 enum class GemmActivation { None, Relu, Gelu, GeluTanh, Swish };  // Swish: x * sigmoid(x) (SiLU)
 struct GemmEpilogue {
   const float* bias = nullptr;
+  const float* row_bias = nullptr;
   GemmActivation activation = GemmActivation::None;
 };
 

@@ -226,6 +226,71 @@ TEST(Conv, GroupedOneDimensionalMatchesDefinition) {
   }
 }
 
+// Pointwise convs with enough output positions run as one GEMM per image
+// (cpu/pointwise_conv.h): 1-, 2- and 3-D, strided ones gathering their
+// input first, with the bias as the GEMM's row bias; FusedConv adds a
+// residual and an activation in the epilogue (Relu) or after it (LeakyRelu).
+TEST(Conv, PointwiseAsGemmMatchesDefinition) {
+  struct Case {
+    std::vector<int64_t> in, strides;
+    int64_t C, M;
+  };
+  for (const Case& c : {Case{{700}, {1}, 5, 7}, Case{{1500}, {2}, 3, 4}, Case{{24, 30}, {1, 1}, 3, 9},
+                        Case{{8, 16, 16}, {1, 2, 2}, 4, 6}, Case{{8, 24, 35}, {2, 2, 2}, 6, 5}}) {
+    const int64_t N = 2, nd = static_cast<int64_t>(c.in.size());
+    std::vector<int64_t> out(nd);
+    int64_t is = 1, os = 1;
+    for (int64_t d = 0; d < nd; ++d) {
+      out[d] = (c.in[d] - 1) / c.strides[d] + 1;
+      is *= c.in[d];
+      os *= out[d];
+    }
+    ASSERT_GE(os, 512) << "a case too small for the GEMM path";
+    const std::vector<float> x = seeded(N * c.C * is, 11), w = seeded(c.M * c.C, 12), b = seeded(c.M, 13),
+                             z = seeded(N * c.M * os, 14);
+    std::vector<float> linear(N * c.M * os);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < c.M; ++m)
+        for (int64_t o = 0; o < os; ++o) {
+          int64_t at = 0;  // the input position output o reads
+          for (int64_t d = nd - 1, rem = o, scale = 1; d >= 0; --d) {
+            at += rem % out[d] * c.strides[d] * scale;
+            rem /= out[d];
+            scale *= c.in[d];
+          }
+          double acc = b[m];
+          for (int64_t ci = 0; ci < c.C; ++ci) acc += double(w[m * c.C + ci]) * x[(n * c.C + ci) * is + at];
+          linear[(n * c.M + m) * os + o] = static_cast<float>(acc);
+        }
+    Shape xs = {N, c.C}, ws = {c.M, c.C}, ys = {N, c.M};
+    for (int64_t d = 0; d < nd; ++d) {
+      xs.push_back(c.in[d]);
+      ws.push_back(1);
+      ys.push_back(out[d]);
+    }
+    std::vector<Tensor> inputs = {Tensor::from_vector<float>(x, xs), Tensor::from_vector<float>(w, ws),
+                                  Tensor::from_vector<float>(b, {c.M}), Tensor::from_vector<float>(z, ys)};
+    const std::map<std::string, Attribute> attrs = {{"strides", attr_ints(c.strides)}};
+    ThreadPool two(2);
+    const auto conv = run_op(make_node("Conv", {"x", "w", "b"}, {"y"}, attrs), {inputs[0], inputs[1], inputs[2]}, 17,
+                             &two);
+    ASSERT_EQ(conv[0].shape(), ys);
+    expect_near(conv[0], linear, 1e-4f);
+    for (const char* act : {"Relu", "LeakyRelu"}) {
+      Node fused = make_node("FusedConv", {"x", "w", "b", "z"}, {"y"}, attrs);
+      fused.domain = "com.onyx";
+      fused.attributes["activation"] = attr_string(act);
+      if (std::string(act) == "LeakyRelu") fused.attributes["activation_params"] = attr_floats({0.1f});
+      std::vector<float> want(linear.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        const float v = linear[i] + z[i];
+        want[i] = v > 0 ? v : (std::string(act) == "Relu" ? 0.0f : 0.1f * v);
+      }
+      expect_near(run_op(fused, inputs, 1, &two)[0], want, 1e-4f);
+    }
+  }
+}
+
 TEST(ConvInteger, ZeroPoints) {
   Tensor x = Tensor::from_vector<uint8_t>({2, 3, 4, 5}, {1, 1, 2, 2});
   Tensor w = Tensor::from_vector<uint8_t>({1, 1, 1, 1}, {1, 1, 2, 2});

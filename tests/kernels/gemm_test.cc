@@ -116,6 +116,34 @@ TEST(Gemm, PrePackedBWithBiasAndActivations) {
       }
 }
 
+// A per-row bias (a convolution's channels as rows), with and without beta C
+// and a column bias, over edge tiles and K blocks (K > 1024), on 2 threads.
+TEST(Gemm, RowBiasAddsPerRow) {
+  ThreadPool pool(2);
+  unsigned seed = 300;
+  for (const Case& c : {Case{3, 5, 2}, Case{19, 70, 33}, Case{40, 300, 1100}})
+    for (float beta : {0.0f, 1.0f, 0.5f}) {
+      auto A = random_vec(size_t(c.M * c.K), seed++), B = random_vec(size_t(c.K * c.N), seed++);
+      auto C = random_vec(size_t(c.M * c.N), seed++), row = random_vec(size_t(c.M), seed++);
+      auto col = random_vec(size_t(c.N), seed++);
+      auto want = reference(false, false, c.M, c.N, c.K, 1.0f, A, c.K, B, c.N, beta, C, c.N, col.data());
+      for (int64_t i = 0; i < c.M; ++i)
+        for (int64_t j = 0; j < c.N; ++j) want[i * c.N + j] = std::max(want[i * c.N + j] + row[i], 0.0f);
+      GemmEpilogue epi;
+      epi.bias = col.data();
+      epi.row_bias = row.data();
+      epi.activation = GemmActivation::Relu;
+      auto got = C;
+      gemm_f32(false, false, c.M, c.N, c.K, 1.0f, A.data(), c.K, B.data(), c.N, beta, got.data(), c.N, &pool, epi);
+      expect_close(got, want, 1e-4 * std::sqrt(double(c.K)) + 1e-5);
+    }
+  std::vector<float> C = {1, 2, 3, 4}, row = {10, 20};
+  GemmEpilogue epi;
+  epi.row_bias = row.data();
+  gemm_f32(false, false, 2, 2, 0, 1.0f, nullptr, 0, nullptr, 2, 1.0f, C.data(), 2, nullptr, epi);
+  expect_close(C, {11, 12, 23, 24}, 0);
+}
+
 TEST(Gemm, EmptyKGivesBetaCPlusBias) {
   std::vector<float> C = {1, 2, 3, 4}, bias = {10, 20};
   GemmEpilogue epi;

@@ -11,6 +11,7 @@
 #include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
 #include "cpu/int8_conv.h"
+#include "cpu/pointwise_conv.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
@@ -360,6 +361,11 @@ std::unique_ptr<Kernel> make_conv(const KernelInitContext& ic) {
     if (X.dtype() == DataType::Float && is_small_group_conv1d(X.rank(), W.shape(), group)) {
       grouped_conv1d(X.data<float>(), W.data<float>(), B ? B->data<float>() : nullptr, Y.data<float>(), s.N, s.C, s.M,
                      group, s.g, ctx.thread_pool());
+      return;
+    }
+    if (X.dtype() == DataType::Float && runs_as_pointwise_gemm(W.shape(), s.g, group)) {
+      pointwise_conv(X.data<float>(), s.N, s.C, W.data<float>(), s.M, B ? B->data<float>() : nullptr, nullptr, s.g,
+                     GemmActivation::None, Y.data<float>(), ctx.thread_pool());
       return;
     }
     if (dnnl && X.dtype() == DataType::Float && X.rank() >= 3 && X.rank() <= 5 && X.numel() > 0 &&

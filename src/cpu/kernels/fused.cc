@@ -2,6 +2,7 @@
 // docs/fused_ops.md): FusedConv, FusedMatMul, Gelu, SkipLayerNormalization,
 // Attention.
 #include <cmath>
+#include <optional>
 
 #include "base/cpu_features.h"
 #include "cpu/cpu_provider.h"
@@ -11,6 +12,7 @@
 #include "cpu/gemm_vmath.h"
 #include "cpu/half_via_float.h"
 #include "cpu/kernels/attention_core.h"
+#include "cpu/pointwise_conv.h"
 #include "cpu/vm_parallel.h"
 #include "kernels/broadcast.h"
 
@@ -47,6 +49,18 @@ ONYX_VECTOR_CLONES void apply_activation(float* y, int64_t n, const std::string&
   } else {
     kernel_fail("unknown fused activation '" + act + "'");
   }
+}
+
+// The activation the GEMM's epilogue applies for `act` (a fused node's
+// activation name; Gelu with `tanh` is its tanh form), or nothing where it
+// has none: the caller applies `act` after the GEMM.
+std::optional<GemmActivation> epilogue_activation(const std::string& act, bool tanh, const std::vector<float>& params) {
+  if (act.empty()) return GemmActivation::None;
+  if (act == "Relu") return GemmActivation::Relu;
+  if (act == "Gelu") return tanh ? GemmActivation::GeluTanh : GemmActivation::Gelu;
+  if (act == "GeluTanh") return GemmActivation::GeluTanh;
+  if (act == "Swish" && (params.empty() || params == std::vector<float>{1.0f})) return GemmActivation::Swish;
+  return std::nullopt;
 }
 
 // Forwards a fused node's inputs to an inner kernel and captures its output.
@@ -121,6 +135,7 @@ class FusedConvKernel final : public Kernel {
     if (dnnl_available() && DnnlConv::supports(cfg, 4)) dnnl_ = std::make_unique<DnnlConv>(cfg);
   }
   void run(KernelContext& ctx) const override {
+    if (run_pointwise(ctx)) return;
     if (dnnl_ && run_dnnl(ctx)) return;
     CaptureContext inner(ctx, conv_node_);
     conv_->run(inner);
@@ -132,6 +147,31 @@ class FusedConvKernel final : public Kernel {
   }
 
  private:
+  // A pointwise conv as one GEMM per image (cpu/pointwise_conv.h); false
+  // (nothing done) for other convs.
+  bool run_pointwise(KernelContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    const Tensor* z = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    if (x.dtype() != DataType::Float || w.dtype() != DataType::Float || (b && b->dtype() != DataType::Float) ||
+        x.rank() < 3 || x.rank() != w.rank() || x.dim(1) != w.dim(1) || (b && b->numel() != w.dim(0)))
+      return false;
+    const SpatialGeometry g = compute_geometry(Shape(x.shape().begin() + 2, x.shape().end()), attrs_,
+                                               std::vector<int64_t>(w.shape().begin() + 2, w.shape().end()));
+    if (!runs_as_pointwise_gemm(w.shape(), g, group_)) return false;
+    Shape ys = {x.dim(0), w.dim(0)};
+    ys.insert(ys.end(), g.out.begin(), g.out.end());
+    if (z && (z->dtype() != DataType::Float || z->shape() != ys)) return false;
+    Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
+    const auto in_gemm = epilogue_activation(activation_, false, params_);
+    pointwise_conv(x.data<float>(), x.dim(0), x.dim(1), w.data<float>(), w.dim(0), b ? b->data<float>() : nullptr,
+                   z ? z->data<float>() : nullptr, g, in_gemm.value_or(GemmActivation::None), y.data<float>(),
+                   ctx.thread_pool());
+    if (!in_gemm) apply_activation(y.data<float>(), y.numel(), activation_, params_);
+    return true;
+  }
+
   // The oneDNN path; false (nothing done) for cases it leaves to the generic one.
   bool run_dnnl(KernelContext& ctx) const {
     const Tensor& x = ctx.input(0);
@@ -171,19 +211,13 @@ class FusedConvKernel final : public Kernel {
 class FusedMatMulKernel final : public Kernel {
  public:
   explicit FusedMatMulKernel(const KernelInitContext& ctx) {
-    std::string act = ctx.get_string("activation", "");
-    bool tanh = ctx.get_string("approximate", "none") == "tanh";
-    if (act.empty()) {
-      epi_act_ = GemmActivation::None;
-    } else if (act == "Gelu") {
-      epi_act_ = tanh ? GemmActivation::GeluTanh : GemmActivation::Gelu;
-    } else if (act == "Relu") {
-      epi_act_ = GemmActivation::Relu;
-    } else if (act == "Swish" && ctx.get_floats("activation_params", {1.0f}) == std::vector<float>{1.0f}) {
-      epi_act_ = GemmActivation::Swish;
+    const std::string act = ctx.get_string("activation", "");
+    const std::vector<float> params = ctx.get_floats("activation_params", {});
+    if (auto in_gemm = epilogue_activation(act, ctx.get_string("approximate", "none") == "tanh", params)) {
+      epi_act_ = *in_gemm;
     } else {
       activation_ = act;  // applied after the GEMM
-      params_ = ctx.get_floats("activation_params", {});
+      params_ = params;
     }
     const Tensor* w = ctx.constant_input(1);
     if (w && w->dtype() == DataType::Float && w->rank() == 2) {

@@ -69,7 +69,8 @@ class LlamaBlock(nn.Module):
         s.q = nn.Linear(d, d, bias=False); s.k = nn.Linear(d, d, bias=False); s.v = nn.Linear(d, d, bias=False); s.o = nn.Linear(d, d, bias=False)
         s.g = nn.Linear(d, ff, bias=False); s.u = nn.Linear(d, ff, bias=False); s.dn = nn.Linear(ff, d, bias=False)
         s.n1 = RMSNorm(d); s.n2 = RMSNorm(d)
-    def forward(s, x, cos, sin, mask):
+    def forward(s, x, cos, sin, mask, pk=None, pv=None):
+        """The block's output and its keys / values, after the cached ones (pk, pv) if given."""
         B, T, _ = x.shape; hd = s.d // s.h
         y = s.n1(x)
         q = s.q(y).view(B, T, s.h, hd).transpose(1, 2)
@@ -77,11 +78,13 @@ class LlamaBlock(nn.Module):
         v = s.v(y).view(B, T, s.h, hd).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
+        if pk is not None:
+            k = torch.cat([pk, k], 2); v = torch.cat([pv, v], 2)
         a = (q @ k.transpose(2, 3)) / math.sqrt(hd) + mask
         a = a.softmax(-1) @ v
         x = x + s.o(a.transpose(1, 2).reshape(B, T, s.d))
         y = s.n2(x)
-        return x + s.dn(F.silu(s.g(y)) * s.u(y))
+        return x + s.dn(F.silu(s.g(y)) * s.u(y)), k, v
 
 
 class Llama(nn.Module):
@@ -97,7 +100,7 @@ class Llama(nn.Module):
         cos, sin = e.cos(), e.sin()
         mask = torch.full((T, T), float("-inf")).triu(1)
         x = s.emb(ids)
-        for b in s.blocks: x = b(x, cos, sin, mask)
+        for b in s.blocks: x = b(x, cos, sin, mask)[0]
         return s.head(s.norm(x))
 
 
@@ -192,26 +195,9 @@ class DetrLike(nn.Module):
         return s.cls(hs), s.box(hs).sigmoid()
 
 
-class LlamaKVBlock(LlamaBlock):
-    def forward(s, x, cos, sin, mask, pk, pv):
-        B, T, _ = x.shape; hd = s.d // s.h
-        y = s.n1(x)
-        q = s.q(y).view(B, T, s.h, hd).transpose(1, 2)
-        k = s.k(y).view(B, T, s.h, hd).transpose(1, 2)
-        v = s.v(y).view(B, T, s.h, hd).transpose(1, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        k = torch.cat([pk, k], 2); v = torch.cat([pv, v], 2)
-        a = (q @ k.transpose(2, 3)) / math.sqrt(hd) + mask
-        a = a.softmax(-1) @ v
-        x = x + s.o(a.transpose(1, 2).reshape(B, T, s.d))
-        y = s.n2(x)
-        return x + s.dn(F.silu(s.g(y)) * s.u(y)), k, v
-
-
 class LlamaKV(nn.Module):
     def __init__(s, V=4000, d=512, h=8, ff=1408, L=4):
-        super().__init__(); s.emb = nn.Embedding(V, d); s.blocks = nn.ModuleList([LlamaKVBlock(d, h, ff) for _ in range(L)])
+        super().__init__(); s.emb = nn.Embedding(V, d); s.blocks = nn.ModuleList([LlamaBlock(d, h, ff) for _ in range(L)])
         s.norm = RMSNorm(d); s.head = nn.Linear(d, V, bias=False); s.hd = d // h
     def forward(s, ids, attention_mask, position_ids, *past):
         T = ids.shape[1]; P = past[0].shape[2]

@@ -25,7 +25,7 @@ void gather_strided(const float* x, int64_t C, const SpatialGeometry& g, float* 
     for (int64_t c = c0; c < c1; ++c)
       for (int64_t r = 0; r < rows; ++r) {
         int64_t in_row = 0;  // the input row's offset: each outer output coordinate times its stride
-        for (int64_t d = g.nd - 2, rem = r, scale = g.in[g.nd - 1]; d >= 0; --d) {
+        for (int64_t d = g.nd - 2, rem = r, scale = g.in [g.nd - 1]; d >= 0; --d) {
           in_row += rem % g.out[d] * g.strides[d] * scale;
           rem /= g.out[d];
           scale *= g.in[d];
@@ -46,8 +46,8 @@ bool runs_as_pointwise_gemm(const std::vector<int64_t>& w_shape, const SpatialGe
   return g.out_size() >= kMinPositions;
 }
 
-void pointwise_conv(const float* x, int64_t N, int64_t C, const float* w, int64_t M, const float* bias,
-                    const float* z, const SpatialGeometry& g, GemmActivation act, float* y, ThreadPool* pool) {
+void pointwise_conv(const float* x, int64_t N, int64_t C, const float* w, int64_t M, const float* bias, const float* z,
+                    const SpatialGeometry& g, GemmActivation act, float* y, ThreadPool* pool) {
   const int64_t is = g.in_size(), os = g.out_size();
   std::vector<float> col(strided(g) ? static_cast<size_t>(C * os) : 0);
   GemmEpilogue epilogue;

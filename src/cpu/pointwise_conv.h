@@ -23,7 +23,7 @@ bool runs_as_pointwise_gemm(const std::vector<int64_t>& w_shape, const SpatialGe
 
 // x [N, C, g.in...], w [M, C], y [N, M, g.out...]; bias [M] and z (y's
 // shape) may be null.
-void pointwise_conv(const float* x, int64_t N, int64_t C, const float* w, int64_t M, const float* bias,
-                    const float* z, const SpatialGeometry& g, GemmActivation act, float* y, ThreadPool* pool);
+void pointwise_conv(const float* x, int64_t N, int64_t C, const float* w, int64_t M, const float* bias, const float* z,
+                    const SpatialGeometry& g, GemmActivation act, float* y, ThreadPool* pool);
 
 }  // namespace onyx

@@ -54,7 +54,10 @@ struct PoolAxis {
   // Window taps of output o that read the input (or padding, when counted).
   int64_t count(int64_t o, bool include_pad) const {
     int64_t n = 0;
-    for (int64_t t = 0; t < k; ++t) n += include_pad ? (at(o, t) >= -pad && at(o, t) < in + pad_end) : (at(o, t) >= 0 && at(o, t) < in);
+    for (int64_t t = 0; t < k; ++t) {
+      const int64_t p = at(o, t);
+      n += include_pad ? (p >= -pad && p < in + pad_end) : (p >= 0 && p < in);
+    }
     return n;
   }
   // Outputs in [o0, o1) whose tap t reads the input: [lo, hi).
@@ -148,8 +151,9 @@ __attribute__((always_inline)) inline void pool_axis(const Src* src, Acc* dst, i
 }
 
 template <class Src, class Acc>
-__attribute__((always_inline)) inline void pool_axis_any(const Src* src, Acc* dst, int64_t outer, const PoolAxis& a, int64_t inner, int64_t o0, int64_t o1,
-                   int64_t i0, int64_t src_rows, bool is_max, Acc init) {
+__attribute__((always_inline)) inline void pool_axis_any(const Src* src, Acc* dst, int64_t outer, const PoolAxis& a,
+                                                         int64_t inner, int64_t o0, int64_t o1, int64_t i0,
+                                                         int64_t src_rows, bool is_max, Acc init) {
   if (is_max) pool_axis<true>(src, dst, outer, a, inner, o0, o1, i0, src_rows, init);
   else pool_axis<false>(src, dst, outer, a, inner, o0, o1, i0, src_rows, init);
 }
@@ -186,7 +190,8 @@ struct SeparablePool {
       h = d;
       d = PoolAxis::of(g, 0);
     }
-    for (int64_t o = 0; o < w.out; ++o) w_count.push_back(static_cast<float>(std::max<int64_t>(1, w.count(o, include_pad))));
+    for (int64_t o = 0; o < w.out; ++o)
+      w_count.push_back(static_cast<float>(std::max<int64_t>(1, w.count(o, include_pad))));
   }
   int64_t out_plane() const { return h.out * w.out; }  // outputs per output depth
 };
@@ -249,7 +254,8 @@ void pool_depth_chunk(const SeparablePool& p, const T* x, T* y, int64_t o0, int6
   }
   for (int64_t od = o0; od < o1; ++od)
     for (int64_t oh = 0; oh < p.h.out; ++oh) {
-      const Acc outer = static_cast<Acc>(std::max<int64_t>(1, p.d.count(od, p.include_pad) * p.h.count(oh, p.include_pad)));
+      const int64_t counted = p.d.count(od, p.include_pad) * p.h.count(oh, p.include_pad);
+      const Acc outer = static_cast<Acc>(std::max<int64_t>(1, counted));
       const int64_t row = ((od - o0) * p.h.out + oh) * p.w.out;
       if constexpr (std::is_same_v<T, float>) average_row_f32(t3 + row, out + row, p.w_count.data(), outer, p.w.out);
       else average_row(t3 + row, out + row, p.w_count.data(), outer, p.w.out);

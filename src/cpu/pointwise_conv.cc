@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "cpu/im2col.h"
+
 namespace onyx {
 
 namespace {
@@ -16,27 +18,6 @@ bool strided(const SpatialGeometry& g) {
   return false;
 }
 
-// col[c, o] = x[c, the input position output o reads]: the strided positions,
-// row by row of the output (all but its last axis).
-void gather_strided(const float* x, int64_t C, const SpatialGeometry& g, float* col, ThreadPool* pool) {
-  const int64_t is = g.in_size(), os = g.out_size(), ow = g.out[g.nd - 1], sw = g.strides[g.nd - 1];
-  const int64_t rows = os / ow;
-  parallel_for(pool, C, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
-      for (int64_t r = 0; r < rows; ++r) {
-        int64_t in_row = 0;  // the input row's offset: each outer output coordinate times its stride
-        for (int64_t d = g.nd - 2, rem = r, scale = g.in [g.nd - 1]; d >= 0; --d) {
-          in_row += rem % g.out[d] * g.strides[d] * scale;
-          rem /= g.out[d];
-          scale *= g.in[d];
-        }
-        const float* src = x + c * is + in_row;
-        float* dst = col + c * os + r * ow;
-        for (int64_t o = 0; o < ow; ++o) dst[o] = src[o * sw];
-      }
-  });
-}
-
 }  // namespace
 
 bool runs_as_pointwise_gemm(const std::vector<int64_t>& w_shape, const SpatialGeometry& g, int64_t group) {
@@ -49,14 +30,14 @@ bool runs_as_pointwise_gemm(const std::vector<int64_t>& w_shape, const SpatialGe
 void pointwise_conv(const float* x, int64_t N, int64_t C, const float* w, int64_t M, const float* bias, const float* z,
                     const SpatialGeometry& g, GemmActivation act, float* y, ThreadPool* pool) {
   const int64_t is = g.in_size(), os = g.out_size();
-  std::vector<float> col(strided(g) ? static_cast<size_t>(C * os) : 0);
+  std::vector<float> col(strided(g) ? static_cast<size_t>(C * os) : 0);  // the strided input positions
   GemmEpilogue epilogue;
   epilogue.row_bias = bias;
   epilogue.activation = act;
   for (int64_t n = 0; n < N; ++n) {
     const float* xn = x + n * C * is;
     if (!col.empty()) {
-      gather_strided(xn, C, g, col.data(), pool);
+      im2col(xn, C, g, col.data(), pool);  // one tap: the strided input positions
       xn = col.data();
     }
     float* yn = y + n * M * os;

@@ -419,6 +419,8 @@ void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, in
       const float* bias = last && g.epi.bias ? g.epi.bias : nullptr;
       const GemmActivation kernel_act = last && ar.fuses_activation ? g.epi.activation : GemmActivation::None;
       const bool act = last && !ar.fuses_activation && g.epi.activation != GemmActivation::None;
+      // the row bias goes into each tile in cache before the first K block accumulates into it
+      const bool row_bias = p0 == 0 && g.epi.row_bias;
       for (int64_t i0 = i_begin; i0 < i_end; i0 += mc_blk) {
         int64_t mc = std::min(mc_blk, i_end - i0);
         if (!direct) ar.pack_a(g.trans_a, g.A, g.lda, i0, p0, mc, kc, ap);
@@ -429,9 +431,8 @@ void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, in
             int mr = static_cast<int>(std::min<int64_t>(MR, mc - ir));
             float* c = g.C + (i0 + ir) * g.ldc + j0 + jr;
             const float* a = direct ? g.A + (i0 + ir) * g.lda + p0 : ap + ir * kc;
-            // row bias: added to the tile in cache before the first K block accumulates into it
-            if (p0 == 0 && g.epi.row_bias) add_row_bias(c, g.ldc, mr, nr, g.epi.row_bias + i0 + ir, load);
-            ar.kernel(kc, a, direct ? g.lda : 0, bpanel, c, g.ldc, mr, nr, load || (p0 == 0 && g.epi.row_bias), g.alpha,
+            if (row_bias) add_row_bias(c, g.ldc, mr, nr, g.epi.row_bias + i0 + ir, load);
+            ar.kernel(kc, a, direct ? g.lda : 0, bpanel, c, g.ldc, mr, nr, load || row_bias, g.alpha,
                       bias ? bias + j0 + jr : nullptr, kernel_act);
             if (act) apply_activation_tile(c, g.ldc, mr, nr, g.epi.activation);
           }

@@ -52,26 +52,36 @@ TEST(Pool2d, CeilModeWindowLargerThanInput) {
   EXPECT_THROW(run_op(floor_node, {x}, 19), Error);
 }
 
+namespace {
+
+// A pooling case of the window-reference tests below, as its node's attributes.
+struct PoolCase {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  int64_t ceil, include_pad;
+};
+
+Node pool_node(const char* op, const PoolCase& c) {
+  return make_node(op, {"x"}, {"y"},
+                   {{"kernel_shape", attr_ints(c.kernel)}, {"strides", attr_ints(c.strides)},
+                    {"dilations", attr_ints(c.dilations)}, {"pads", attr_ints(c.pads)},
+                    {"ceil_mode", attr_int(c.ceil)}, {"count_include_pad", attr_int(c.include_pad)}});
+}
+
+}  // namespace
+
 // The per-axis 2-D passes (float and double, over 3 threads) against a
 // window-by-window reference: strides, dilations, asymmetric pads, ceil
 // mode, both average divisors.
 TEST(Pool2d, AxisPassesMatchWindowReference) {
-  struct Case {
-    std::vector<int64_t> kernel, strides, dilations, pads;
-    int64_t ceil, include_pad;
-  };
-  const Case cases[] = {{{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0}, {{3, 2}, {1, 2}, {2, 1}, {2, 0, 1, 1}, 1, 1},
+  const PoolCase cases[] = {{{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0}, {{3, 2}, {1, 2}, {2, 1}, {2, 0, 1, 1}, 1, 1},
                         {{2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 1, 0}, {{5, 5}, {3, 1}, {1, 2}, {2, 4, 2, 4}, 0, 1}};
   const int64_t C = 3, H = 11, W = 13;
   std::vector<double> v(C * H * W);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7919) % 101) - 50.0;
   ThreadPool three(3);
-  for (const Case& c : cases) {
+  for (const PoolCase& c : cases) {
     for (const char* op : {"MaxPool", "AveragePool"}) {
-      Node n = make_node(op, {"x"}, {"y"},
-                         {{"kernel_shape", attr_ints(c.kernel)}, {"strides", attr_ints(c.strides)},
-                          {"dilations", attr_ints(c.dilations)}, {"pads", attr_ints(c.pads)},
-                          {"ceil_mode", attr_int(c.ceil)}, {"count_include_pad", attr_int(c.include_pad)}});
+      const Node n = pool_node(op, c);
       std::vector<float> vf(v.begin(), v.end());
       auto yf = run_op(n, {Tensor::from_vector<float>(vf, {1, C, H, W})}, 19, &three)[0];
       auto yd = run_op(n, {Tensor::from_vector<double>(v, {1, C, H, W})}, 19)[0];
@@ -106,11 +116,7 @@ TEST(Pool2d, AxisPassesMatchWindowReference) {
 // threads) against a window-by-window reference: a depth stride and
 // dilation, pads on every axis, ceil mode, both average divisors.
 TEST(Pool3d, AxisPassesMatchWindowReference) {
-  struct Case {
-    std::vector<int64_t> kernel, strides, dilations, pads;
-    int64_t ceil, include_pad;
-  };
-  const Case cases[] = {{{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 0},
+  const PoolCase cases[] = {{{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 0},
                         {{1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1, 0, 1, 1}, 0, 1},
                         {{2, 2, 3}, {2, 1, 2}, {2, 1, 1}, {1, 0, 2, 0, 1, 1}, 1, 1},
                         {{2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 1, 0}};
@@ -118,12 +124,9 @@ TEST(Pool3d, AxisPassesMatchWindowReference) {
   std::vector<float> v(C * D * H * W);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 101) - 50.f;
   ThreadPool three(3);
-  for (const Case& c : cases) {
+  for (const PoolCase& c : cases) {
     for (const char* op : {"MaxPool", "AveragePool"}) {
-      Node n = make_node(op, {"x"}, {"y"},
-                         {{"kernel_shape", attr_ints(c.kernel)}, {"strides", attr_ints(c.strides)},
-                          {"dilations", attr_ints(c.dilations)}, {"pads", attr_ints(c.pads)},
-                          {"ceil_mode", attr_int(c.ceil)}, {"count_include_pad", attr_int(c.include_pad)}});
+      const Node n = pool_node(op, c);
       const Tensor y = run_op(n, {Tensor::from_vector<float>(v, {1, C, D, H, W})}, 19, &three)[0];
       // Float16 accumulates in float and converts at the end (the values are exact in half)
       const std::vector<Float16> vh(v.begin(), v.end());

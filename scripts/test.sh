@@ -22,6 +22,12 @@ LATEST=$(mktemp -d)
 trap 'rm -rf "$LATEST"' EXIT
 python3 scripts/gen_onnx_node_tests.py "$LATEST"
 build/onyx test --expect-fail tests/conformance_onnx_latest_expected_failures.txt "$LATEST"/*
+echo "== the AVX2 paths (ONYX_MAX_ISA=avx2: what a CPU without AVX-512 runs): unit tests, conformance, contrib ops"
+ONYX_MAX_ISA=avx2 build/tests/onyx_tests --gtest_brief=1 2>/dev/null  # stderr: the tests' expected warnings
+ONYX_MAX_ISA=avx2 build/onyx test --expect-fail tests/conformance_expected_failures.txt \
+  $DATA/node $DATA/pytorch-converted $DATA/pytorch-operator $DATA/simple
+ONYX_MAX_ISA=avx2 build/onyx test --expect-fail tests/conformance_onnx_latest_expected_failures.txt "$LATEST"/*
+ONYX_MAX_ISA=avx2 python3 scripts/check_contrib_ops.py --onyx build/onyx --keep "$LATEST/contrib_avx2" | awk '!/ OK /'
 echo "== scikit-learn models (skl2onnx exports and one-node ai.onnx.ml models) against onnxruntime"
 python3 scripts/check_sklearn_models.py --onyx build/onyx | awk '!/ OK /'  # the failures and the summary
 echo "== ONNX Runtime contrib ops (com.microsoft) against onnxruntime"

@@ -14,6 +14,7 @@
 
 #include "model_builder.h"
 #include "cpu/dnnl_conv.h"
+#include "cpu/nchwc_conv.h"
 #include "onyx/session.h"
 
 namespace onyx {
@@ -262,9 +263,11 @@ TEST(Optimizer, ConvHardSigmoidMulFusesToHardSwish) {
   std::vector<float> x = random_values(147, 16);
   for (float& v : x) v *= 3.0f;  // both clamps of the gate
   Feeds feeds = {{"x", Value(Tensor::from_vector<float>(x, {1, 3, 7, 7}))}};
-  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-5f);
+  // The outputs are sums of larger terms that cancel: two summation orders (oneDNN's
+  // SSE4.1 kernels under ONYX_MAX_ISA=baseline) differ by up to 2e-5 there.
+  OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 5e-5f);
   EXPECT_EQ(r.fusions["Conv+HardSwish"], 2);
-  check_same(m, feeds, OptimizationLevel::All, 1e-5f);
+  check_same(m, feeds, OptimizationLevel::All, 5e-5f);
 }
 
 // GELU (decomposed with Erf, as exported) after a conv becomes its activation, also in the
@@ -730,7 +733,8 @@ TEST(Optimizer, ConcatOfPartialBlocksStaysBlocked) {
   add_node(g, "Conv", {"r", "wy"}, {"y"});
   Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(2 * 16 * 42, 46), {2, 16, 6, 7}))}};
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
-  EXPECT_EQ(r.fusions["Concat of partial blocks as NchwcConcat"], 1);
+  // Blocks of 8 (no AVX-512): 24, 8 and 40 channels are whole blocks, a plain Concat of blocked values.
+  EXPECT_EQ(r.fusions["Concat of partial blocks as NchwcConcat"], dnnl_preferred_block() == 16 ? 1 : 0);
 }
 
 // Upsampling between convs stays blocked: nearest 2x by scales, and linear to
@@ -887,7 +891,9 @@ TEST(Optimizer, ExpansionAndDepthwiseFuse) {
     add_node(g, "Conv", {"d", "w3"}, {"y"});
     Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(16 * 96 * 96, 25), {1, 16, 96, 96}))}};
     OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
-    EXPECT_EQ(r.fusions["NchwcConv 1x1 + depthwise as NchwcPointwiseDepthwise"], expanded_is_output ? 0 : 1);
+    // The fused kernel is AVX-512 code: other CPUs run the two convs apart.
+    EXPECT_EQ(r.fusions["NchwcConv 1x1 + depthwise as NchwcPointwiseDepthwise"],
+              !expanded_is_output && nchwc_direct_available() ? 1 : 0);
   }
 }
 
@@ -1086,7 +1092,8 @@ TEST(Optimizer, GroupedConvWithWholeBlocksStaysBlocked) {
   g->mutable_node(3)->set_output(0, "u");
   Feeds feeds = {{"x", Value(Tensor::from_vector<float>(random_values(336, 35), {1, 8, 6, 7}))}};
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::All, 1e-4f);
-  EXPECT_EQ(r.fusions["grouped Conv as NchwcConv"], 1);
+  // With blocks of 8 (no AVX-512) the 24 outputs per group are whole blocks too.
+  EXPECT_EQ(r.fusions["grouped Conv as NchwcConv"], dnnl_preferred_block() == 16 ? 1 : 2);
   EXPECT_EQ(r.fusions["grouped Conv groups merged to block width"], 1);
   // 16 in and 16 out per group: blocked.
   *g->mutable_initializer(1) = float_tensor("w2", {32, 16, 3, 3}, random_values(32 * 16 * 9, 36));

@@ -2,6 +2,9 @@
 // compiled with target attributes beside the baseline x86-64 code and picked
 // at run time by these flags; elsewhere every flag is false.
 #pragma once
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ONYX_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
@@ -25,6 +28,26 @@ struct CpuFeatures {
   bool avx512vbmi = false;  // byte permutes (vpermi2b): 8-bit table lookups
 };
 
+// ONYX_MAX_ISA=avx2 or =baseline runs the paths an older CPU takes (AVX2 +
+// FMA without AVX-512; plain x86-64) on this one, so that they are tested and
+// measured here: a machine with AVX-512 otherwise never executes them. The
+// loops compiled with ONYX_VECTOR_CLONES still take their AVX-512 clone.
+inline void cap_cpu_features(CpuFeatures& c, const char* isa) {
+  if (!isa || !*isa || std::strcmp(isa, "avx512") == 0) return;
+  const bool avx2 = std::strcmp(isa, "avx2") == 0;
+  if (!avx2 && std::strcmp(isa, "baseline") != 0) {
+    std::fprintf(stderr, "onyx: ONYX_MAX_ISA must be avx512, avx2 or baseline, got \"%s\"; not capped\n", isa);
+    return;
+  }
+  const CpuFeatures detected = c;
+  c = CpuFeatures{};
+  if (avx2) {
+    c.avx2 = detected.avx2;
+    c.fma = detected.fma;
+    c.f16c = detected.f16c;
+  }
+}
+
 inline const CpuFeatures& cpu_features() {
   static const CpuFeatures features = [] {
     CpuFeatures c;
@@ -40,6 +63,7 @@ inline const CpuFeatures& cpu_features() {
     c.avx512vnni = __builtin_cpu_supports("avx512vnni");
     c.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
 #endif
+    cap_cpu_features(c, std::getenv("ONYX_MAX_ISA"));
     return c;
   }();
   return features;

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "base/cpu_features.h"
 #include "cpu/block_transpose_avx512.h"
 #include "kernels/kernel.h"
 
@@ -129,8 +130,28 @@ using tag = dnnl::memory::format_tag;
 
 namespace {
 
+// oneDNN fixes its instruction set at its first use: ONYX_MAX_ISA
+// (base/cpu_features.h) must cap it before then, or the blocked layouts
+// (16 channels with AVX-512, 8 without) and oneDNN's kernels disagree.
+void cap_dnnl_isa() {
+  static const bool capped = [] {
+    const CpuFeatures& f = cpu_features();
+    if (f.avx512f) return false;
+    try {
+      dnnl::set_max_cpu_isa(f.avx2 ? dnnl::cpu_isa::avx2 : dnnl::cpu_isa::sse41);
+    } catch (const dnnl::error&) {
+      return false;  // already fixed by an earlier use: the features it detected stand
+    }
+    return true;
+  }();
+  (void)capped;
+}
+
 dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  static dnnl::engine e = [] {
+    cap_dnnl_isa();
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return e;
 }
 
@@ -230,6 +251,7 @@ bool dnnl_available() { return true; }
 
 int dnnl_preferred_block() {
   static int b = [] {
+    cap_dnnl_isa();
     auto isa = dnnl::get_effective_cpu_isa();
     return (isa >= dnnl::cpu_isa::avx512_core) ? 16 : 8;
   }();

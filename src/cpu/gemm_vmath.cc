@@ -1,5 +1,6 @@
 #include "cpu/gemm_vmath.h"
 #include "base/cpu_features.h"
+#include "cpu/vmath_loops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -467,8 +468,24 @@ struct Table {
   void (*layer_norm)(const float*, const float*, float*, int64_t, const float*, const float*, float) = layer_norm_ref;
 };
 
+// The loops' table in place of the scalar libm versions it covers.
+void use_loops(Table& t, const LoopTable& l) {
+  t.exp = l.exp;
+  t.sigmoid = l.sigmoid;
+  t.swish = l.swish;
+  t.tanh = l.tanh;
+  t.erf = l.erf;
+  t.gelu_erf = l.gelu_erf;
+  t.gelu_tanh = l.gelu_tanh;
+  t.hard_sigmoid = l.hard_sigmoid;
+  t.softmax = l.softmax;
+  t.layer_norm = l.layer_norm;
+}
+
 Table make_table() {
   Table t;
+  const CpuFeatures& f = cpu_features();
+  use_loops(t, f.avx2 && f.fma ? avx2_loops() : baseline_loops());
 #ifdef ONYX_VM_X86
   if (has_avx512f_dq_vl()) {
     t.exp = map16<exp16_avx512>;

@@ -358,8 +358,8 @@ TEST(Int8Conv, RequantizeAndTransposeHelpers) {
     for (bool is_signed : {false, true}) {
       std::vector<uint8_t> got(n);
       requantize_8bit(acc.data(), n, bias.data(), mult.data(), true, 3.f, is_signed, got.data());
-      // the same values as rows of a block with per-column parameters
-      const int64_t cols = n % 5 == 0 ? 5 : 1, rows = n / cols;
+      // the same values as rows of a block with per-column parameters (20 columns: whole vectors and a tail)
+      const int64_t cols = n % 20 == 0 ? 20 : n % 5 == 0 ? 5 : 1, rows = n / cols;
       std::vector<int32_t> col_bias(bias.begin(), bias.begin() + cols);
       std::vector<float> col_mult(mult.begin(), mult.begin() + cols);
       std::vector<uint8_t> block(rows * (cols + 3), 0);

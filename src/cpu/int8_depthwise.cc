@@ -118,17 +118,17 @@ void tap_pointers(const uint8_t* image, const uint8_t* pad_row, int64_t C, const
   }
 }
 
-// acc[c] for one output pixel, plain C++.
+// acc[c] for one output pixel's channels c0 .. C - 1, plain C++.
 void depthwise_pixel_scalar(const DepthwisePlan& p, const int32_t* init, const uint8_t* const* ptr, bool is_signed,
-                            int32_t* acc) {
-  for (int64_t c = 0; c < p.C; ++c) acc[c] = init[c];
+                            int32_t* acc, int64_t c0 = 0) {
+  for (int64_t c = c0; c < p.C; ++c) acc[c] = init[c];
   for (int64_t t = 0; t < p.taps; ++t) {
     const int32_t* w = p.w.data() + t * p.C;
     if (is_signed) {
       const auto* x = reinterpret_cast<const int8_t*>(ptr[t]);
-      for (int64_t c = 0; c < p.C; ++c) acc[c] += x[c] * w[c];
+      for (int64_t c = c0; c < p.C; ++c) acc[c] += x[c] * w[c];
     } else {
-      for (int64_t c = 0; c < p.C; ++c) acc[c] += ptr[t][c] * w[c];
+      for (int64_t c = c0; c < p.C; ++c) acc[c] += ptr[t][c] * w[c];
     }
   }
 }
@@ -180,6 +180,43 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void depthwise_pixel_avx512
     case 1: depthwise_blocks_avx512<Signed, 1>(p, init, ptr, b, acc); break;
     default: break;
   }
+}
+
+// depthwise_blocks_avx512 on AVX2: NB blocks of 8 channels from channel c0,
+// each tap pair's 16 bytes widened to one vector of 16-bit values.
+template <bool Signed, int NB>
+__attribute__((target("avx2"))) inline void depthwise_blocks_avx2(const DepthwisePlan& p, const int32_t* init,
+                                                                   const uint8_t* const* ptr, int64_t c0,
+                                                                   int32_t* acc) {
+  __m256i sum[NB];
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) sum[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(init + c0 + 8 * j));
+  for (int64_t k = 0; k < p.pairs; ++k) {
+    const uint8_t *pa = ptr[2 * k], *pb = ptr[2 * k + 1];
+    const int16_t* w = p.paired.data() + (k * p.blocks * 16 + c0) * 2;
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) {
+      const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(pa + c0 + 8 * j));
+      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(pb + c0 + 8 * j));
+      const __m128i ab = _mm_unpacklo_epi8(a, b);
+      const __m256i x = Signed ? _mm256_cvtepi8_epi16(ab) : _mm256_cvtepu8_epi16(ab);
+      const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16 * j));
+      sum[j] = _mm256_add_epi32(sum[j], _mm256_madd_epi16(x, wv));
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c0 + 8 * j), sum[j]);
+}
+
+// Whole blocks of 8 channels with AVX2, the last C % 8 in plain C++.
+template <bool Signed>
+__attribute__((target("avx2"))) void depthwise_pixel_avx2(const DepthwisePlan& p, const int32_t* init,
+                                                          const uint8_t* const* ptr, int32_t* acc) {
+  const int64_t whole = p.C / 8 * 8;
+  int64_t c = 0;
+  for (; c + 32 <= whole; c += 32) depthwise_blocks_avx2<Signed, 4>(p, init, ptr, c, acc);
+  for (; c < whole; c += 8) depthwise_blocks_avx2<Signed, 1>(p, init, ptr, c, acc);
+  if (whole < p.C) depthwise_pixel_scalar(p, init, ptr, Signed, acc, whole);
 }
 
 // NP pixels, all channels, through QuadPlan; each pixel has quads * 4 = slots
@@ -328,8 +365,9 @@ void int8_depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const I
       w.depthwise && w.depthwise->wzp == wzp ? w.depthwise : plan_int8_depthwise(w, wzp);
   const DepthwisePlan& plan = made->pairs;
   const QuadPlan& quads = made->quads;
-  enum class Kernel { Scalar, Pairs, Quads } kernel = Kernel::Scalar;
+  enum class Kernel { Scalar, PairsAvx2, Pairs, Quads } kernel = Kernel::Scalar;
 #ifdef ONYX_DEPTHWISE_X86
+  if (isa != Int8Isa::Scalar && cpu_features().avx2) kernel = Kernel::PairsAvx2;
   if (isa != Int8Isa::Scalar && has_avx512bw_vl()) kernel = Kernel::Pairs;
   if (isa == Int8Isa::Avx512Vnni && has_avx512bw_vl() && made->quads_fit) kernel = Kernel::Quads;
 #endif
@@ -371,6 +409,11 @@ void int8_depthwise_channels_last(const Int8ConvInput& x, const Geo2& g, const I
             if (kernel == Kernel::Pairs) {
               if (x.is_signed) depthwise_pixel_avx512<true>(plan, init.data(), p + j * tap_slots, acc + j * C);
               else depthwise_pixel_avx512<false>(plan, init.data(), p + j * tap_slots, acc + j * C);
+              continue;
+            }
+            if (kernel == Kernel::PairsAvx2) {
+              if (x.is_signed) depthwise_pixel_avx2<true>(plan, init.data(), p + j * tap_slots, acc + j * C);
+              else depthwise_pixel_avx2<false>(plan, init.data(), p + j * tap_slots, acc + j * C);
               continue;
             }
 #endif

@@ -186,12 +186,44 @@ ONYX_TARGET_AVX2 void slice_avx2(int64_t k_groups, const uint8_t* a, int64_t lda
       acc[r][1] = dot4_avx2(acc[r][1], ae, ao, b1e, b1o);
     }
   }
-  _Pragma("GCC unroll 8")
-  for (int r = 0; r < MR; ++r) {
-    alignas(32) int32_t out[16];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out), acc[r][0]);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8), acc[r][1]);
-    for (int c = 0; c < std::min(16, cols - c0); ++c) y[r * ldy + c0 + c] = finish(out[c], r, c0 + c, e);
+  // finish() on 8 lanes (the column terms are padded to whole panels); wrapping int32 arithmetic.
+  _Pragma("GCC unroll 2")
+  for (int h = 0; h < 2; ++h) {
+    const int c = c0 + 8 * h;
+    if (c >= cols) break;
+    const __m256i add = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.col_add + c));
+    const __m256i cs = e.row_sums ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.col_shift + c)) : add;
+    const __m256i ct = e.row_shifts ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.col_term + c)) : add;
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < MR; ++r) {
+      __m256i v = _mm256_add_epi32(acc[r][h], add);
+      if (e.row_sums) v = _mm256_add_epi32(v, _mm256_mullo_epi32(_mm256_set1_epi32(e.row_sum[r]), cs));
+      if (e.row_shifts) v = _mm256_add_epi32(v, _mm256_mullo_epi32(_mm256_set1_epi32(e.row_shift[r]), ct));
+      if (c + 8 <= cols) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + r * ldy + c), v);
+      } else {
+        alignas(32) int32_t out[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(out), v);
+        std::copy(out, out + (cols - c), y + r * ldy + c);
+      }
+    }
+  }
+}
+
+// int32_rows_to_float 8 columns at a time: multiply, then add (no FMA, as
+// the other ISAs round), the last columns in plain C++.
+ONYX_TARGET_AVX2 void int32_rows_to_float_avx2(const int32_t* sums, int64_t rows, int64_t cols, int64_t lds,
+                                               const float* scale, const float* bias, float* y, int64_t ldy) {
+  const int64_t full = cols / 8 * 8;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* s = sums + r * lds;
+    float* yr = y + r * ldy;
+    for (int64_t c = 0; c < full; c += 8) {
+      const __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + c))),
+                                     _mm256_loadu_ps(scale + c));
+      _mm256_storeu_ps(yr + c, _mm256_add_ps(v, bias ? _mm256_loadu_ps(bias + c) : _mm256_setzero_ps()));
+    }
+    for (int64_t c = full; c < cols; ++c) yr[c] = static_cast<float>(s[c]) * scale[c] + (bias ? bias[c] : 0.f);
   }
 }
 
@@ -552,6 +584,9 @@ void int8_gemm_requantized(int64_t M, const Int8A& a, const Int8GemmColumns& col
 
 void int32_rows_to_float(const int32_t* sums, int64_t rows, int64_t cols, int64_t lds, const float* scale,
                          const float* bias, float* y, int64_t ldy) {
+#ifdef ONYX_INT8_X86
+  if (cpu_features().avx2) return int32_rows_to_float_avx2(sums, rows, cols, lds, scale, bias, y, ldy);
+#endif
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
       y[r * ldy + c] = static_cast<float>(sums[r * lds + c]) * scale[c] + (bias ? bias[c] : 0.f);

@@ -115,7 +115,7 @@ DnnlConv::DnnlConv(DnnlConvConfig) { kernel_fail("this build has no oneDNN"); }
 DnnlConv::~DnnlConv() = default;
 bool DnnlConv::supports(const DnnlConvConfig&, int) { return false; }
 Shape DnnlConv::output_shape(const Shape&, const Shape&) const { return {}; }
-void DnnlConv::run(const Io&, float*, ThreadPool*) const {}
+bool DnnlConv::run(const Io&, float*, ThreadPool*) const { return true; }
 struct DnnlPool::Impl {};
 DnnlPool::DnnlPool(DnnlPoolConfig) { kernel_fail("this build has no oneDNN"); }
 DnnlPool::~DnnlPool() = default;
@@ -245,6 +245,11 @@ bool is_ref_impl(const dnnl::primitive_desc_base& pd) {
   return s.rfind("ref", 0) == 0;
 }
 
+// oneDNN's im2col + GEMM convolution ("x64:gemm:jit", "gemm:jit").
+bool is_gemm_impl(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).find("gemm:") != std::string::npos;
+}
+
 }  // namespace
 
 bool dnnl_available() { return true; }
@@ -270,6 +275,7 @@ struct DnnlConv::Impl {
     dnnl::reorder src_rd, dst_rd, z_rd;
     std::shared_ptr<memory> packed_w;  // for constant weights
     const void* packed_from = nullptr;
+    bool activation_left = false;  // the primitive stops before cfg.activation: the caller applies it
   };
   mutable std::mutex mu;
   mutable std::map<std::vector<int64_t>, std::shared_ptr<Entry>> cache;
@@ -339,6 +345,21 @@ struct DnnlConv::Impl {
     if (!pd && want_wino) pd = try_make(algorithm::convolution_winograd, any_src, any_dst);
     if (!pd) pd = try_make(algorithm::convolution_direct, any_src, any_dst);
     if (!pd) kernel_fail("oneDNN has no convolution for this configuration");
+    // oneDNN's im2col + GEMM convolution, its choice where no direct kernel fits (one input
+    // channel without AVX-512, say), applied a GELU post-op value by value: 10x the 1-D stem
+    // convolution it followed. A plain output then leaves the activation to the caller.
+    if (!y_block && !cfg.activation.empty() && is_gemm_impl(pd)) {
+      attr = dnnl::primitive_attr();  // here an empty set_post_ops left the old operations in place
+      if (has_z) {
+        dnnl::post_ops sum_only;
+        sum_only.append_sum(1.0f);
+        attr.set_post_ops(sum_only);
+      }
+      if (auto bare = try_make(algorithm::convolution_direct, pd.src_desc(), pd.dst_desc())) {
+        pd = bare;
+        e->activation_left = true;
+      }
+    }
     e->prim = dnnl::convolution_forward(pd);
     e->src_md = pd.src_desc();
     e->dst_md = pd.dst_desc();
@@ -376,7 +397,7 @@ Shape DnnlConv::output_shape(const Shape& xs, const Shape& ws) const {
   return out;
 }
 
-void DnnlConv::run(const Io& io, float* y, ThreadPool* pool) const {
+bool DnnlConv::run(const Io& io, float* y, ThreadPool* pool) const {
   const Impl& im = *impl_;
   const Shape& ws = io.w->shape();
   const int nd = static_cast<int>(ws.size()) - 2;
@@ -475,6 +496,7 @@ void DnnlConv::run(const Io& io, float* y, ThreadPool* pool) const {
   e->prim.execute(s, args);
   if (e->dst_reorder) e->dst_rd.execute(s, dst, ymem);
   s.wait();
+  return !e->activation_left;
 }
 
 // ---------------------------------------------------------------- pooling

@@ -58,7 +58,9 @@ class DnnlConv {
   };
   // The logical output shape [N, M, OH, OW] for an input of logical shape [N, C, H, W].
   Shape output_shape(const Shape& x_logical, const Shape& w_shape) const;
-  void run(const Io& io, float* y, ThreadPool* pool) const;
+  // False where y still lacks the config's activation (a plain y only): the
+  // caller applies it (oneDNN's GEMM-based convolution applies it slowly).
+  [[nodiscard]] bool run(const Io& io, float* y, ThreadPool* pool) const;
 
  private:
   struct Impl;

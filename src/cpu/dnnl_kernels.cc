@@ -47,7 +47,7 @@ class BlockedConv {
   void run(const DnnlConv::Io& io, float* y, ThreadPool* pool) const {
     if (winograd_ && winograd_->use_for(io, pool)) winograd_->run(io, y, pool);
     else if (direct_ && direct_->use_for(io, pool)) direct_->run(io, y, pool);
-    else conv_.run(io, y, pool);
+    else if (!conv_.run(io, y, pool)) kernel_fail("a blocked convolution's output lacks its activation");
   }
 
  private:

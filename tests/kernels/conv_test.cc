@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "cpu/gemm.h"
@@ -230,6 +231,42 @@ TEST(Conv, GroupedOneDimensionalMatchesDefinition) {
 // (cpu/pointwise_conv.h): 1-, 2- and 3-D, strided ones gathering their
 // input first, with the bias as the GEMM's row bias; FusedConv adds a
 // residual and an activation in the epilogue (Relu) or after it (LeakyRelu).
+// A 1-D stem of one input channel (wav2vec2's, Whisper's), with a residual
+// and each activation: without AVX-512 oneDNN runs it as im2col + GEMM, whose
+// activation Onyx applies after it (DnnlConv::run returns false); values as
+// the definition either way (CI runs this under ONYX_MAX_ISA=avx2 too).
+TEST(Conv, FusedOneChannelStemActivations) {
+  const int64_t N = 3, L = 400, K = 9, M = 16, OL = (L + 8 - K) / 2 + 1;
+  const std::vector<float> x = seeded(N * L, 21), w = seeded(M * K, 22), b = seeded(M, 23), z = seeded(N * M * OL, 24);
+  std::vector<float> linear(N * M * OL);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t o = 0; o < OL; ++o) {
+        double acc = b[m];
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t at = o * 2 - 4 + k;
+          if (at >= 0 && at < L) acc += double(w[m * K + k]) * x[n * L + at];
+        }
+        linear[(n * M + m) * OL + o] = static_cast<float>(acc + z[(n * M + m) * OL + o]);
+      }
+  const std::vector<Tensor> inputs = {Tensor::from_vector<float>(x, {N, 1, L}), Tensor::from_vector<float>(w, {M, 1, K}),
+                                      Tensor::from_vector<float>(b, {M}), Tensor::from_vector<float>(z, {N, M, OL})};
+  const std::map<std::string, double (*)(double)> acts = {
+      {"Gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }},
+      {"Sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }},
+      {"Tanh", [](double v) { return std::tanh(v); }},
+      {"Relu", [](double v) { return v > 0 ? v : 0.0; }}};
+  for (const auto& [act, fn] : acts) {
+    Node fused = make_node("FusedConv", {"x", "w", "b", "z"}, {"y"},
+                           {{"strides", attr_ints({2})}, {"pads", attr_ints({4, 4})}, {"activation", attr_string(act)}});
+    fused.domain = "com.onyx";
+    std::vector<float> want(linear.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = static_cast<float>(fn(linear[i]));
+    ThreadPool two(2);
+    for (int run = 0; run < 2; ++run) expect_near(run_op(fused, inputs, 1, &two)[0], want, 1e-5f);  // cached primitive too
+  }
+}
+
 TEST(Conv, PointwiseAsGemmMatchesDefinition) {
   struct Case {
     std::vector<int64_t> in, strides;

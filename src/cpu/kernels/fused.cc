@@ -193,7 +193,8 @@ class FusedConvKernel final : public Kernel {
     io.w = &w;
     io.b = b;
     io.z = z ? z->data<float>() : nullptr;
-    dnnl_->run(io, y.data<float>(), ctx.thread_pool());
+    if (!dnnl_->run(io, y.data<float>(), ctx.thread_pool()))
+      apply_activation(y.data<float>(), y.numel(), activation_, params_);
     return true;
   }
 

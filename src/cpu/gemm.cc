@@ -66,30 +66,59 @@ void micro_generic(int64_t kc, const float* __restrict a, int64_t a_ld, const fl
 
 #ifdef ONYX_GEMM_X86
 // ---- AVX2 6x16 ----
-ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b, float* __restrict c,
-                                 int64_t ldc, int mr, int nr, bool load_c, float alpha, const float* bias,
-                                 GemmActivation /*act*/) {
-  __m256 acc[6][2];
+// R of the panel's 6 rows: a GEMM of fewer rows than 6 (a recurrent step's
+// batch, a decode step's one token) multiplies only those. With one or two
+// rows, S sets of sums over alternating k: a single chain of dependent FMAs
+// per vector would wait on each FMA's latency.
+template <int R>
+ONYX_TARGET_AVX2 void micro_avx2_rows(int64_t kc, const float* __restrict a, const float* __restrict b,
+                                      float* __restrict c, int64_t ldc, int mr, int nr, bool load_c, float alpha,
+                                      const float* bias) {
+  constexpr int S = R == 1 ? 4 : R == 2 ? 2 : 1;
+  __m256 sums[S][R][2];
+#pragma GCC unroll 4
+  for (int q = 0; q < S; ++q)
 #pragma GCC unroll 6
-  for (int r = 0; r < 6; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-#pragma GCC unroll 2
-  for (int64_t k = 0; k < kc; ++k) {
-    __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    for (int r = 0; r < R; ++r) sums[q][r][0] = sums[q][r][1] = _mm256_setzero_ps();
+  int64_t k = 0;
+  for (; k + S <= kc; k += S) {
+#pragma GCC unroll 4
+    for (int q = 0; q < S; ++q) {
+      const __m256 b0 = _mm256_loadu_ps(b + 16 * q), b1 = _mm256_loadu_ps(b + 16 * q + 8);
 #pragma GCC unroll 6
-    for (int r = 0; r < 6; ++r) {
-      __m256 av = _mm256_broadcast_ss(a + r);
-      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+      for (int r = 0; r < R; ++r) {
+        const __m256 av = _mm256_broadcast_ss(a + 6 * q + r);
+        sums[q][r][0] = _mm256_fmadd_ps(av, b0, sums[q][r][0]);
+        sums[q][r][1] = _mm256_fmadd_ps(av, b1, sums[q][r][1]);
+      }
     }
-    a += 6;
-    b += 16;
+    a += 6 * S;
+    b += 16 * S;
   }
+  for (; k < kc; ++k, a += 6, b += 16) {
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r);
+      sums[0][r][0] = _mm256_fmadd_ps(av, b0, sums[0][r][0]);
+      sums[0][r][1] = _mm256_fmadd_ps(av, b1, sums[0][r][1]);
+    }
+  }
+  __m256 acc[R][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      acc[r][h] = sums[0][r][h];
+#pragma GCC unroll 4
+      for (int q = 1; q < S; ++q) acc[r][h] = _mm256_add_ps(acc[r][h], sums[q][r][h]);
+    }
   const __m256 va = _mm256_set1_ps(alpha);
   if (nr == 16) {
     __m256 bias0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
     __m256 bias1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
 #pragma GCC unroll 6
-    for (int r = 0; r < 6; ++r) {
+    for (int r = 0; r < R; ++r) {
       if (r >= mr) break;
       float* cr = c + r * ldc;
       __m256 v0 = _mm256_fmadd_ps(acc[r][0], va, bias0), v1 = _mm256_fmadd_ps(acc[r][1], va, bias1);
@@ -101,9 +130,9 @@ ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t 
       _mm256_storeu_ps(cr + 8, v1);
     }
   } else {
-    alignas(32) float tmp[6][16];
+    alignas(32) float tmp[R][16];
 #pragma GCC unroll 6
-    for (int r = 0; r < 6; ++r) {
+    for (int r = 0; r < R; ++r) {
       _mm256_store_ps(tmp[r], _mm256_mul_ps(acc[r][0], va));
       _mm256_store_ps(tmp[r] + 8, _mm256_mul_ps(acc[r][1], va));
     }
@@ -112,6 +141,19 @@ ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t 
         float v = tmp[r][j] + (bias ? bias[j] : 0.0f);
         c[r * ldc + j] = load_c ? c[r * ldc + j] + v : v;
       }
+  }
+}
+
+ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t /*a_ld*/, const float* __restrict b,
+                                 float* __restrict c, int64_t ldc, int mr, int nr, bool load_c, float alpha,
+                                 const float* bias, GemmActivation /*act*/) {
+  switch (mr) {
+    case 1: return micro_avx2_rows<1>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias);
+    case 2: return micro_avx2_rows<2>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias);
+    case 3: return micro_avx2_rows<3>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias);
+    case 4: return micro_avx2_rows<4>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias);
+    case 5: return micro_avx2_rows<5>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias);
+    default: return micro_avx2_rows<6>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias);
   }
 }
 

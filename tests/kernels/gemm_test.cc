@@ -51,6 +51,7 @@ TEST(Gemm, AllTransposesOddSizesAndThreads) {
   const Case cases[] = {{1, 1, 1}, {7, 5, 3}, {8, 32, 256}, {9, 33, 257}, {130, 70, 300}, {64, 128, 128}, {3, 1000, 20}, {1, 70, 301},
                         {2, 33, 9}, {4, 50, 70},  // 2-4 rows: the half tile
                         {2, 96, 66}, {3, 20, 7},  // k-steps in flight, with a remainder
+                        {5, 17, 23}, {1, 40, 6},  // AVX2: 5 of 6 rows; one row, its 4 sums and a remainder
                         {19, 40, 1030}};          // a second, partial K block (KC = 1024)
   unsigned seed = 1;
   for (const Case& c : cases)

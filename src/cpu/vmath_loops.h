@@ -1,8 +1,9 @@
-// The vector math of cpu/gemm_vmath.h for CPUs without AVX-512: the same
-// polynomials as the AVX-512 versions, written as plain loops over floats that
-// the compiler vectorizes, built twice (for AVX2 + FMA and for baseline
-// x86-64). The scalar libm versions they replace ran GELU, softmax and layer
-// normalization 3-5x slower than AVX-512 on the same machine.
+// The vector math of cpu/gemm_vmath.h for CPUs without AVX-512: plain loops
+// over floats that the compiler vectorizes (exp, tanh and erf as the
+// elementwise kernels' branch-free forms, GELU as the AVX-512 version forms
+// it), built twice: for AVX2 + FMA and for baseline x86-64. The scalar libm
+// versions they replace ran GELU, softmax and layer normalization 3-5x slower
+// than AVX-512 on the same machine.
 #pragma once
 #include <cstdint>
 

@@ -24,19 +24,22 @@ namespace onyx {
 
 struct CpuFeatures {
   bool avx2 = false, fma = false, f16c = false;
+  bool avxvnni = false;  // vpdpbusd on 256-bit vectors without AVX-512 (Alder Lake and later)
   bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false, avx512vnni = false;
   bool avx512vbmi = false;  // byte permutes (vpermi2b): 8-bit table lookups
 };
 
-// ONYX_MAX_ISA=avx2 or =baseline runs the paths an older CPU takes (AVX2 +
-// FMA without AVX-512; plain x86-64) on this one, so that they are tested and
-// measured here: a machine with AVX-512 otherwise never executes them. The
-// loops compiled with ONYX_VECTOR_CLONES still take their AVX-512 clone.
+// ONYX_MAX_ISA=avxvnni, =avx2 or =baseline runs the paths an older CPU takes
+// (AVX2 + FMA without AVX-512, with or without AVX-VNNI; plain x86-64) on this
+// one, so that they are tested and measured here: a machine with AVX-512
+// otherwise never executes them. The loops compiled with ONYX_VECTOR_CLONES
+// still take their AVX-512 clone.
 inline void cap_cpu_features(CpuFeatures& c, const char* isa) {
   if (!isa || !*isa || std::strcmp(isa, "avx512") == 0) return;
-  const bool avx2 = std::strcmp(isa, "avx2") == 0;
+  const bool vnni = std::strcmp(isa, "avxvnni") == 0, avx2 = vnni || std::strcmp(isa, "avx2") == 0;
   if (!avx2 && std::strcmp(isa, "baseline") != 0) {
-    std::fprintf(stderr, "onyx: ONYX_MAX_ISA must be avx512, avx2 or baseline, got \"%s\"; not capped\n", isa);
+    std::fprintf(stderr, "onyx: ONYX_MAX_ISA must be avx512, avxvnni, avx2 or baseline, got \"%s\"; not capped\n",
+                 isa);
     return;
   }
   const CpuFeatures detected = c;
@@ -45,6 +48,7 @@ inline void cap_cpu_features(CpuFeatures& c, const char* isa) {
     c.avx2 = detected.avx2;
     c.fma = detected.fma;
     c.f16c = detected.f16c;
+    c.avxvnni = vnni && detected.avxvnni;
   }
 }
 
@@ -62,6 +66,7 @@ inline const CpuFeatures& cpu_features() {
     c.avx512vl = __builtin_cpu_supports("avx512vl");
     c.avx512vnni = __builtin_cpu_supports("avx512vnni");
     c.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
+    c.avxvnni = __builtin_cpu_supports("avxvnni");
 #endif
     cap_cpu_features(c, std::getenv("ONYX_MAX_ISA"));
     return c;

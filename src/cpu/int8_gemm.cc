@@ -15,6 +15,7 @@
 #define ONYX_INT8_X86 1
 #define ONYX_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define ONYX_TARGET_AVX2 __attribute__((target("avx2")))
+#define ONYX_TARGET_AVXVNNI __attribute__((target("avx2,avxvnni")))
 #endif
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -164,6 +165,34 @@ ONYX_TARGET_AVX2 inline __m256i dot4_avx2(__m256i acc, __m256i a_even, __m256i a
   return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(a_even, b_even), _mm256_madd_epi16(a_odd, b_odd)));
 }
 
+// finish() on 8 lanes for MR rows x 16 columns from c0 (the column terms are
+// padded to whole panels); wrapping int32 arithmetic.
+template <int MR>
+ONYX_TARGET_AVX2 inline void store_sums_avx2(const __m256i (&acc)[MR][2], int c0, int cols, int32_t* y, int64_t ldy,
+                                             const Epilogue& e) {
+  _Pragma("GCC unroll 2")
+  for (int h = 0; h < 2; ++h) {
+    const int c = c0 + 8 * h;
+    if (c >= cols) break;
+    const __m256i add = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.col_add + c));
+    const __m256i cs = e.row_sums ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.col_shift + c)) : add;
+    const __m256i ct = e.row_shifts ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.col_term + c)) : add;
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < MR; ++r) {
+      __m256i v = _mm256_add_epi32(acc[r][h], add);
+      if (e.row_sums) v = _mm256_add_epi32(v, _mm256_mullo_epi32(_mm256_set1_epi32(e.row_sum[r]), cs));
+      if (e.row_shifts) v = _mm256_add_epi32(v, _mm256_mullo_epi32(_mm256_set1_epi32(e.row_shift[r]), ct));
+      if (c + 8 <= cols) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + r * ldy + c), v);
+      } else {
+        alignas(32) int32_t out[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(out), v);
+        std::copy(out, out + (cols - c), y + r * ldy + c);
+      }
+    }
+  }
+}
+
 // MR rows x 16 columns starting at column c0 of the panel.
 template <int MR>
 ONYX_TARGET_AVX2 void slice_avx2(int64_t k_groups, const uint8_t* a, int64_t lda, const int8_t* b, int width, int c0,
@@ -186,28 +215,7 @@ ONYX_TARGET_AVX2 void slice_avx2(int64_t k_groups, const uint8_t* a, int64_t lda
       acc[r][1] = dot4_avx2(acc[r][1], ae, ao, b1e, b1o);
     }
   }
-  // finish() on 8 lanes (the column terms are padded to whole panels); wrapping int32 arithmetic.
-  _Pragma("GCC unroll 2")
-  for (int h = 0; h < 2; ++h) {
-    const int c = c0 + 8 * h;
-    if (c >= cols) break;
-    const __m256i add = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.col_add + c));
-    const __m256i cs = e.row_sums ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.col_shift + c)) : add;
-    const __m256i ct = e.row_shifts ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.col_term + c)) : add;
-    _Pragma("GCC unroll 8")
-    for (int r = 0; r < MR; ++r) {
-      __m256i v = _mm256_add_epi32(acc[r][h], add);
-      if (e.row_sums) v = _mm256_add_epi32(v, _mm256_mullo_epi32(_mm256_set1_epi32(e.row_sum[r]), cs));
-      if (e.row_shifts) v = _mm256_add_epi32(v, _mm256_mullo_epi32(_mm256_set1_epi32(e.row_shift[r]), ct));
-      if (c + 8 <= cols) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + r * ldy + c), v);
-      } else {
-        alignas(32) int32_t out[8];
-        _mm256_store_si256(reinterpret_cast<__m256i*>(out), v);
-        std::copy(out, out + (cols - c), y + r * ldy + c);
-      }
-    }
-  }
+  store_sums_avx2<MR>(acc, c0, cols, y, ldy, e);
 }
 
 // int32_rows_to_float 8 columns at a time: multiply, then add (no FMA, as
@@ -232,6 +240,37 @@ ONYX_TARGET_AVX2 void tile_avx2(int64_t k_groups, const uint8_t* a, int64_t lda,
                                 int cols, void* y, int64_t ldy, const Epilogue& e) {
   for (int c0 = 0; c0 < cols; c0 += 16)
     slice_avx2<MR>(k_groups, a, lda, b, width, c0, cols, static_cast<int32_t*>(y), ldy, e);
+}
+
+// The AVX2 slice with vpdpbusd on 256-bit vectors (AVX-VNNI): one
+// instruction per 4 k of 8 columns instead of the emulation's widening and
+// two vpmaddwd. Six rows: 12 sums, 2 B vectors and the broadcast fill the 16
+// registers.
+template <int MR>
+ONYX_TARGET_AVXVNNI void slice_avxvnni(int64_t k_groups, const uint8_t* a, int64_t lda, const int8_t* b, int width,
+                                       int c0, int cols, int32_t* y, int64_t ldy, const Epilogue& e) {
+  __m256i acc[MR][2];
+  _Pragma("GCC unroll 8")
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int64_t g = 0; g < k_groups; ++g) {
+    const int8_t* bg = b + (g * width + c0) * 4;
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg + 32));
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < MR; ++r) {
+      const __m256i av = _mm256_set1_epi32(load_group(a + r * lda + 4 * g));
+      acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], av, b0);
+      acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], av, b1);
+    }
+  }
+  store_sums_avx2<MR>(acc, c0, cols, y, ldy, e);
+}
+
+template <int MR>
+ONYX_TARGET_AVXVNNI void tile_avxvnni(int64_t k_groups, const uint8_t* a, int64_t lda, int, const int8_t* b, int width,
+                                      int cols, void* y, int64_t ldy, const Epilogue& e) {
+  for (int c0 = 0; c0 < cols; c0 += 16)
+    slice_avxvnni<MR>(k_groups, a, lda, b, width, c0, cols, static_cast<int32_t*>(y), ldy, e);
 }
 
 #endif
@@ -261,12 +300,19 @@ TileFn pick_avx2(int rows, int) {
   static constexpr TileFn table[4] = {tile_avx2<1>, tile_avx2<2>, tile_avx2<3>, tile_avx2<4>};
   return table[rows - 1];
 }
+
+TileFn pick_avxvnni(int rows, int) {
+  static constexpr TileFn table[6] = {tile_avxvnni<1>, tile_avxvnni<2>, tile_avxvnni<3>,
+                                      tile_avxvnni<4>, tile_avxvnni<5>, tile_avxvnni<6>};
+  return table[rows - 1];
+}
 #endif
 
 Kernels kernels_for(Int8Isa isa) {
 #ifdef ONYX_INT8_X86
   if (isa == Int8Isa::Avx512Vnni) return {6, pick_vnni};
-  if (isa == Int8Isa::Avx2) return {4, pick_avx2};
+  if (isa == Int8Isa::AvxVnni && cpu_features().avxvnni) return {6, pick_avxvnni};
+  if (isa == Int8Isa::Avx2 || isa == Int8Isa::AvxVnni) return {4, pick_avx2};
 #endif
   (void)isa;
   return {1, pick_scalar};
@@ -427,6 +473,7 @@ Int8Isa int8_gemm_best_isa() {
 #ifdef ONYX_INT8_X86
   const CpuFeatures& f = cpu_features();
   if (f.avx512f && f.avx512bw && f.avx512vnni) return Int8Isa::Avx512Vnni;
+  if (f.avx2 && f.avxvnni) return Int8Isa::AvxVnni;
   if (f.avx2) return Int8Isa::Avx2;
   return Int8Isa::Scalar;
 #else

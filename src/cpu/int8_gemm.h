@@ -1,7 +1,8 @@
 // Exact 8-bit integer GEMM: int32 results of sum_k (A - a_zp)(B - b_zp) for
 // uint8/int8 operands, equal to the plain loop on every CPU. The kernels
-// multiply unsigned by signed bytes in groups of 4 (AVX-512 VNNI vpdpbusd, an
-// exact AVX2 emulation through 16-bit products, or plain C++); the shift of
+// multiply unsigned by signed bytes in groups of 4 (vpdpbusd of AVX-512 VNNI
+// or of AVX-VNNI, an exact AVX2 emulation through 16-bit products, or plain
+// C++); the shift of
 // int8 A / uint8 B into that form and the zero points are added back through
 // row and column sums.
 #pragma once
@@ -13,7 +14,8 @@
 
 namespace onyx {
 
-enum class Int8Isa { Scalar, Avx2, Avx512Vnni };
+// In order of speed; AvxVnni (256-bit vpdpbusd) runs as Avx2 where the CPU lacks it.
+enum class Int8Isa { Scalar, Avx2, AvxVnni, Avx512Vnni };
 
 // The fastest kernel this CPU runs.
 Int8Isa int8_gemm_best_isa();

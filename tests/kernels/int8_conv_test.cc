@@ -232,6 +232,7 @@ TEST(Int8Conv, ChannelsLastSumsMatchPlainLoopOnEveryIsa) {
   std::mt19937 rng(9);
   std::vector<Int8Isa> isas = {Int8Isa::Scalar};
   if (int8_gemm_best_isa() == Int8Isa::Avx512Vnni) isas.push_back(Int8Isa::Avx2);  // the 2-tap depthwise kernel
+  if (int8_gemm_best_isa() == Int8Isa::Avx512Vnni) isas.push_back(Int8Isa::AvxVnni);  // as Avx2 without AVX-VNNI
   if (int8_gemm_best_isa() != Int8Isa::Scalar) isas.push_back(int8_gemm_best_isa());
   int run = 0;
   for (Int8Isa isa : isas)

@@ -59,11 +59,35 @@ struct Vec {
 #pragma GCC pop_options
 #endif
 
+#ifdef ONYX_POOL_X86
+// Blocks of 8 channels, the layout without AVX-512: one AVX2 vector each.
+#pragma GCC push_options
+#pragma GCC target("avx2")
+namespace avx2 {
+struct Vec {
+  static constexpr int kWidth = 8;
+  using Reg = __m256;
+  static Reg zero() { return _mm256_setzero_ps(); }
+  static Reg lowest() { return _mm256_set1_ps(-FLT_MAX); }
+  static Reg set1(float s) { return _mm256_set1_ps(s); }
+  static Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
+  static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+};
+#include "cpu/nchwc_pool_rows.inc"
+}  // namespace avx2
+#pragma GCC pop_options
+#endif
+
 bool has_avx512() { return cpu_features().avx512f; }
+bool has_avx2() { return cpu_features().avx2; }
 
 RowFn row_kernel(int block) {
 #ifdef ONYX_POOL_X86
   if (block == 16 && has_avx512()) return avx512::pool_row<avx512::Vec>;
+  if (block == 8 && has_avx2()) return avx2::pool_row<avx2::Vec>;
 #endif
   return block == 16 ? portable::pool_row<portable::Vec<16>> : portable::pool_row<portable::Vec<8>>;
 }
@@ -71,6 +95,7 @@ RowFn row_kernel(int block) {
 GlobalFn global_kernel(int block) {
 #ifdef ONYX_POOL_X86
   if (block == 16 && has_avx512()) return avx512::global_average<avx512::Vec>;
+  if (block == 8 && has_avx2()) return avx2::global_average<avx2::Vec>;
 #endif
   return block == 16 ? portable::global_average<portable::Vec<16>> : portable::global_average<portable::Vec<8>>;
 }

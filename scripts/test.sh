@@ -28,6 +28,9 @@ ONYX_MAX_ISA=avx2 build/onyx test --expect-fail tests/conformance_expected_failu
   $DATA/node $DATA/pytorch-converted $DATA/pytorch-operator $DATA/simple
 ONYX_MAX_ISA=avx2 build/onyx test --expect-fail tests/conformance_onnx_latest_expected_failures.txt "$LATEST"/*
 ONYX_MAX_ISA=avx2 python3 scripts/check_contrib_ops.py --onyx build/onyx --keep "$LATEST/contrib_avx2" | awk '!/ OK /'
+echo "== the AVX-VNNI int8 and int4 kernels (ONYX_MAX_ISA=avxvnni; where the CPU lacks AVX-VNNI they run the AVX2 ones)"
+ONYX_MAX_ISA=avxvnni build/tests/onyx_tests --gtest_brief=1 --gtest_filter='Int8*:Int4*:*MatMulNBits*' 2>/dev/null
+ONYX_MAX_ISA=avxvnni python3 scripts/check_contrib_ops.py --onyx build/onyx --keep "$LATEST/contrib_vnni" | awk '!/ OK /'
 echo "== scikit-learn models (skl2onnx exports and one-node ai.onnx.ml models) against onnxruntime"
 python3 scripts/check_sklearn_models.py --onyx build/onyx | awk '!/ OK /'  # the failures and the summary
 echo "== ONNX Runtime contrib ops (com.microsoft) against onnxruntime"

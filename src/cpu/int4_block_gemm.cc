@@ -1,6 +1,7 @@
 #include "cpu/int4_block_gemm.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "base/cpu_features.h"
@@ -12,6 +13,7 @@
 #include <immintrin.h>
 #define ONYX_INT4_X86 1
 #define ONYX_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#define ONYX_TARGET_AVXVNNI __attribute__((target("avx2,fma,avxvnni")))
 #endif
 
 namespace onyx {
@@ -96,6 +98,55 @@ ONYX_TARGET_VNNI void quantize_row(const float* a, int64_t K, int64_t block, int
   }
 }
 
+// quantize_row on 8 AVX2 lanes, the same float steps (a product, then
+// round-to-even conversion), so the same bytes; K's last lanes one at a time.
+ONYX_TARGET_AVXVNNI void quantize_row_avx2(const float* a, int64_t K, int64_t block, int64_t k_blocks, int8_t* q,
+                                           float* scale, float* scaled_sum) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int64_t j = 0; j < k_blocks; ++j) {
+    const int64_t k0 = j * block, k1 = std::min(K, k0 + block), whole = k0 + std::max<int64_t>(0, k1 - k0) / 8 * 8;
+    __m256 mx = _mm256_setzero_ps();
+    for (int64_t k = k0; k < whole; k += 8) mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, _mm256_loadu_ps(a + k)));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, mx);
+    float m = 0.f;
+    for (float v : lanes) m = std::max(m, v);
+    for (int64_t k = whole; k < k1; ++k) m = std::max(m, std::fabs(a[k]));
+    const float inv_s = m > 0.f ? 127.f / m : 0.f;
+    const __m256 inv = _mm256_set1_ps(inv_s);
+    const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127);
+    __m256i sum = _mm256_setzero_si256();
+    for (int64_t k = k0; k < whole; k += 8) {
+      __m256i v = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(a + k), inv));
+      v = _mm256_min_epi32(_mm256_max_epi32(v, lo), hi);
+      sum = _mm256_add_epi32(sum, v);
+      const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(q + k), _mm_packs_epi16(words, words));
+    }
+    alignas(32) int32_t parts[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(parts), sum);
+    int32_t total = 0;
+    for (int32_t v : parts) total += v;
+    for (int64_t k = whole; k < k1; ++k) {
+      const int32_t v = std::clamp(static_cast<int32_t>(std::nearbyint(a[k] * inv_s)), -127, 127);
+      q[k] = static_cast<int8_t>(v);
+      total += v;
+    }
+    scale[j] = m / 127.f;
+    scaled_sum[j] = scale[j] * static_cast<float>(total);
+  }
+}
+
+bool has_avx512_vnni() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni;
+}
+
+bool has_avx_vnni() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx2 && f.fma && f.avxvnni;
+}
+
 QuantizedA quantize_a(int64_t M, const float* A, const PackedInt4B& b, ThreadPool* pool) {
   QuantizedA qa;
   const int64_t K = b.K(), kb = b.k_blocks();
@@ -104,9 +155,10 @@ QuantizedA quantize_a(int64_t M, const float* A, const PackedInt4B& b, ThreadPoo
   qa.scale.resize(static_cast<size_t>(M * kb));
   qa.scaled_sum.resize(qa.scale.size());
   parallel_for(M * K >= (int64_t{1} << 16) ? pool : nullptr, M, [&](int64_t m0, int64_t m1) {
+    const auto row = has_avx512_vnni() ? quantize_row : quantize_row_avx2;
     for (int64_t m = m0; m < m1; ++m)
-      quantize_row(A + m * K, K, b.block(), kb, qa.q.data() + m * qa.ld, qa.scale.data() + m * kb,
-                   qa.scaled_sum.data() + m * kb);
+      row(A + m * K, K, b.block(), kb, qa.q.data() + m * qa.ld, qa.scale.data() + m * kb,
+          qa.scaled_sum.data() + m * kb);
   });
   return qa;
 }
@@ -179,7 +231,80 @@ ONYX_TARGET_VNNI void tile_kernel(const PackedInt4B& b, int64_t t0, const Quanti
   }
 }
 
+// tile_kernel with AVX-VNNI's 256-bit vpdpbusd, on NU units of 8 columns
+// (half tiles) from unit u0: the same operations lane for lane, so the same
+// floats. The float sums stay in memory (touched once per block) to leave
+// the 16 registers to the integer ones.
+template <int MR, int NU>
+ONYX_TARGET_AVXVNNI void unit_kernel_avxvnni(const PackedInt4B& b, int64_t u0, const QuantizedA& a, int64_t m0,
+                                             const float* bias, float* y) {
+  const int64_t kb = b.k_blocks(), groups_per_block = b.block() / 8, N = b.N();
+  const __m256i nibble = _mm256_set1_epi8(15);
+  const uint8_t* w[NU];
+  _Pragma("GCC unroll 4")
+  for (int c = 0; c < NU; ++c) w[c] = b.tile_codes((u0 + c) / 2) + 32 * ((u0 + c) % 2);
+  const int8_t* ar[MR];
+  _Pragma("GCC unroll 4")
+  for (int r = 0; r < MR; ++r) ar[r] = a.q.data() + (m0 + r) * a.ld;
+  alignas(32) float accf[MR][NU][8] = {};
+  for (int64_t j = 0; j < kb; ++j) {
+    __m256i acci[MR][NU];
+    _Pragma("GCC unroll 4")
+    for (int r = 0; r < MR; ++r)
+      _Pragma("GCC unroll 4")
+      for (int c = 0; c < NU; ++c) acci[r][c] = _mm256_setzero_si256();
+    for (int64_t g = j * groups_per_block; g < (j + 1) * groups_per_block; ++g) {
+      __m256i lo[NU], hi[NU];
+      _Pragma("GCC unroll 4")
+      for (int c = 0; c < NU; ++c) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[c] + g * 64));
+        lo[c] = _mm256_and_si256(v, nibble);
+        hi[c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+      }
+      _Pragma("GCC unroll 4")
+      for (int r = 0; r < MR; ++r) {
+        const __m256i a0 = _mm256_set1_epi32(load4(ar[r] + g * 8)), a1 = _mm256_set1_epi32(load4(ar[r] + g * 8 + 4));
+        _Pragma("GCC unroll 4")
+        for (int c = 0; c < NU; ++c)
+          acci[r][c] = _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(acci[r][c], lo[c], a0), hi[c], a1);
+      }
+    }
+    _Pragma("GCC unroll 4")
+    for (int c = 0; c < NU; ++c) {
+      const int64_t t = (u0 + c) / 2, half = 8 * ((u0 + c) % 2);
+      const __m256 s = _mm256_loadu_ps(b.tile_scales(t) + j * 16 + half);
+      const __m256 z = _mm256_loadu_ps(b.tile_offsets(t) + j * 16 + half);
+      _Pragma("GCC unroll 4")
+      for (int r = 0; r < MR; ++r) {
+        const int64_t at = (m0 + r) * kb + j;
+        const __m256 sa = _mm256_mul_ps(s, _mm256_set1_ps(a.scale[at]));
+        __m256 f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acci[r][c]), sa, _mm256_load_ps(accf[r][c]));
+        f = _mm256_fmadd_ps(z, _mm256_set1_ps(a.scaled_sum[at]), f);
+        _mm256_store_ps(accf[r][c], f);
+      }
+    }
+  }
+  _Pragma("GCC unroll 4")
+  for (int c = 0; c < NU; ++c) {
+    const int64_t n0 = (u0 + c) * 8, cols = std::min<int64_t>(8, N - n0);
+    if (cols <= 0) break;
+    for (int r = 0; r < MR; ++r)
+      for (int64_t i = 0; i < cols; ++i) y[(m0 + r) * N + n0 + i] = accf[r][c][i] + (bias ? bias[n0 + i] : 0.f);
+  }
+}
+
 using TileFn = void (*)(const PackedInt4B&, int64_t, const QuantizedA&, int64_t, const float*, float*);
+
+// The AVX-VNNI kernel for `rows` (1..4) rows and nu (1, 2 or 4) units of 8 columns.
+TileFn pick_units(int rows, int nu) {
+  static constexpr TileFn table[4][3] = {
+      {unit_kernel_avxvnni<1, 1>, unit_kernel_avxvnni<1, 2>, unit_kernel_avxvnni<1, 4>},
+      {unit_kernel_avxvnni<2, 1>, unit_kernel_avxvnni<2, 2>, unit_kernel_avxvnni<2, 2>},
+      {unit_kernel_avxvnni<3, 1>, unit_kernel_avxvnni<3, 2>, unit_kernel_avxvnni<3, 2>},
+      {unit_kernel_avxvnni<4, 1>, unit_kernel_avxvnni<4, 2>, unit_kernel_avxvnni<4, 2>},
+  };
+  return table[rows - 1][nu == 1 ? 0 : nu == 2 ? 1 : 2];
+}
 
 constexpr int kMaxRows = 4;
 
@@ -194,16 +319,41 @@ TileFn pick_tile(int rows, int nb) {
   return table[rows - 1][nb == 1 ? 0 : nb == 2 ? 1 : 2];
 }
 
+// int4_block_gemm's loop with AVX-VNNI: units of 8 columns, four per step for
+// one row (a decode step), else two.
+void units_avxvnni(int64_t M, const QuantizedA& qa, const PackedInt4B& b, const float* bias, float* Y,
+                   ThreadPool* pool) {
+  const int nu = M == 1 ? 4 : 2;
+  constexpr int64_t kRowBlock = 32;
+  const int64_t units = (b.N() + 7) / 8, col_groups = (units + nu - 1) / nu, row_blocks = (M + kRowBlock - 1) / kRowBlock;
+  const bool big = M * b.N() * b.K() >= (int64_t{1} << 18);
+  parallel_for(big ? pool : nullptr, col_groups * row_blocks, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t u0 = (i / row_blocks) * nu, count = std::min<int64_t>(nu, units - u0);
+      const int64_t m_begin = (i % row_blocks) * kRowBlock, m_end = std::min(M, m_begin + kRowBlock);
+      for (int64_t m = m_begin; m < m_end; m += kMaxRows) {
+        const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m_end - m));
+        for (int64_t u = u0; u < u0 + count;) {
+          const int64_t left = u0 + count - u;
+          const int step = left >= 4 && rows == 1 ? 4 : left >= 2 ? 2 : 1;
+          pick_units(rows, step)(b, u, qa, m, bias, Y);
+          u += step;
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 bool int4_block_gemm_supported(int64_t block) {
-  const CpuFeatures& f = cpu_features();
-  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512vnni && block > 0 && block % 16 == 0;
+  return (has_avx512_vnni() || has_avx_vnni()) && block > 0 && block % 16 == 0;
 }
 
 void int4_block_gemm(int64_t M, const float* A, const PackedInt4B& b, const float* bias, float* Y, ThreadPool* pool) {
   if (M <= 0 || b.N() <= 0) return;
   const QuantizedA qa = quantize_a(M, A, b, pool);
+  if (!has_avx512_vnni()) return units_avxvnni(M, qa, b, bias, Y, pool);
   // Four tiles per step for one or two rows (decode: 64 columns share each
   // row of A); two for more rows, whose four accumulators per tile fill the
   // registers. Rows of 3 or 4 with four tiles run as two tiles twice.

@@ -7,7 +7,8 @@
 // max|a| / 127, rounded to nearest even). The zero-point term is kept as
 // -sb zb * (sa sum qa), so each block costs one vpdpbusd pass over the
 // unsigned codes times A's signed bytes and a few float operations.
-// AVX-512 VNNI only; MatMulNBits keeps its other paths elsewhere.
+// AVX-512 VNNI, or AVX-VNNI's vpdpbusd on 256-bit vectors (the same
+// operations lane for lane); MatMulNBits keeps its other paths elsewhere.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -45,8 +46,8 @@ class PackedInt4B {
   std::vector<float> scales_, offsets_;
 };
 
-// Whether this CPU runs the kernel for this block size (AVX-512 VNNI, block
-// a multiple of 16).
+// Whether this CPU runs the kernel for this block size (AVX-512 VNNI or
+// AVX-VNNI, block a multiple of 16).
 bool int4_block_gemm_supported(int64_t block);
 
 // Y[m * N + n] for the M rows of A (row-major, K floats each); bias: N

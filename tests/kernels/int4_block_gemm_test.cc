@@ -71,7 +71,7 @@ void check(const Case& c, ThreadPool* pool, uint32_t seed) {
 }
 
 TEST(Int4BlockGemm, MatchesTheDefinitionOnOddShapes) {
-  if (!int4_block_gemm_supported(32)) GTEST_SKIP() << "this CPU has no AVX-512 VNNI";
+  if (!int4_block_gemm_supported(32)) GTEST_SKIP() << "this CPU has neither AVX-512 VNNI nor AVX-VNNI";
   const Case cases[] = {{1, 1, 16, 16, false},   {1, 70, 256, 32, true},  {2, 33, 96, 32, false},
                         {3, 17, 40, 16, true},   {5, 64, 200, 64, true},  {9, 100, 128, 128, false},
                         {33, 48, 72, 16, true},  {70, 20, 64, 32, true},

@@ -20,17 +20,8 @@
 namespace onyx::vm {
 namespace {
 
-// ---- portable versions ----
+// ---- portable versions (the functions vmath_loops.h does not cover) ----
 
-void exp_ref(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
-}
-void sigmoid_ref(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
-}
-void swish_ref(const float* x, float* y, int64_t n, float alpha) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-alpha * x[i]));
-}
 void elu_ref(const float* x, float* y, int64_t n, float alpha, float scale) {
   for (int64_t i = 0; i < n; ++i) y[i] = scale * (x[i] > 0 ? x[i] : alpha * std::expm1(x[i]));
 }
@@ -44,15 +35,6 @@ void softplus_ref(const float* x, float* y, int64_t n) {
 void mish_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * std::tanh(softplus_one(x[i]));
 }
-void hard_sigmoid_ref(const float* x, float* y, int64_t n, float alpha, float beta, bool times_x) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    float r = alpha * v + beta;  // NaN stays NaN through both comparisons
-    r = r < 0.0f ? 0.0f : r;
-    r = r > 1.0f ? 1.0f : r;
-    y[i] = times_x ? v * r : r;
-  }
-}
 void floor_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]);
 }
@@ -61,12 +43,6 @@ void ceil_ref(const float* x, float* y, int64_t n) {
 }
 void round_even_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::nearbyint(x[i]);  // the default rounding mode: half to even
-}
-void erf_ref(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
-}
-void tanh_ref(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
 }
 void sin_ref(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::sin(x[i]);
@@ -80,27 +56,6 @@ void atan_ref(const float* x, float* y, int64_t n) {
 void celu_ref(const float* x, float* y, int64_t n, float alpha) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : alpha * std::expm1(x[i] / alpha);
 }
-void gelu_erf_ref(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
-}
-void gelu_tanh_ref(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    float v = x[i];
-    y[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-  }
-}
-void softmax_ref(const float* x, float* y, int64_t n) {
-  if (n <= 0) return;
-  float mx = x[0];
-  for (int64_t i = 1; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
-  float sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    y[i] = std::exp(x[i] - mx);
-    sum += y[i];
-  }
-  float inv = 1.0f / sum;
-  for (int64_t i = 0; i < n; ++i) y[i] *= inv;
-}
 void softmax_columns_ref(const float* x, float* y, int64_t n, int64_t inner, bool log) {
   std::vector<float> mx(static_cast<size_t>(inner), -INFINITY), sum(static_cast<size_t>(inner), 0.0f);
   for (int64_t i = 0; i < n; ++i)
@@ -112,19 +67,6 @@ void softmax_columns_ref(const float* x, float* y, int64_t n, int64_t inner, boo
       const float d = x[i * inner + j] - mx[j];
       y[i * inner + j] = log ? d - std::log(sum[j]) : std::exp(d) / sum[j];
     }
-}
-void layer_norm_ref(const float* x, const float* skip, float* y, int64_t n, const float* gamma, const float* beta,
-                    float eps) {
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    y[i] = skip ? x[i] + skip[i] : x[i];
-    sum += y[i];
-  }
-  float mean = static_cast<float>(sum / n);
-  double var = 0;
-  for (int64_t i = 0; i < n; ++i) var += (y[i] - mean) * (y[i] - mean);
-  float inv = 1.0f / std::sqrt(static_cast<float>(var / n) + eps);
-  for (int64_t i = 0; i < n; ++i) y[i] = (y[i] - mean) * inv * gamma[i] + (beta ? beta[i] : 0.0f);
 }
 
 #ifdef ONYX_VM_X86
@@ -443,12 +385,14 @@ ONYX_TARGET_AVX512 void layer_norm_avx512(const float* x, const float* skip, flo
 }
 #endif
 
+// The null entries come from use_loops (cpu/vmath_loops.h) or, with
+// AVX-512, from the versions above; the others default to libm loops.
 struct Table {
-  void (*exp)(const float*, float*, int64_t) = exp_ref;
-  void (*sigmoid)(const float*, float*, int64_t) = sigmoid_ref;
-  void (*swish)(const float*, float*, int64_t, float) = swish_ref;
-  void (*tanh)(const float*, float*, int64_t) = tanh_ref;
-  void (*erf)(const float*, float*, int64_t) = erf_ref;
+  void (*exp)(const float*, float*, int64_t) = nullptr;
+  void (*sigmoid)(const float*, float*, int64_t) = nullptr;
+  void (*swish)(const float*, float*, int64_t, float) = nullptr;
+  void (*tanh)(const float*, float*, int64_t) = nullptr;
+  void (*erf)(const float*, float*, int64_t) = nullptr;
   void (*sin)(const float*, float*, int64_t) = sin_ref;
   void (*cos)(const float*, float*, int64_t) = cos_ref;
   void (*atan)(const float*, float*, int64_t) = atan_ref;
@@ -457,15 +401,15 @@ struct Table {
   void (*log)(const float*, float*, int64_t) = log_ref;
   void (*softplus)(const float*, float*, int64_t) = softplus_ref;
   void (*mish)(const float*, float*, int64_t) = mish_ref;
-  void (*hard_sigmoid)(const float*, float*, int64_t, float, float, bool) = hard_sigmoid_ref;
+  void (*hard_sigmoid)(const float*, float*, int64_t, float, float, bool) = nullptr;
   void (*floor)(const float*, float*, int64_t) = floor_ref;
   void (*ceil)(const float*, float*, int64_t) = ceil_ref;
   void (*round_even)(const float*, float*, int64_t) = round_even_ref;
-  void (*gelu_erf)(const float*, float*, int64_t) = gelu_erf_ref;
-  void (*gelu_tanh)(const float*, float*, int64_t) = gelu_tanh_ref;
-  void (*softmax)(const float*, float*, int64_t) = softmax_ref;
+  void (*gelu_erf)(const float*, float*, int64_t) = nullptr;
+  void (*gelu_tanh)(const float*, float*, int64_t) = nullptr;
+  void (*softmax)(const float*, float*, int64_t) = nullptr;
   void (*softmax_columns)(const float*, float*, int64_t, int64_t, bool) = softmax_columns_ref;
-  void (*layer_norm)(const float*, const float*, float*, int64_t, const float*, const float*, float) = layer_norm_ref;
+  void (*layer_norm)(const float*, const float*, float*, int64_t, const float*, const float*, float) = nullptr;
 };
 
 // The loops' table in place of the scalar libm versions it covers.

@@ -319,24 +319,28 @@ TileFn pick_tile(int rows, int nb) {
   return table[rows - 1][nb == 1 ? 0 : nb == 2 ? 1 : 2];
 }
 
-// int4_block_gemm's loop with AVX-VNNI: units of 8 columns, four per step for
-// one row (a decode step), else two.
-void units_avxvnni(int64_t M, const QuantizedA& qa, const PackedInt4B& b, const float* bias, float* Y,
-                   ThreadPool* pool) {
-  const int nu = M == 1 ? 4 : 2;
+// The M rows x `units` column units (tiles of 16 columns, or half tiles of 8
+// on AVX-VNNI) in parallel blocks of 32 rows by a group of units, each
+// tile call taking up to 4 rows and 4, 2 or 1 units as `pick`'s table has
+// them. Four units per step for up to `wide_rows` rows (decode: the columns
+// share each row of A); two for more rows, whose accumulators fill the
+// registers.
+void run_units(int64_t M, int64_t units, int wide_rows, TileFn (*pick)(int rows, int step), const QuantizedA& qa,
+               const PackedInt4B& b, const float* bias, float* Y, ThreadPool* pool) {
+  const int nb = M <= wide_rows ? 4 : 2;
   constexpr int64_t kRowBlock = 32;
-  const int64_t units = (b.N() + 7) / 8, col_groups = (units + nu - 1) / nu, row_blocks = (M + kRowBlock - 1) / kRowBlock;
+  const int64_t col_groups = (units + nb - 1) / nb, row_blocks = (M + kRowBlock - 1) / kRowBlock;
   const bool big = M * b.N() * b.K() >= (int64_t{1} << 18);
   parallel_for(big ? pool : nullptr, col_groups * row_blocks, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
-      const int64_t u0 = (i / row_blocks) * nu, count = std::min<int64_t>(nu, units - u0);
+      const int64_t u0 = (i / row_blocks) * nb, count = std::min<int64_t>(nb, units - u0);
       const int64_t m_begin = (i % row_blocks) * kRowBlock, m_end = std::min(M, m_begin + kRowBlock);
       for (int64_t m = m_begin; m < m_end; m += kMaxRows) {
         const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m_end - m));
         for (int64_t u = u0; u < u0 + count;) {
           const int64_t left = u0 + count - u;
-          const int step = left >= 4 && rows == 1 ? 4 : left >= 2 ? 2 : 1;
-          pick_units(rows, step)(b, u, qa, m, bias, Y);
+          const int step = left >= 4 && rows <= wide_rows ? 4 : left >= 2 ? 2 : 1;
+          pick(rows, step)(b, u, qa, m, bias, Y);
           u += step;
         }
       }
@@ -353,30 +357,10 @@ bool int4_block_gemm_supported(int64_t block) {
 void int4_block_gemm(int64_t M, const float* A, const PackedInt4B& b, const float* bias, float* Y, ThreadPool* pool) {
   if (M <= 0 || b.N() <= 0) return;
   const QuantizedA qa = quantize_a(M, A, b, pool);
-  if (!has_avx512_vnni()) return units_avxvnni(M, qa, b, bias, Y, pool);
-  // Four tiles per step for one or two rows (decode: 64 columns share each
-  // row of A); two for more rows, whose four accumulators per tile fill the
-  // registers. Rows of 3 or 4 with four tiles run as two tiles twice.
-  const int nb = M <= 2 ? 4 : 2;
-  constexpr int64_t kRowBlock = 32;
-  const int64_t col_groups = (b.tiles() + nb - 1) / nb, row_blocks = (M + kRowBlock - 1) / kRowBlock;
-  const bool big = M * b.N() * b.K() >= (int64_t{1} << 18);
-  parallel_for(big ? pool : nullptr, col_groups * row_blocks, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t t0 = (i / row_blocks) * nb, tiles = std::min<int64_t>(nb, b.tiles() - t0);
-      const int64_t m_begin = (i % row_blocks) * kRowBlock, m_end = std::min(M, m_begin + kRowBlock);
-      for (int64_t m = m_begin; m < m_end; m += kMaxRows) {
-        const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m_end - m));
-        // Tiles in steps the table has: 4 (one or two rows) or 2, then 1.
-        for (int64_t t = t0; t < t0 + tiles;) {
-          const int64_t left = t0 + tiles - t;
-          const int step = left >= 4 && rows <= 2 ? 4 : left >= 2 ? 2 : 1;
-          pick_tile(rows, step)(b, t, qa, m, bias, Y);
-          t += step;
-        }
-      }
-    }
-  });
+  // AVX-512: tiles of 16 columns, four per step for one or two rows. AVX-VNNI:
+  // half tiles of 8, four per step for one row only (its 16 registers).
+  if (has_avx512_vnni()) run_units(M, b.tiles(), 2, pick_tile, qa, b, bias, Y, pool);
+  else run_units(M, (b.N() + 7) / 8, 1, pick_units, qa, b, bias, Y, pool);
 }
 
 #else

@@ -147,16 +147,25 @@ class FusedConvKernel final : public Kernel {
   }
 
  private:
+  // Float X, W and bias whose ranks and channels make a convolution of this
+  // group; anything else is left to the generic path (and its errors).
+  bool float_operands_fit(const KernelContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    return x.dtype() == DataType::Float && w.dtype() == DataType::Float && (!b || b->dtype() == DataType::Float) &&
+           x.rank() >= 3 && x.rank() == w.rank() && x.dim(1) == w.dim(1) * group_ && w.dim(0) % group_ == 0 &&
+           (!b || b->numel() == w.dim(0));
+  }
+
   // A pointwise conv as one GEMM per image (cpu/pointwise_conv.h); false
   // (nothing done) for other convs.
   bool run_pointwise(KernelContext& ctx) const {
+    if (!float_operands_fit(ctx)) return false;
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
     const Tensor* z = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-    if (x.dtype() != DataType::Float || w.dtype() != DataType::Float || (b && b->dtype() != DataType::Float) ||
-        x.rank() < 3 || x.rank() != w.rank() || x.dim(1) != w.dim(1) || (b && b->numel() != w.dim(0)))
-      return false;
     const SpatialGeometry g = compute_geometry(Shape(x.shape().begin() + 2, x.shape().end()), attrs_,
                                                std::vector<int64_t>(w.shape().begin() + 2, w.shape().end()));
     if (!runs_as_pointwise_gemm(w.shape(), g, group_)) return false;
@@ -174,13 +183,12 @@ class FusedConvKernel final : public Kernel {
 
   // The oneDNN path; false (nothing done) for cases it leaves to the generic one.
   bool run_dnnl(KernelContext& ctx) const {
+    if (!float_operands_fit(ctx)) return false;
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
     const Tensor* z = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-    if (x.dtype() != DataType::Float || w.dtype() != DataType::Float || (b && b->dtype() != DataType::Float) ||
-        x.rank() < 3 || x.rank() > 5 || x.rank() != w.rank() || x.numel() == 0 || x.dim(1) != w.dim(1) * group_ ||
-        w.dim(0) % group_ != 0 || (b && b->numel() != w.dim(0)) || is_pointwise_head(w.shape(), attrs_, group_) ||
+    if (x.rank() > 5 || x.numel() == 0 || is_pointwise_head(w.shape(), attrs_, group_) ||
         is_small_group_conv1d(x.rank(), w.shape(), group_))
       return false;
     Shape ys = dnnl_->output_shape(x.shape(), w.shape());

@@ -385,14 +385,9 @@ ONYX_TARGET_AVX512 void layer_norm_avx512(const float* x, const float* skip, flo
 }
 #endif
 
-// The null entries come from use_loops (cpu/vmath_loops.h) or, with
-// AVX-512, from the versions above; the others default to libm loops.
-struct Table {
-  void (*exp)(const float*, float*, int64_t) = nullptr;
-  void (*sigmoid)(const float*, float*, int64_t) = nullptr;
-  void (*swish)(const float*, float*, int64_t, float) = nullptr;
-  void (*tanh)(const float*, float*, int64_t) = nullptr;
-  void (*erf)(const float*, float*, int64_t) = nullptr;
+// The entries vmath_loops.h covers come from its loops (AVX2 + FMA or
+// baseline); the rest default to libm loops. AVX-512 replaces most of both.
+struct Table : LoopTable {
   void (*sin)(const float*, float*, int64_t) = sin_ref;
   void (*cos)(const float*, float*, int64_t) = cos_ref;
   void (*atan)(const float*, float*, int64_t) = atan_ref;
@@ -401,35 +396,15 @@ struct Table {
   void (*log)(const float*, float*, int64_t) = log_ref;
   void (*softplus)(const float*, float*, int64_t) = softplus_ref;
   void (*mish)(const float*, float*, int64_t) = mish_ref;
-  void (*hard_sigmoid)(const float*, float*, int64_t, float, float, bool) = nullptr;
   void (*floor)(const float*, float*, int64_t) = floor_ref;
   void (*ceil)(const float*, float*, int64_t) = ceil_ref;
   void (*round_even)(const float*, float*, int64_t) = round_even_ref;
-  void (*gelu_erf)(const float*, float*, int64_t) = nullptr;
-  void (*gelu_tanh)(const float*, float*, int64_t) = nullptr;
-  void (*softmax)(const float*, float*, int64_t) = nullptr;
   void (*softmax_columns)(const float*, float*, int64_t, int64_t, bool) = softmax_columns_ref;
-  void (*layer_norm)(const float*, const float*, float*, int64_t, const float*, const float*, float) = nullptr;
 };
 
-// The loops' table in place of the scalar libm versions it covers.
-void use_loops(Table& t, const LoopTable& l) {
-  t.exp = l.exp;
-  t.sigmoid = l.sigmoid;
-  t.swish = l.swish;
-  t.tanh = l.tanh;
-  t.erf = l.erf;
-  t.gelu_erf = l.gelu_erf;
-  t.gelu_tanh = l.gelu_tanh;
-  t.hard_sigmoid = l.hard_sigmoid;
-  t.softmax = l.softmax;
-  t.layer_norm = l.layer_norm;
-}
-
 Table make_table() {
-  Table t;
   const CpuFeatures& f = cpu_features();
-  use_loops(t, f.avx2 && f.fma ? avx2_loops() : baseline_loops());
+  Table t{f.avx2 && f.fma ? avx2_loops() : baseline_loops()};
 #ifdef ONYX_VM_X86
   if (has_avx512f_dq_vl()) {
     t.exp = map16<exp16_avx512>;

@@ -80,19 +80,32 @@ __attribute__((target("avx2"))) void requantize_avx2(const int32_t* acc, int64_t
   const Requant8 q = requant8_setup(zero, is_signed);
   const __m256 one = _mm256_set1_ps(mult[0]);
   const __m256i one_bias = _mm256_set1_epi32(bias ? bias[0] : 0);
+  alignas(32) int32_t a_tail[8] = {}, b_tail[8] = {};
+  alignas(32) float m_tail[8] = {};
+  alignas(8) uint8_t o_tail[8];
   for (int64_t i = 0; i < n; i += 8) {
     const int64_t len = std::min<int64_t>(8, n - i);
-    alignas(32) int32_t a[8] = {}, b[8] = {};
-    alignas(32) float m[8] = {};
-    alignas(8) uint8_t o[8];
-    std::copy(acc + i, acc + i + len, a);
-    if (per_element) std::copy(mult + i, mult + i + len, m);
-    if (per_element && bias) std::copy(bias + i, bias + i + len, b);
-    const __m256i av = _mm256_load_si256(reinterpret_cast<const __m256i*>(a));
-    const __m256i bv = per_element && bias ? _mm256_load_si256(reinterpret_cast<const __m256i*>(b)) : one_bias;
-    const __m256 mv = per_element ? _mm256_load_ps(m) : one;
-    requant8_store(q, _mm256_add_epi32(av, bv), mv, len == 8 ? out + i : o);
-    if (len < 8) std::copy(o, o + len, out + i);
+    const int32_t* a = acc + i;
+    const int32_t* b = per_element && bias ? bias + i : nullptr;
+    const float* m = per_element ? mult + i : nullptr;
+    uint8_t* o = out + i;
+    if (len < 8) {
+      std::copy(a, a + len, a_tail);
+      a = a_tail;
+      if (b) {
+        std::copy(b, b + len, b_tail);
+        b = b_tail;
+      }
+      if (m) {
+        std::copy(m, m + len, m_tail);
+        m = m_tail;
+      }
+      o = o_tail;
+    }
+    const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+    const __m256i bv = b ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)) : one_bias;
+    requant8_store(q, _mm256_add_epi32(av, bv), m ? _mm256_loadu_ps(m) : one, o);
+    if (len < 8) std::copy(o_tail, o_tail + len, out + i);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "base/cpu_features.h"
 #include "cpu/block_transpose_avx512.h"
@@ -104,6 +105,14 @@ void reorder_blocked_to_channels_last(const float* x, const Shape& nhwc, int blo
   for_each_position_block(nhwc, block, pool, [&](int64_t n, int64_t s, int64_t S, int64_t cb, int64_t cn) {
     std::memcpy(y + (n * S + s) * C + cb * block, x + ((n * CB + cb) * S + s) * block, cn * sizeof(float));
   });
+}
+
+bool runs_dnnl_convolutions(const std::string& op_type) {
+  // Conv, FusedConv (com.onyx and com.microsoft) and the blocked-layout ops
+  // (cpu/dnnl_kernels.cc) keep a DnnlConv; every other kernel runs on the pool.
+  static const std::set<std::string> ops = {"Conv", "ConvTranspose", "FusedConv", "NchwcConv",
+                                            "NchwcPointwiseDepthwise"};
+  return dnnl_available() && ops.count(op_type) > 0;
 }
 
 #ifndef ONYX_WITH_DNNL

@@ -23,6 +23,10 @@ namespace onyx {
 // True when this build has oneDNN.
 bool dnnl_available();
 
+// Whether the CPU kernel of this op type may hand convolutions to oneDNN,
+// whose OpenMP threads then live beside the session's pool.
+bool runs_dnnl_convolutions(const std::string& op_type);
+
 // The channel block this CPU prefers: 16 with AVX-512, else 8.
 int dnnl_preferred_block();
 

@@ -206,7 +206,7 @@ class NchwcPointwiseDepthwiseKernel final : public Kernel {
     ONYX_KERNEL_CHECK(!b_pw || b_pw->numel() == w_pw.dim(0), "NchwcPointwiseDepthwise pointwise bias size mismatch");
     ONYX_KERNEL_CHECK(!b_dw || b_dw->numel() == w_dw.dim(0), "NchwcPointwiseDepthwise depthwise bias size mismatch");
     ThreadPool* pool = ctx.thread_pool();
-    if (fused_ && blocked && fused_->pays_for(x.shape())) {
+    if (fused_ && blocked && fused_->pays_for(x.shape(), pool)) {
       Tensor& y = ctx.allocate_output(0, DataType::Float, fused_->output_shape(x.shape()));
       if (y.numel() > 0) fused_->run(x.data<float>(), x.shape(), y.data<float>(), pool);
       return;

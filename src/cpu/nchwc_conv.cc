@@ -182,6 +182,10 @@ std::vector<ColumnRun> column_runs(int64_t SW, int64_t PW, int64_t DW, int64_t K
 // every switch - SqueezeNet / MobileNetV2 at 2 threads ran at 0.61 / 0.70 of
 // onnxruntime mixed, against ~0.85 / ~1.0 on one runtime - so there oneDNN
 // runs every convolution.
+bool pointwise_weights_streamed(int64_t C, int64_t M, int64_t out_pixels, bool strided) {
+  return C * M >= (strided ? 1024 * 256 : 256 * 256) && out_pixels <= 12 * 12;
+}
+
 bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime) {
   if (threads > 1 && !one_runtime) return false;
   const bool depthwise = s.group > 1 && s.group == s.C && s.group == s.M;
@@ -193,10 +197,8 @@ bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runti
   if (s.group != 1) return false;
   const int64_t out_px = s.OH * s.OW;
   if (s.KH * s.KW == 1) {
-    // weights too large to stay cached between runs, over few pixels: the
-    // direct kernel prefetches them a pass ahead (see the 2026-11-25 note above)
-    const bool streamed = s.C * s.M >= (s.SH == 1 && s.SW == 1 ? 256 * 256 : 1024 * 256) && out_px <= 12 * 12;
-    if (streamed) return true;
+    // see the 2026-11-25 note above
+    if (pointwise_weights_streamed(s.C, s.M, out_px, s.SH != 1 || s.SW != 1)) return true;
     if (s.SH != 1 || s.SW != 1) return false;
     const bool squeeze = out_px <= 14 * 14 && s.C >= 192 && s.M <= 160;
     const bool expand = out_px <= 28 * 28 && s.C <= 64 && s.M >= 128;

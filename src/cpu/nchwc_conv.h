@@ -84,6 +84,11 @@ struct DirectConvShape {
 // kernels costs no switch between thread sets.
 bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime);
 
+// Whether a 1x1 conv's weights [M, C] are too large to stay cached between
+// runs while its few output pixels reuse them little: the direct kernel then
+// streams them, prefetching a pass ahead.
+bool pointwise_weights_streamed(int64_t C, int64_t M, int64_t out_pixels, bool strided);
+
 class NchwcDirectConv {
  public:
   // Null when the configuration can't run here (no AVX-512, block != 16,

@@ -1,9 +1,9 @@
 // Band-by-band 1x1 + depthwise convolution (see the header).
 //
-// Work: units of (image, tile of <= 4 channel blocks, range of output rows)
-// over the ThreadPool; one thread runs all rows of a tile unless the tiles
-// alone would leave threads idle, and then each row range recomputes the
-// (KH - stride) expanded rows it shares with the range before it. Within a
+// Work: each thread takes an equal contiguous share of (image, tile of <= 4
+// channel blocks, output row), weighted by the tile's blocks; a tile split
+// between two threads has both compute the (KH - stride) expanded rows their
+// depthwise rows share. Within a
 // unit, output rows go in bands: the expanded rows the band's depthwise taps
 // read are computed into a per-thread buffer [block][row][W][16] (rows the
 // previous band already computed move to its top) and the band's output rows
@@ -225,11 +225,22 @@ Shape NchwcPointwiseDepthwise::output_shape(const Shape& x_blocked) const {
   return {g.N, g.MB, g.OH, g.OW, kBlock};
 }
 
-bool NchwcPointwiseDepthwise::pays_for(const Shape& x_blocked) const {
+bool NchwcPointwiseDepthwise::pays_for(const Shape& x_blocked, const ThreadPool* pool) const {
   if (fuse_env() >= 0) return fuse_env() != 0;
   if (x_blocked.size() != 5) return false;
-  const int64_t expanded_bytes = ceil_div(impl_->M, kBlock) * kBlock * x_blocked[2] * x_blocked[3] * 4;
-  return expanded_bytes >= (3 << 20);
+  // A dilated depthwise reads rows far apart: DeepLabV3-MobileNetV3's 5x5
+  // dilation-2 layers at 14x14 ran 193 -> 253 us fused (1 thread).
+  for (int64_t d : impl_->dw_attrs.dilations)
+    if (d != 1) return false;
+  // With more threads than one, fusing won at every size measured (one job
+  // instead of two; MobileNetV2 2 threads 1.98 -> 1.85 ms, MnasNet 2.09 ->
+  // 2.00), unless the pool is not oneDNN's OpenMP team: the unfused
+  // convolutions then run on oneDNN alone (see direct_conv_preferred).
+  if (pool && pool->num_threads() > 1) return pool->uses_openmp_team();
+  // One thread: fusing loses only where the 1x1 weights are too large to stay
+  // cached over few pixels, which the unfused direct kernel streams with
+  // prefetches (MnasNet's 192 -> 1152 at 7x7: 138 us unfused, 152 fused).
+  return !pointwise_weights_streamed(impl_->C, impl_->M, x_blocked[2] * x_blocked[3], false);
 }
 
 void NchwcPointwiseDepthwise::run(const float* x, const Shape& x_blocked, float* y, ThreadPool* pool) const {
@@ -238,9 +249,6 @@ void NchwcPointwiseDepthwise::run(const float* x, const Shape& x_blocked, float*
   if (g.N == 0 || g.OH == 0 || g.OW == 0) return;
   const int64_t nt = static_cast<int64_t>(im.tiles.size());
   const int nthr = pool ? pool->num_threads() : 1;
-  // row ranges per tile: enough units for every thread, evenly
-  int64_t parts = 1;
-  while (nthr > 1 && (g.N * nt * parts) % nthr != 0 && g.N * nt * parts < 4 * nthr && g.OH / (parts + 1) >= 2) ++parts;
   // output rows per band: the expanded rows they read fit kBandBytes
   const int64_t max_blocks = std::max_element(im.tiles.begin(), im.tiles.end(), [](auto& a, auto& b) {
                                return a.blocks < b.blocks;
@@ -249,12 +257,28 @@ void NchwcPointwiseDepthwise::run(const float* x, const Shape& x_blocked, float*
   const int64_t rows_fit = kBandBytes / (max_blocks * g.W * kBlock * 4);
   const int64_t band = std::max<int64_t>(1, (rows_fit - reach) / g.SH + 1);
   const int64_t rows_cap = (band - 1) * g.SH + reach;
-  const int64_t units = g.N * nt * parts;
-  parallel_for(pool, units, [&](int64_t u0, int64_t u1) {
-    for (int64_t u = u0; u < u1; ++u) {
-      const int64_t part = u % parts, t = (u / parts) % nt, n = u / (parts * nt);
-      const int64_t o0 = g.OH * part / parts, o1 = g.OH * (part + 1) / parts;
-      im.run_unit(g, x, n, im.tiles[t], o0, o1, band, rows_cap, y);
+  // One equal, contiguous share of the work per thread, measured in output
+  // rows x channel blocks over (image, tile, row). A tile cut between two
+  // shares recomputes the expanded rows both read, once per cut. Whole tiles
+  // as units left threads idle: MobileNetV2's 9 tiles at 14x14 ran 5 against 4.
+  const int64_t per_image = g.MB * g.OH, total = g.N * per_image;
+  const int64_t shares = std::min<int64_t>(nthr, total);
+  auto cut = [&](int64_t share) {  // where share `share` starts: (image * nt + tile, row)
+    const int64_t pos = total * share / shares, n = pos / per_image, rem = pos % per_image;
+    int64_t t = 0;
+    while (t + 1 < nt && (im.tiles[t].first_block + im.tiles[t].blocks) * g.OH <= rem) ++t;
+    const int64_t blocks = im.tiles[t].blocks;
+    const int64_t row = (rem - im.tiles[t].first_block * g.OH + blocks / 2) / blocks;
+    return row >= g.OH ? std::pair<int64_t, int64_t>{n * nt + t + 1, 0} : std::pair<int64_t, int64_t>{n * nt + t, row};
+  };
+  parallel_for(pool, shares, [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s) {
+      const auto [it_begin, row_begin] = cut(s);
+      const auto [it_end, row_end] = s + 1 == shares ? std::pair<int64_t, int64_t>{g.N * nt, 0} : cut(s + 1);
+      for (int64_t it = it_begin; it <= it_end && it < g.N * nt; ++it) {
+        const int64_t o0 = it == it_begin ? row_begin : 0, o1 = it == it_end ? row_end : g.OH;
+        if (o0 < o1) im.run_unit(g, x, it / nt, im.tiles[it % nt], o0, o1, band, rows_cap, y);
+      }
     }
   });
 }

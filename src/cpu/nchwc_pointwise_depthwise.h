@@ -29,10 +29,9 @@ class NchwcPointwiseDepthwise {
   // The blocked output shape for a blocked input [N, ceil(C/16), H, W, 16];
   // throws when the input does not fit the weights.
   Shape output_shape(const Shape& x_blocked) const;
-  // Whether fusing pays for this input: the expanded tensor would spill out
-  // of L2 between the two convolutions (ONYX_FUSE_POINTWISE_DEPTHWISE=0 / 1
-  // forces it off / on).
-  bool pays_for(const Shape& x_blocked) const;
+  // Whether fusing pays for this input on `pool` (null: one thread)
+  // (ONYX_FUSE_POINTWISE_DEPTHWISE=0 / 1 forces it off / on).
+  bool pays_for(const Shape& x_blocked, const ThreadPool* pool) const;
   // y (output_shape) = dw_act(depthwise(pw_act(pointwise(x) + b) ) + b_dw).
   void run(const float* x, const Shape& x_blocked, float* y, ThreadPool* pool) const;
 

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
+#include "base/openmp_team.h"
 #include "base/thread_pool.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/nchwc_pointwise_depthwise.h"
@@ -63,6 +65,11 @@ const std::vector<Case> kCases = {
     {1, 16, 64, 20, 200, 3, 1, 1, {1, 1, 1, 1}, "Clip", "Clip", true, true, 1},
     // TensorFlow-style asymmetric padding (bottom / right only), stride 2
     {1, 32, 48, 14, 15, 3, 2, 1, {0, 0, 1, 1}, "Relu", "Relu", true, true, 2},
+    // tiles of 4, 3 and 3 blocks, two images: the threads' shares cut inside tiles and images
+    {2, 16, 160, 9, 9, 3, 1, 1, {1, 1, 1, 1}, "Relu", "Relu", true, true, 4},
+    {1, 16, 160, 7, 8, 3, 2, 1, {1, 1, 1, 1}, "Clip", "", true, false, 7},
+    // fewer output rows than threads
+    {1, 8, 16, 2, 5, 3, 1, 1, {1, 1, 1, 1}, "", "", false, false, 5},
 };
 
 }  // namespace
@@ -98,8 +105,9 @@ TEST(PointwiseDepthwise, FusedKernelMatchesReference) {
   }
 }
 
-// The op with weights fed at run time takes the unfused path (one
-// convolution after the other), from a blocked or a plain input.
+// The op on a pool of its own threads, beside oneDNN's OpenMP ones, takes
+// the unfused path (one convolution after the other, see pays_for), from a
+// blocked or a plain input.
 TEST(PointwiseDepthwise, OpMatchesReferenceUnfused) {
   if (!dnnl_available()) GTEST_SKIP() << "no oneDNN in this build";
   for (const Case& c : kCases) {
@@ -121,7 +129,8 @@ TEST(PointwiseDepthwise, OpMatchesReferenceUnfused) {
     for (bool blocked : {true, false}) {
       std::vector<Tensor> inputs = {blocked ? to_blocked(x, 16) : x, w1, c.pw_bias ? b1 : Tensor(), w2,
                                     c.dw_bias ? b2 : Tensor()};
-      Tensor y = run_op(node, inputs)[0];
+      ThreadPool own_pool(2);
+      Tensor y = run_op(node, inputs, 17, &own_pool)[0];
       expect_close(from_blocked(y, c.M), want, 1e-5f, describe(c) + (blocked ? " blocked" : " plain"));
     }
   }
@@ -138,6 +147,43 @@ TEST(PointwiseDepthwise, OpRejectsMismatchedWeights) {
     FAIL() << "mismatched depthwise weights were accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not a 1x1 and a depthwise convolution"), std::string::npos) << e.what();
+  }
+}
+
+// When the op runs the fused kernel: on one thread unless the 1x1 weights are
+// streamed over few pixels or the depthwise is dilated; with more threads
+// only on oneDNN's OpenMP team, never on a pool of the application's own.
+TEST(PointwiseDepthwise, FusesWhereItMeasuredFaster) {
+  if (!nchwc_direct_available()) GTEST_SKIP() << "the fused kernel needs AVX-512";
+  if (std::getenv("ONYX_FUSE_POINTWISE_DEPTHWISE")) GTEST_SKIP() << "ONYX_FUSE_POINTWISE_DEPTHWISE overrides the policy";
+  auto make = [](int64_t C, int64_t M, int64_t dil) {
+    DnnlConvConfig pw, dw;
+    pw.attrs.kernel = {1, 1};
+    dw.group = M;
+    dw.attrs.kernel = {3, 3};
+    dw.attrs.dilations = {dil, dil};
+    dw.attrs.pads = {dil, dil, dil, dil};
+    return NchwcPointwiseDepthwise::create(pw, pattern({M, C, 1, 1}, 1), nullptr, dw, pattern({M, 1, 3, 3}, 2),
+                                           nullptr);
+  };
+  auto expansion = make(24, 144, 1), wide = make(192, 1152, 1), dilated = make(24, 144, 2);
+  ASSERT_TRUE(expansion && wide && dilated);
+  const Shape at56 = {1, 2, 56, 56, 16}, at7 = {1, 12, 7, 7, 16};
+  EXPECT_TRUE(expansion->pays_for(at56, nullptr));
+  EXPECT_TRUE(expansion->pays_for({1, 2, 7, 7, 16}, nullptr));
+  EXPECT_FALSE(wide->pays_for(at7, nullptr));  // 192 x 1152 weights over 49 pixels
+  EXPECT_TRUE(wide->pays_for({1, 12, 14, 14, 16}, nullptr));
+  EXPECT_FALSE(dilated->pays_for(at56, nullptr));
+  ThreadPool own_threads(2);  // not an OpenMP team
+  EXPECT_FALSE(expansion->pays_for(at56, &own_threads));
+  if (openmp_available()) {
+    ThreadPoolOptions team;
+    team.num_threads = 2;
+    team.use_openmp_team = true;
+    ThreadPool on_team(team);
+    EXPECT_TRUE(on_team.uses_openmp_team());
+    EXPECT_TRUE(expansion->pays_for(at56, &on_team));
+    EXPECT_TRUE(wide->pays_for(at7, &on_team));
   }
 }
 

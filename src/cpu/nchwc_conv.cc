@@ -120,6 +120,10 @@ std::vector<ColumnRun> column_runs(int64_t SW, int64_t PW, int64_t DW, int64_t K
 
 }  // namespace
 
+bool pointwise_weights_streamed(int64_t C, int64_t M, int64_t out_pixels, bool strided) {
+  return C * M >= (strided ? 1024 * 256 : 256 * 256) && out_pixels <= 12 * 12;
+}
+
 // Policy, from bench/conv_bench.cc on this machine (Zen 5, 1 thread, bias +
 // Relu fused; medians of 15-30 interleaved rounds; ratio = oneDNN 2.6 time /
 // ours, > 1: the direct kernel is faster). The machine was shared and
@@ -182,10 +186,6 @@ std::vector<ColumnRun> column_runs(int64_t SW, int64_t PW, int64_t DW, int64_t K
 // every switch - SqueezeNet / MobileNetV2 at 2 threads ran at 0.61 / 0.70 of
 // onnxruntime mixed, against ~0.85 / ~1.0 on one runtime - so there oneDNN
 // runs every convolution.
-bool pointwise_weights_streamed(int64_t C, int64_t M, int64_t out_pixels, bool strided) {
-  return C * M >= (strided ? 1024 * 256 : 256 * 256) && out_pixels <= 12 * 12;
-}
-
 bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime) {
   if (threads > 1 && !one_runtime) return false;
   const bool depthwise = s.group > 1 && s.group == s.C && s.group == s.M;

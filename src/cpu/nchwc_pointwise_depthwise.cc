@@ -3,11 +3,10 @@
 // Work: each thread takes an equal contiguous share of (image, tile of <= 4
 // channel blocks, output row), weighted by the tile's blocks; a tile split
 // between two threads has both compute the (KH - stride) expanded rows their
-// depthwise rows share. Within a
-// unit, output rows go in bands: the expanded rows the band's depthwise taps
-// read are computed into a per-thread buffer [block][row][W][16] (rows the
-// previous band already computed move to its top) and the band's output rows
-// follow while that buffer is in L2.
+// depthwise rows share. Within a tile, output rows go in bands: the expanded
+// rows the band's depthwise taps read are computed into a per-thread buffer
+// [block][row][W][16] (rows the previous band already computed move to its
+// top) and the band's output rows follow while that buffer is in L2.
 #include "cpu/nchwc_pointwise_depthwise.h"
 
 #include <algorithm>

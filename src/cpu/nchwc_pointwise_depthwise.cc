@@ -262,20 +262,23 @@ void NchwcPointwiseDepthwise::run(const float* x, const Shape& x_blocked, float*
   // as units left threads idle: MobileNetV2's 9 tiles at 14x14 ran 5 against 4.
   const int64_t per_image = g.MB * g.OH, total = g.N * per_image;
   const int64_t shares = std::min<int64_t>(nthr, total);
-  auto cut = [&](int64_t share) {  // where share `share` starts: (image * nt + tile, row)
+  struct RowOfTile {
+    int64_t image_tile, row;  // image * nt + tile; image_tile N * nt, row 0: the end
+  };
+  auto start_of = [&](int64_t share) -> RowOfTile {
     const int64_t pos = total * share / shares, n = pos / per_image, rem = pos % per_image;
     int64_t t = 0;
     while (t + 1 < nt && (im.tiles[t].first_block + im.tiles[t].blocks) * g.OH <= rem) ++t;
     const int64_t blocks = im.tiles[t].blocks;
     const int64_t row = (rem - im.tiles[t].first_block * g.OH + blocks / 2) / blocks;
-    return row >= g.OH ? std::pair<int64_t, int64_t>{n * nt + t + 1, 0} : std::pair<int64_t, int64_t>{n * nt + t, row};
+    if (row >= g.OH) return {n * nt + t + 1, 0};
+    return {n * nt + t, row};
   };
   parallel_for(pool, shares, [&](int64_t s0, int64_t s1) {
     for (int64_t s = s0; s < s1; ++s) {
-      const auto [it_begin, row_begin] = cut(s);
-      const auto [it_end, row_end] = s + 1 == shares ? std::pair<int64_t, int64_t>{g.N * nt, 0} : cut(s + 1);
-      for (int64_t it = it_begin; it <= it_end && it < g.N * nt; ++it) {
-        const int64_t o0 = it == it_begin ? row_begin : 0, o1 = it == it_end ? row_end : g.OH;
+      const RowOfTile begin = start_of(s), end = start_of(s + 1);
+      for (int64_t it = begin.image_tile; it <= end.image_tile; ++it) {
+        const int64_t o0 = it == begin.image_tile ? begin.row : 0, o1 = it == end.image_tile ? end.row : g.OH;
         if (o0 < o1) im.run_unit(g, x, it / nt, im.tiles[it % nt], o0, o1, band, rows_cap, y);
       }
     }

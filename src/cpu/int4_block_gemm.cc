@@ -154,8 +154,8 @@ QuantizedA quantize_a(int64_t M, const float* A, const PackedInt4B& b, ThreadPoo
   qa.q.resize(static_cast<size_t>(M * qa.ld));
   qa.scale.resize(static_cast<size_t>(M * kb));
   qa.scaled_sum.resize(qa.scale.size());
+  const auto row = has_avx512_vnni() ? quantize_row : quantize_row_avx2;
   parallel_for(M * K >= (int64_t{1} << 16) ? pool : nullptr, M, [&](int64_t m0, int64_t m1) {
-    const auto row = has_avx512_vnni() ? quantize_row : quantize_row_avx2;
     for (int64_t m = m0; m < m1; ++m)
       row(A + m * K, K, b.block(), kb, qa.q.data() + m * qa.ld, qa.scale.data() + m * kb,
           qa.scaled_sum.data() + m * kb);

@@ -31,6 +31,13 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
               const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool = nullptr,
               const GemmEpilogue& epilogue = {});
 
+// gemm_f32 (no transposes) with B's rows gathered from anywhere: row k of
+// B [K, N] is the N floats at b_rows[k] (a convolution's shifted input planes,
+// read where they lie instead of copied into one matrix first).
+void gemm_f32_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                   const float* const* b_rows, float beta, float* C, int64_t ldc, ThreadPool* pool = nullptr,
+                   const GemmEpilogue& epilogue = {});
+
 // op(B)[K, N] packed once into the micro-kernel's panel layout (for constant
 // weights: pack at kernel init, multiply at every run without packing).
 class PackedB {

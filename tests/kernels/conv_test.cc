@@ -5,6 +5,7 @@
 #include <random>
 
 #include "cpu/gemm.h"
+#include "cpu/leading_axis_conv.h"
 #include "model_builder.h"
 #include "onyx/session.h"
 #include "op_test_util.h"
@@ -308,6 +309,97 @@ TEST(Conv, PointwiseAsGemmMatchesDefinition) {
     std::vector<Tensor> inputs = {Tensor::from_vector<float>(x, xs), Tensor::from_vector<float>(w, ws),
                                   Tensor::from_vector<float>(b, {c.M}), Tensor::from_vector<float>(z, ys)};
     const std::map<std::string, Attribute> attrs = {{"strides", attr_ints(c.strides)}};
+    ThreadPool two(2);
+    const auto conv = run_op(make_node("Conv", {"x", "w", "b"}, {"y"}, attrs), {inputs[0], inputs[1], inputs[2]}, 17,
+                             &two);
+    ASSERT_EQ(conv[0].shape(), ys);
+    expect_near(conv[0], linear, 1e-4f);
+    for (const char* act : {"Relu", "LeakyRelu"}) {
+      Node fused = make_node("FusedConv", {"x", "w", "b", "z"}, {"y"}, attrs);
+      fused.domain = "com.onyx";
+      fused.attributes["activation"] = attr_string(act);
+      if (std::string(act) == "LeakyRelu") fused.attributes["activation_params"] = attr_floats({0.1f});
+      std::vector<float> want(linear.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        const float v = linear[i] + z[i];
+        want[i] = v > 0 ? v : (std::string(act) == "Relu" ? 0.0f : 0.1f * v);
+      }
+      expect_near(run_op(fused, inputs, 1, &two)[0], want, 1e-4f);
+    }
+  }
+}
+
+// Convs whose kernel spans only the first spatial axis, over planes of at
+// least 2048 positions, run as one GEMM per output plane over the input
+// planes their taps read (cpu/leading_axis_conv.h): a video model's (3,1,1)
+// temporal conv, one with depth stride and dilation whose first and last
+// output planes read only padding, a 2-D (k,1) one, and one with more
+// channels than one K block of the GEMM. As Conv, and as FusedConv with a
+// residual and Relu (in the GEMM's epilogue) or LeakyRelu (after it).
+TEST(Conv, LeadingAxisAsGemmMatchesDefinition) {
+  struct Case {
+    std::vector<int64_t> in;
+    int64_t C, M, k, stride, dilation, pad_begin, pad_end;
+  };
+  for (const Case& c : {Case{{4, 48, 48}, 6, 5, 3, 1, 1, 1, 1}, Case{{5, 40, 52}, 3, 7, 2, 2, 3, 4, 6},
+                        Case{{3, 2100}, 4, 3, 3, 1, 1, 0, 2}, Case{{2, 64, 32}, 1100, 2, 2, 1, 1, 1, 0}}) {
+    ASSERT_TRUE(runs_as_leading_axis_gemm(
+        [&] {
+          std::vector<int64_t> ws = {c.M, c.C, c.k};
+          ws.resize(c.in.size() + 2, 1);
+          return ws;
+        }(),
+        [&] {
+          SpatialAttrs a;
+          a.strides.assign(c.in.size(), 1);
+          a.strides[0] = c.stride;
+          a.dilations.assign(c.in.size(), 1);
+          a.dilations[0] = c.dilation;
+          a.pads.assign(2 * c.in.size(), 0);
+          a.pads[0] = c.pad_begin;
+          a.pads[c.in.size()] = c.pad_end;
+          std::vector<int64_t> kernel(c.in.size(), 1);
+          kernel[0] = c.k;
+          return compute_geometry(c.in, a, kernel);
+        }(),
+        1))
+        << "a case that does not take the path under test";
+    const int64_t N = 2, nd = static_cast<int64_t>(c.in.size());
+    const int64_t out0 = (c.in[0] + c.pad_begin + c.pad_end - (c.k - 1) * c.dilation - 1) / c.stride + 1;
+    int64_t P = 1;
+    for (int64_t d = 1; d < nd; ++d) P *= c.in[d];
+    const std::vector<float> x = seeded(N * c.C * c.in[0] * P, 31), w = seeded(c.M * c.C * c.k, 32),
+                             b = seeded(c.M, 33), z = seeded(N * c.M * out0 * P, 34);
+    std::vector<float> linear(N * c.M * out0 * P);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < c.M; ++m)
+        for (int64_t o = 0; o < out0; ++o)
+          for (int64_t p = 0; p < P; ++p) {
+            double acc = b[m];
+            for (int64_t ci = 0; ci < c.C; ++ci)
+              for (int64_t k = 0; k < c.k; ++k) {
+                const int64_t i = o * c.stride + k * c.dilation - c.pad_begin;
+                if (i >= 0 && i < c.in[0])
+                  acc += double(w[(m * c.C + ci) * c.k + k]) * x[((n * c.C + ci) * c.in[0] + i) * P + p];
+              }
+            linear[((n * c.M + m) * out0 + o) * P + p] = static_cast<float>(acc);
+          }
+    Shape xs = {N, c.C}, ws = {c.M, c.C, c.k}, ys = {N, c.M, out0};
+    std::vector<int64_t> strides = {c.stride}, dilations = {c.dilation}, pads = {c.pad_begin};
+    for (int64_t d = 0; d < nd; ++d) xs.push_back(c.in[d]);
+    for (int64_t d = 1; d < nd; ++d) {
+      ws.push_back(1);
+      ys.push_back(c.in[d]);
+      strides.push_back(1);
+      dilations.push_back(1);
+      pads.push_back(0);
+    }
+    pads.push_back(c.pad_end);
+    pads.resize(2 * nd, 0);
+    std::vector<Tensor> inputs = {Tensor::from_vector<float>(x, xs), Tensor::from_vector<float>(w, ws),
+                                  Tensor::from_vector<float>(b, {c.M}), Tensor::from_vector<float>(z, ys)};
+    const std::map<std::string, Attribute> attrs = {
+        {"strides", attr_ints(strides)}, {"dilations", attr_ints(dilations)}, {"pads", attr_ints(pads)}};
     ThreadPool two(2);
     const auto conv = run_op(make_node("Conv", {"x", "w", "b"}, {"y"}, attrs), {inputs[0], inputs[1], inputs[2]}, 17,
                              &two);

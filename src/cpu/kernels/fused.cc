@@ -136,7 +136,7 @@ class FusedConvKernel final : public Kernel {
     if (dnnl_available() && DnnlConv::supports(cfg, 4)) dnnl_ = std::make_unique<DnnlConv>(cfg);
   }
   void run(KernelContext& ctx) const override {
-    if (run_pointwise(ctx)) return;
+    if (run_as_gemm(ctx)) return;
     if (dnnl_ && run_dnnl(ctx)) return;
     CaptureContext inner(ctx, conv_node_);
     conv_->run(inner);
@@ -162,7 +162,7 @@ class FusedConvKernel final : public Kernel {
   // A pointwise conv as one GEMM per image (cpu/pointwise_conv.h), or one
   // whose kernel spans only the first spatial axis as GEMMs per output plane
   // (cpu/leading_axis_conv.h); false (nothing done) for other convs.
-  bool run_pointwise(KernelContext& ctx) const {
+  bool run_as_gemm(KernelContext& ctx) const {
     if (!float_operands_fit(ctx)) return false;
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);

@@ -566,50 +566,50 @@ void run_job(Job& g, int64_t M, int64_t N, float beta, ThreadPool* pool, bool pr
   });
 }
 
+// A product's operands but B's, which each entry point sets.
+Job product(bool trans_a, const float* A, int64_t lda, int64_t K, float alpha, float* C, int64_t ldc,
+            const GemmEpilogue& epilogue) {
+  Job g;
+  g.trans_a = trans_a;
+  g.A = A;
+  g.lda = lda;
+  g.K = K;
+  g.alpha = alpha;
+  g.C = C;
+  g.ldc = ldc;
+  g.epi = epilogue;
+  return g;
+}
+
+// run_job, or only beta and the epilogue where there is nothing to multiply.
+void run_product(Job& g, int64_t M, int64_t N, float beta, ThreadPool* pool, bool prefer_m) {
+  if (M <= 0 || N <= 0) return;
+  if (g.K <= 0 || g.alpha == 0.0f) {
+    scale_only(M, N, beta, g.C, g.ldc, g.epi);
+    return;
+  }
+  run_job(g, M, N, beta, pool, prefer_m);
+}
+
 }  // namespace
 
 void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
               const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool,
               const GemmEpilogue& epilogue) {
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0 || alpha == 0.0f) {
-    scale_only(M, N, beta, C, ldc, epilogue);
-    return;
-  }
-  Job g;
-  g.trans_a = trans_a;
+  Job g = product(trans_a, A, lda, K, alpha, C, ldc, epilogue);
   g.trans_b = trans_b;
-  g.A = A;
-  g.lda = lda;
   g.B = B;
   g.ldb = ldb;
-  g.K = K;
-  g.alpha = alpha;
-  g.C = C;
-  g.ldc = ldc;
-  g.epi = epilogue;
   // Splitting rows repacks B in every thread, splitting columns repacks A.
-  run_job(g, M, N, beta, pool, /*prefer_m=*/M >= N);
+  run_product(g, M, N, beta, pool, /*prefer_m=*/M >= N);
 }
 
 void gemm_f32_rows(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                    const float* const* b_rows, float beta, float* C, int64_t ldc, ThreadPool* pool,
                    const GemmEpilogue& epilogue) {
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0 || alpha == 0.0f) {
-    scale_only(M, N, beta, C, ldc, epilogue);
-    return;
-  }
-  Job g;
-  g.A = A;
-  g.lda = lda;
+  Job g = product(false, A, lda, K, alpha, C, ldc, epilogue);
   g.b_rows = b_rows;
-  g.K = K;
-  g.alpha = alpha;
-  g.C = C;
-  g.ldc = ldc;
-  g.epi = epilogue;
-  run_job(g, M, N, beta, pool, /*prefer_m=*/M >= N);
+  run_product(g, M, N, beta, pool, /*prefer_m=*/M >= N);
 }
 
 PackedB gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) {
@@ -632,28 +632,14 @@ PackedB gemm_pack_b(bool trans_b, int64_t K, int64_t N, const float* B, int64_t 
 
 void gemm_f32_packed(bool trans_a, int64_t M, float alpha, const float* A, int64_t lda, const PackedB& B, float beta,
                      float* C, int64_t ldc, ThreadPool* pool, const GemmEpilogue& epilogue) {
-  const int64_t N = B.N_, K = B.K_;
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0 || alpha == 0.0f) {
-    scale_only(M, N, beta, C, ldc, epilogue);
-    return;
-  }
-  Job g;
-  g.trans_a = trans_a;
-  g.A = A;
-  g.lda = lda;
+  Job g = product(trans_a, A, lda, B.K_, alpha, C, ldc, epilogue);
   g.packed = B.data_.get();
   g.n_padded = B.n_padded_;
-  g.K = K;
-  g.alpha = alpha;
-  g.C = C;
-  g.ldc = ldc;
-  g.epi = epilogue;
   // Nothing is packed per call here, but each thread streams all of the operand
   // that is not split: split the larger one. Rows-first had both threads read a
   // 32 MB LM head (48 x 32000 x 256: 2 threads 300 -> 360-383 GFLOP/s with columns;
   // BERT-base's 128 x 768..3072 products 400-415 -> 435-460, gemm_bench --threads 2).
-  run_job(g, M, N, beta, pool, /*prefer_m=*/M >= N);
+  run_product(g, M, B.N_, beta, pool, /*prefer_m=*/M >= B.N_);
 }
 
 }  // namespace onyx

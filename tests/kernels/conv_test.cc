@@ -268,6 +268,30 @@ TEST(Conv, FusedOneChannelStemActivations) {
   }
 }
 
+// Conv of `inputs` (x, w, b, z) without z on a pool of two against the
+// definition's `linear` result of shape `ys`; then FusedConv with the
+// residual z and Relu (applied in the GEMM's epilogue) or LeakyRelu (after it).
+void expect_conv_and_fused_match(const std::map<std::string, Attribute>& attrs, const std::vector<Tensor>& inputs,
+                                 const Shape& ys, const std::vector<float>& linear, const std::vector<float>& z) {
+  ThreadPool two(2);
+  const auto conv =
+      run_op(make_node("Conv", {"x", "w", "b"}, {"y"}, attrs), {inputs[0], inputs[1], inputs[2]}, 17, &two);
+  ASSERT_EQ(conv[0].shape(), ys);
+  expect_near(conv[0], linear, 1e-4f);
+  for (const char* act : {"Relu", "LeakyRelu"}) {
+    Node fused = make_node("FusedConv", {"x", "w", "b", "z"}, {"y"}, attrs);
+    fused.domain = "com.onyx";
+    fused.attributes["activation"] = attr_string(act);
+    if (std::string(act) == "LeakyRelu") fused.attributes["activation_params"] = attr_floats({0.1f});
+    std::vector<float> want(linear.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const float v = linear[i] + z[i];
+      want[i] = v > 0 ? v : (std::string(act) == "Relu" ? 0.0f : 0.1f * v);
+    }
+    expect_near(run_op(fused, inputs, 1, &two)[0], want, 1e-4f);
+  }
+}
+
 TEST(Conv, PointwiseAsGemmMatchesDefinition) {
   struct Case {
     std::vector<int64_t> in, strides;
@@ -309,23 +333,7 @@ TEST(Conv, PointwiseAsGemmMatchesDefinition) {
     std::vector<Tensor> inputs = {Tensor::from_vector<float>(x, xs), Tensor::from_vector<float>(w, ws),
                                   Tensor::from_vector<float>(b, {c.M}), Tensor::from_vector<float>(z, ys)};
     const std::map<std::string, Attribute> attrs = {{"strides", attr_ints(c.strides)}};
-    ThreadPool two(2);
-    const auto conv = run_op(make_node("Conv", {"x", "w", "b"}, {"y"}, attrs), {inputs[0], inputs[1], inputs[2]}, 17,
-                             &two);
-    ASSERT_EQ(conv[0].shape(), ys);
-    expect_near(conv[0], linear, 1e-4f);
-    for (const char* act : {"Relu", "LeakyRelu"}) {
-      Node fused = make_node("FusedConv", {"x", "w", "b", "z"}, {"y"}, attrs);
-      fused.domain = "com.onyx";
-      fused.attributes["activation"] = attr_string(act);
-      if (std::string(act) == "LeakyRelu") fused.attributes["activation_params"] = attr_floats({0.1f});
-      std::vector<float> want(linear.size());
-      for (size_t i = 0; i < want.size(); ++i) {
-        const float v = linear[i] + z[i];
-        want[i] = v > 0 ? v : (std::string(act) == "Relu" ? 0.0f : 0.1f * v);
-      }
-      expect_near(run_op(fused, inputs, 1, &two)[0], want, 1e-4f);
-    }
+    expect_conv_and_fused_match(attrs, inputs, ys, linear, z);
   }
 }
 
@@ -400,23 +408,7 @@ TEST(Conv, LeadingAxisAsGemmMatchesDefinition) {
                                   Tensor::from_vector<float>(b, {c.M}), Tensor::from_vector<float>(z, ys)};
     const std::map<std::string, Attribute> attrs = {
         {"strides", attr_ints(strides)}, {"dilations", attr_ints(dilations)}, {"pads", attr_ints(pads)}};
-    ThreadPool two(2);
-    const auto conv = run_op(make_node("Conv", {"x", "w", "b"}, {"y"}, attrs), {inputs[0], inputs[1], inputs[2]}, 17,
-                             &two);
-    ASSERT_EQ(conv[0].shape(), ys);
-    expect_near(conv[0], linear, 1e-4f);
-    for (const char* act : {"Relu", "LeakyRelu"}) {
-      Node fused = make_node("FusedConv", {"x", "w", "b", "z"}, {"y"}, attrs);
-      fused.domain = "com.onyx";
-      fused.attributes["activation"] = attr_string(act);
-      if (std::string(act) == "LeakyRelu") fused.attributes["activation_params"] = attr_floats({0.1f});
-      std::vector<float> want(linear.size());
-      for (size_t i = 0; i < want.size(); ++i) {
-        const float v = linear[i] + z[i];
-        want[i] = v > 0 ? v : (std::string(act) == "Relu" ? 0.0f : 0.1f * v);
-      }
-      expect_near(run_op(fused, inputs, 1, &two)[0], want, 1e-4f);
-    }
+    expect_conv_and_fused_match(attrs, inputs, ys, linear, z);
   }
 }
 

@@ -9,11 +9,10 @@
 #include "cpu/grouped_conv1d.h"
 #include "cpu/im2col.h"
 #include "cpu/cpu_provider.h"
+#include "cpu/conv_as_gemm.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
 #include "cpu/int8_conv.h"
-#include "cpu/leading_axis_conv.h"
-#include "cpu/pointwise_conv.h"
 #include "kernels/dispatch.h"
 
 namespace onyx {
@@ -302,14 +301,9 @@ std::unique_ptr<Kernel> make_conv(const KernelInitContext& ic) {
                      group, s.g, ctx.thread_pool());
       return;
     }
-    if (X.dtype() == DataType::Float && runs_as_pointwise_gemm(W.shape(), s.g, group)) {
-      pointwise_conv(X.data<float>(), s.N, s.C, W.data<float>(), s.M, B ? B->data<float>() : nullptr, nullptr, s.g,
-                     GemmActivation::None, Y.data<float>(), ctx.thread_pool());
-      return;
-    }
-    if (X.dtype() == DataType::Float && runs_as_leading_axis_gemm(W.shape(), s.g, group)) {
-      leading_axis_conv(X.data<float>(), s.N, s.C, W.data<float>(), s.M, B ? B->data<float>() : nullptr, nullptr,
-                        s.g, GemmActivation::None, Y.data<float>(), ctx.thread_pool());
+    if (const ConvAsGemm gemm_conv = X.dtype() == DataType::Float ? conv_as_gemm(W.shape(), s.g, group) : nullptr) {
+      gemm_conv(X.data<float>(), s.N, s.C, W.data<float>(), s.M, B ? B->data<float>() : nullptr, nullptr, s.g,
+                GemmActivation::None, Y.data<float>(), ctx.thread_pool());
       return;
     }
     if (dnnl && X.dtype() == DataType::Float && X.rank() >= 3 && X.rank() <= 5 && X.numel() > 0 &&

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "base/cpu_features.h"
+#include "cpu/conv_as_gemm.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/grouped_conv1d.h"
 #include "cpu/dnnl_conv.h"
@@ -12,8 +13,6 @@
 #include "cpu/gemm_vmath.h"
 #include "cpu/half_via_float.h"
 #include "cpu/kernels/attention_core.h"
-#include "cpu/leading_axis_conv.h"
-#include "cpu/pointwise_conv.h"
 #include "cpu/vm_parallel.h"
 #include "kernels/broadcast.h"
 
@@ -159,9 +158,8 @@ class FusedConvKernel final : public Kernel {
            (!b || b->numel() == w.dim(0));
   }
 
-  // A pointwise conv as one GEMM per image (cpu/pointwise_conv.h), or one
-  // whose kernel spans only the first spatial axis as GEMMs per output plane
-  // (cpu/leading_axis_conv.h); false (nothing done) for other convs.
+  // The convs that run as GEMMs over the plain input (cpu/conv_as_gemm.h);
+  // false (nothing done) for the others.
   bool run_as_gemm(KernelContext& ctx) const {
     if (!float_operands_fit(ctx)) return false;
     const Tensor& x = ctx.input(0);
@@ -170,17 +168,16 @@ class FusedConvKernel final : public Kernel {
     const Tensor* z = ctx.has_input(3) ? &ctx.input(3) : nullptr;
     const SpatialGeometry g = compute_geometry(Shape(x.shape().begin() + 2, x.shape().end()), attrs_,
                                                std::vector<int64_t>(w.shape().begin() + 2, w.shape().end()));
-    const bool pointwise = runs_as_pointwise_gemm(w.shape(), g, group_);
-    if (!pointwise && !runs_as_leading_axis_gemm(w.shape(), g, group_)) return false;
+    const ConvAsGemm gemm_conv = conv_as_gemm(w.shape(), g, group_);
+    if (!gemm_conv) return false;
     Shape ys = {x.dim(0), w.dim(0)};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
     if (z && (z->dtype() != DataType::Float || z->shape() != ys)) return false;
     Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
     const auto in_gemm = epilogue_activation(activation_, false, params_);
-    (pointwise ? pointwise_conv : leading_axis_conv)(x.data<float>(), x.dim(0), x.dim(1), w.data<float>(), w.dim(0),
-                                                     b ? b->data<float>() : nullptr, z ? z->data<float>() : nullptr, g,
-                                                     in_gemm.value_or(GemmActivation::None), y.data<float>(),
-                                                     ctx.thread_pool());
+    gemm_conv(x.data<float>(), x.dim(0), x.dim(1), w.data<float>(), w.dim(0), b ? b->data<float>() : nullptr,
+              z ? z->data<float>() : nullptr, g, in_gemm.value_or(GemmActivation::None), y.data<float>(),
+              ctx.thread_pool());
     if (!in_gemm) apply_activation(y.data<float>(), y.numel(), activation_, params_);
     return true;
   }

@@ -79,7 +79,6 @@ namespace {
 
 // Convolutions run by oneDNN, whose OpenMP threads live beside the pool.
 bool runs_openmp_kernels(const CompiledGraph& plan) {
-  if (!dnnl_available()) return false;
   for (const PlannedNode& pn : plan.nodes)
     if (pn.provider == "CPU" && runs_dnnl_convolutions(pn.node->op_type)) return true;
   return false;

@@ -10,12 +10,13 @@ namespace onyx::nchwc {
 // Whether this CPU runs the functions below (AVX-512F, checked once).
 bool block_transpose_available();
 
-// blocked [S][16] -> planes: channel j < channels goes to dst[j * S + s].
-void block_to_planes16(const float* src, int64_t S, int64_t channels, float* dst);
+// blocked [S][16] -> planes: channel j < channels goes to dst[j * ld + s]
+// (ld >= S: planes of a channel's depth slice lie D planes apart).
+void block_to_planes16(const float* src, int64_t S, int64_t channels, float* dst, int64_t ld);
 
-// planes -> blocked [S][16]: channel j < channels from src[j * S + s]; the
+// planes -> blocked [S][16]: channel j < channels from src[j * ld + s]; the
 // block's other channels are zero.
-void planes_to_block16(const float* src, int64_t S, int64_t channels, float* dst);
+void planes_to_block16(const float* src, int64_t S, int64_t channels, float* dst, int64_t ld);
 
 // A general 2-D transpose of 4-byte elements (the Transpose kernel's tiles):
 // dst[i * dst_ld + j] = src[j * src_ld + i] for i < rows, j < cols, in 16x16

@@ -39,7 +39,7 @@ void reorder_to_blocked(const float* x, const Shape& plain, int block, float* y,
       const float* src = x + (n * C + cb * block) * S;
       float* dst = y + r * S * block;
       if (fast) {
-        nchwc::planes_to_block16(src, S, cn, dst);
+        nchwc::planes_to_block16(src, S, cn, dst, S);
         continue;
       }
       for (int64_t s = 0; s < S; ++s) {
@@ -63,7 +63,7 @@ void reorder_from_blocked(const float* x, const Shape& plain, int block, float* 
       const float* src = x + r * S * block;
       float* dst = y + (n * C + cb * block) * S;
       if (fast) {
-        nchwc::block_to_planes16(src, S, cn, dst);
+        nchwc::block_to_planes16(src, S, cn, dst, S);
         continue;
       }
       for (int64_t j = 0; j < cn; ++j) {

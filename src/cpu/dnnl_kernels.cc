@@ -3,12 +3,12 @@
 // ReorderInput, ReorderOutput. The optimizer's nchwc_layout pass emits them
 // only when this build has oneDNN (the reorders alone are portable).
 #include "base/aligned_memory.h"
+#include "cpu/blocked_conv.h"
 #include "cpu/dilation_phases.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/nchwc_conv.h"
 #include "cpu/nchwc_pointwise_depthwise.h"
 #include "cpu/nchwc_pool.h"
-#include "cpu/nchwc_winograd.h"
 #include "kernels/registry.h"
 
 namespace onyx {
@@ -34,27 +34,6 @@ DnnlConvConfig conv_config(const KernelInitContext& ctx, bool constant_weights) 
   if (!DnnlConv::supports(cfg, 4)) kernel_fail("unsupported activation '" + cfg.activation + "'");
   return cfg;
 }
-
-// One blocked convolution: Onyx's AVX-512 Winograd (nchwc_winograd.h) or
-// direct kernel (nchwc_conv.h) where they beat oneDNN, else oneDNN.
-class BlockedConv {
- public:
-  BlockedConv(const DnnlConvConfig& cfg, int block, bool bias_constant)
-      : conv_(cfg),
-        direct_(NchwcDirectConv::create(cfg, block, bias_constant)),
-        winograd_(NchwcWinogradConv::create(cfg, block, bias_constant)) {}
-  Shape output_shape(const Shape& x_logical, const Shape& w_shape) const { return conv_.output_shape(x_logical, w_shape); }
-  void run(const DnnlConv::Io& io, float* y, ThreadPool* pool) const {
-    if (winograd_ && winograd_->use_for(io, pool)) winograd_->run(io, y, pool);
-    else if (direct_ && direct_->use_for(io, pool)) direct_->run(io, y, pool);
-    else if (!conv_.run(io, y, pool)) kernel_fail("a blocked convolution's output lacks its activation");
-  }
-
- private:
-  DnnlConv conv_;
-  std::unique_ptr<NchwcDirectConv> direct_;
-  std::unique_ptr<NchwcWinogradConv> winograd_;
-};
 
 // A dilated stride-1 3x3 convolution with "same" padding, on a blocked image
 // whose sides divide by the dilation, as the undilated one over the image's

@@ -10,6 +10,7 @@
 #include "cpu/im2col.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/conv_as_gemm.h"
+#include "cpu/depth_planes_conv.h"
 #include "cpu/dnnl_conv.h"
 #include "cpu/gemm.h"
 #include "cpu/int8_conv.h"
@@ -286,7 +287,9 @@ std::unique_ptr<Kernel> make_conv(const KernelInitContext& ic) {
   cfg.group = group;
   cfg.constant_weights = ic.constant_input(1) != nullptr;
   if (dnnl_available() && DnnlConv::supports(cfg, 4)) dnnl = std::make_shared<DnnlConv>(cfg);
-  return std::make_unique<LambdaKernel>([attrs, group, dnnl](KernelContext& ctx) {
+  std::shared_ptr<DepthPlanesConv> depth_planes =
+      DepthPlanesConv::create(cfg, ic.constant_input(1), ic.constant_input(2) != nullptr);
+  return std::make_unique<LambdaKernel>([attrs, group, dnnl, depth_planes](KernelContext& ctx) {
     const Tensor& X = ctx.input(0);
     const Tensor& W = ctx.input(1);
     const Tensor* B = ctx.has_input(2) ? &ctx.input(2) : nullptr;
@@ -304,6 +307,10 @@ std::unique_ptr<Kernel> make_conv(const KernelInitContext& ic) {
     if (const ConvAsGemm gemm_conv = X.dtype() == DataType::Float ? conv_as_gemm(W.shape(), s.g, group) : nullptr) {
       gemm_conv(X.data<float>(), s.N, s.C, W.data<float>(), s.M, B ? B->data<float>() : nullptr, nullptr, s.g,
                 GemmActivation::None, Y.data<float>(), ctx.thread_pool());
+      return;
+    }
+    if (depth_planes && X.dtype() == DataType::Float && depth_planes->use_for(X.shape(), B, ctx.thread_pool())) {
+      depth_planes->run(X.data<float>(), X.shape(), B, nullptr, Y.data<float>(), ctx.thread_pool());
       return;
     }
     if (dnnl && X.dtype() == DataType::Float && X.rank() >= 3 && X.rank() <= 5 && X.numel() > 0 &&

@@ -6,6 +6,7 @@
 
 #include "base/cpu_features.h"
 #include "cpu/conv_as_gemm.h"
+#include "cpu/depth_planes_conv.h"
 #include "cpu/cpu_provider.h"
 #include "cpu/grouped_conv1d.h"
 #include "cpu/dnnl_conv.h"
@@ -133,9 +134,11 @@ class FusedConvKernel final : public Kernel {
     cfg.activation_params = params_;
     cfg.constant_weights = ctx.constant_input(1) != nullptr;
     if (dnnl_available() && DnnlConv::supports(cfg, 4)) dnnl_ = std::make_unique<DnnlConv>(cfg);
+    depth_planes_ = DepthPlanesConv::create(cfg, ctx.constant_input(1), ctx.constant_input(2) != nullptr);
   }
   void run(KernelContext& ctx) const override {
     if (run_as_gemm(ctx)) return;
+    if (depth_planes_ && run_depth_planes(ctx)) return;
     if (dnnl_ && run_dnnl(ctx)) return;
     CaptureContext inner(ctx, conv_node_);
     conv_->run(inner);
@@ -182,6 +185,22 @@ class FusedConvKernel final : public Kernel {
     return true;
   }
 
+  // 3-D convs one plane deep as 2-D ones (cpu/depth_planes_conv.h); false
+  // (nothing done) for the others.
+  bool run_depth_planes(KernelContext& ctx) const {
+    if (!float_operands_fit(ctx)) return false;
+    const Tensor& x = ctx.input(0);
+    const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (!depth_planes_->use_for(x.shape(), b, ctx.thread_pool())) return false;
+    const Tensor* z = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+    const Shape ys = depth_planes_->output_shape(x.shape());
+    if (z && (z->dtype() != DataType::Float || z->shape() != ys)) return false;
+    Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
+    depth_planes_->run(x.data<float>(), x.shape(), b, z ? z->data<float>() : nullptr, y.data<float>(),
+                       ctx.thread_pool());
+    return true;
+  }
+
   // The oneDNN path; false (nothing done) for cases it leaves to the generic one.
   bool run_dnnl(KernelContext& ctx) const {
     if (!float_operands_fit(ctx)) return false;
@@ -208,6 +227,7 @@ class FusedConvKernel final : public Kernel {
   }
 
   std::unique_ptr<DnnlConv> dnnl_;
+  std::unique_ptr<DepthPlanesConv> depth_planes_;
   SpatialAttrs attrs_;
   int64_t group_ = 1;
   Node conv_node_;

@@ -114,12 +114,20 @@ TEST(Pool2d, AxisPassesMatchWindowReference) {
 
 // The per-axis 3-D passes (video models' MaxPool3d / AvgPool3d, over 3
 // threads) against a window-by-window reference: a depth stride and
-// dilation, pads on every axis, ceil mode, both average divisors.
+// dilation, pads on every axis, ceil mode, both average divisors. Then
+// windows that are the whole input (S3D's AvgPool3d (2,7,7) over 2x7x7),
+// reduced as a global pool: exactly, and padded where the padding is not
+// counted (so only the input is reduced), but not where it is, nor where
+// the one window leaves some of the input out.
 TEST(Pool3d, AxisPassesMatchWindowReference) {
   const PoolCase cases[] = {{{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 0},
                         {{1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1, 0, 1, 1}, 0, 1},
                         {{2, 2, 3}, {2, 1, 2}, {2, 1, 1}, {1, 0, 2, 0, 1, 1}, 1, 1},
-                        {{2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 1, 0}};
+                        {{2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 1, 0},
+                        {{5, 6, 7}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 0, 0},
+                        {{7, 8, 9}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 0},
+                        {{7, 8, 9}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 1},
+                        {{4, 5, 6}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 0, 0}};  // one window, not whole
   const int64_t C = 3, D = 5, H = 6, W = 7;
   std::vector<float> v(C * D * H * W);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 101) - 50.f;

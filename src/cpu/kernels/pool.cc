@@ -429,6 +429,55 @@ void pool_nd(const T* x, T* y, int64_t* idx, int64_t NC, const SpatialGeometry& 
   });
 }
 
+// ---- Global pools ----
+
+// y[c] = the pool of plane c of x [NC, inner] as a whole: the global pools,
+// and windows that cover their whole input unpadded (an AveragePool 7x7 over
+// 7x7 ran its separable passes at 180 ns per plane, 22x onnxruntime's time).
+template <class T>
+void pool_whole_planes(PoolKind kind, double p, const T* x, T* y, int64_t NC, int64_t inner, ThreadPool* pool) {
+  using Acc = AccOf<T>;
+  parallel_for(NC * inner > 65536 ? pool : nullptr, NC, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const T* xc = x + c * inner;
+      T& out = y[c];
+      if constexpr (std::is_same_v<T, float>) {
+        if (kind == PoolKind::Max) {
+          out = rr::max(xc, inner);
+          continue;
+        }
+        if (kind == PoolKind::Avg) {
+          out = static_cast<float>(rr::sum(xc, inner) / static_cast<double>(inner));
+          continue;
+        }
+      }
+      if (kind == PoolKind::Max) {
+        Acc m = static_cast<Acc>(xc[0]);
+        for (int64_t i = 1; i < inner; ++i) m = std::max(m, static_cast<Acc>(xc[i]));
+        out = T(m);
+      } else if (kind == PoolKind::Avg) {
+        Acc s = 0;
+        for (int64_t i = 0; i < inner; ++i) s += static_cast<Acc>(xc[i]);
+        out = T(s / static_cast<Acc>(inner));
+      } else {
+        double s = 0;
+        for (int64_t i = 0; i < inner; ++i) s += std::pow(std::fabs(static_cast<double>(xc[i])), p);
+        out = T(static_cast<Acc>(std::pow(s, 1.0 / p)));
+      }
+    }
+  });
+}
+
+// Whether g's one window is its whole input: one output per axis, each tap
+// of it one input position, no padding.
+bool window_is_whole_input(const SpatialGeometry& g) {
+  for (int d = 0; d < g.nd; ++d)
+    if (g.out[d] != 1 || g.kernel[d] != g.in[d] || (g.kernel[d] > 1 && g.dilations[d] != 1) || g.pad_begin[d] != 0 ||
+        g.pad_end[d] != 0)
+      return false;
+  return true;
+}
+
 // Taps that only ever read padding add nothing to a max, an Lp norm or an
 // average that leaves padding out: dropping them bounds the work by the
 // input (a kernel_shape of 2^40 under SAME padding ran for hours).
@@ -474,6 +523,14 @@ KernelFactory make_pool(PoolKind kind) {
       if (pp.kind == PoolKind::Max && ctx.wants_output(1))
         idx = ctx.allocate_output(1, DataType::Int64, out_shape).data<int64_t>();
       if (Y.numel() == 0) return;
+      if (!idx && window_is_whole_input(g) && dtype_is_float(X.dtype())) {
+        dispatch_float(X.dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          pool_whole_planes<T>(pp.kind, pp.p, X.data<T>(), Y.data<T>(), X.dim(0) * X.dim(1), g.in_size(),
+                               ctx.thread_pool());
+        });
+        return;
+      }
       dispatch_numeric(X.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         pool_nd<T>(X.data<T>(), Y.data<T>(), idx, X.dim(0) * X.dim(1), g, pp, ctx.thread_pool());
@@ -481,8 +538,6 @@ KernelFactory make_pool(PoolKind kind) {
     });
   };
 }
-
-// ---- Global pools ----
 
 KernelFactory make_global_pool(PoolKind kind) {
   return [kind](const KernelInitContext& ic) -> std::unique_ptr<Kernel> {
@@ -507,36 +562,7 @@ KernelFactory make_global_pool(PoolKind kind) {
       if (inner == 0) kernel_fail("global pooling over an empty spatial extent");
       dispatch_float(X.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
-        using Acc = AccOf<T>;
-        parallel_for(X.numel() > 65536 ? ctx.thread_pool() : nullptr, NC, [&](int64_t c0, int64_t c1) {
-          for (int64_t c = c0; c < c1; ++c) {
-            const T* xc = X.data<T>() + c * inner;
-            T& out = Y.data<T>()[c];
-            if constexpr (std::is_same_v<T, float>) {
-              if (kind == PoolKind::Max) {
-                out = rr::max(xc, inner);
-                continue;
-              }
-              if (kind == PoolKind::Avg) {
-                out = static_cast<float>(rr::sum(xc, inner) / static_cast<double>(inner));
-                continue;
-              }
-            }
-            if (kind == PoolKind::Max) {
-              Acc m = static_cast<Acc>(xc[0]);
-              for (int64_t i = 1; i < inner; ++i) m = std::max(m, static_cast<Acc>(xc[i]));
-              out = T(m);
-            } else if (kind == PoolKind::Avg) {
-              Acc s = 0;
-              for (int64_t i = 0; i < inner; ++i) s += static_cast<Acc>(xc[i]);
-              out = T(s / static_cast<Acc>(inner));
-            } else {
-              double s = 0;
-              for (int64_t i = 0; i < inner; ++i) s += std::pow(std::fabs(static_cast<double>(xc[i])), p);
-              out = T(static_cast<Acc>(std::pow(s, 1.0 / p)));
-            }
-          }
-        });
+        pool_whole_planes<T>(kind, p, X.data<T>(), Y.data<T>(), NC, inner, ctx.thread_pool());
       });
     });
   };

@@ -75,7 +75,7 @@ Node pool_node(const char* op, const PoolCase& c) {
 TEST(Pool2d, AxisPassesMatchWindowReference) {
   const PoolCase cases[] = {{{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0}, {{3, 2}, {1, 2}, {2, 1}, {2, 0, 1, 1}, 1, 1},
                         {{2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 1, 0}, {{5, 5}, {3, 1}, {1, 2}, {2, 4, 2, 4}, 0, 1}};
-  const int64_t C = 3, H = 11, W = 13;
+  const int64_t C = 40, H = 11, W = 13;  // small planes: pooled several at once
   std::vector<double> v(C * H * W);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7919) % 101) - 50.0;
   ThreadPool three(3);
@@ -128,7 +128,7 @@ TEST(Pool3d, AxisPassesMatchWindowReference) {
                         {{7, 8, 9}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 0},
                         {{7, 8, 9}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 1},
                         {{4, 5, 6}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 0, 0}};  // one window, not whole
-  const int64_t C = 3, D = 5, H = 6, W = 7;
+  const int64_t C = 40, D = 5, H = 6, W = 7;  // small planes: pooled several at once
   std::vector<float> v(C * D * H * W);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 101) - 50.f;
   ThreadPool three(3);

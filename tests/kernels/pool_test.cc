@@ -69,9 +69,10 @@ Node pool_node(const char* op, const PoolCase& c) {
 
 }  // namespace
 
-// The per-axis 2-D passes (float and double, over 3 threads) against a
-// window-by-window reference: strides, dilations, asymmetric pads, ceil
-// mode, both average divisors.
+// 2-D pools against a window-by-window reference: strides, dilations,
+// asymmetric pads, ceil mode, both average divisors; over 3 threads in
+// float (the blocked kernels between reorders where the CPU has AVX-512,
+// else the per-axis passes) and in double (the per-axis passes).
 TEST(Pool2d, AxisPassesMatchWindowReference) {
   const PoolCase cases[] = {{{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0}, {{3, 2}, {1, 2}, {2, 1}, {2, 0, 1, 1}, 1, 1},
                         {{2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 1, 0}, {{5, 5}, {3, 1}, {1, 2}, {2, 4, 2, 4}, 0, 1}};

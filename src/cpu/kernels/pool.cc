@@ -514,6 +514,12 @@ bool pool_via_blocked(const Tensor& x, const SpatialAttrs& attrs, const PoolPara
   if (x.dtype() != DataType::Float || x.rank() != 4 || pp.kind == PoolKind::Lp || !nchwc::block_transpose_available() ||
       x.dim(2) * x.dim(3) > kMaxBlockedPoolPlane)
     return false;
+  // A window all padding would give -FLT_MAX there, not the passes' -inf.
+  const SpatialGeometry g = compute_geometry({x.dim(2), x.dim(3)}, attrs, attrs.kernel);
+  for (int d = 0; d < 2; ++d) {
+    const int64_t extent = (g.kernel[d] - 1) * g.dilations[d] + 1;
+    if (g.pad_begin[d] >= extent || g.pad_end[d] >= extent) return false;
+  }
   constexpr int kBlock = 16;
   BlockedPoolConfig cfg;
   cfg.kind = pp.kind == PoolKind::Max ? BlockedPoolConfig::Max : BlockedPoolConfig::Average;

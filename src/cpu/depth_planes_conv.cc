@@ -2,6 +2,7 @@
 
 #include "base/aligned_memory.h"
 #include "cpu/block_transpose_avx512.h"
+#include "cpu/dnnl_conv.h"
 
 namespace onyx {
 
@@ -18,34 +19,6 @@ int64_t ceil_blocks(int64_t c) { return (c + kBlock - 1) / kBlock; }
 std::vector<int64_t> spatial_2d(const std::vector<int64_t>& v, int64_t def) {
   if (v.size() != 3) return {def, def};
   return {v[1], v[2]};
-}
-
-// x [N, C, D, S] (S = H * W): planes od * depth_stride of each image n into
-// blocked images b = n * OD + od, [CB][S][16].
-void depth_planes_to_blocked(const float* x, int64_t N, int64_t C, int64_t D, int64_t S, int64_t depth_stride,
-                             int64_t OD, float* y, ThreadPool* pool) {
-  const int64_t CB = ceil_blocks(C);
-  parallel_for(pool, N * OD * CB, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t cb = r % CB, od = (r / CB) % OD, n = r / (CB * OD);
-      const float* src = x + ((n * C + cb * kBlock) * D + od * depth_stride) * S;
-      nchwc::planes_to_block16(src, S, std::min<int64_t>(kBlock, C - cb * kBlock), y + r * S * kBlock, D * S);
-    }
-  });
-}
-
-// The inverse for the output: blocked images n * OD + od, [MB][S][16], into
-// planes od of y [N, M, OD, S].
-void blocked_to_depth_planes(const float* x, int64_t N, int64_t M, int64_t OD, int64_t S, float* y,
-                             ThreadPool* pool) {
-  const int64_t MB = ceil_blocks(M);
-  parallel_for(pool, N * OD * MB, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t mb = r % MB, od = (r / MB) % OD, n = r / (MB * OD);
-      float* dst = y + ((n * M + mb * kBlock) * OD + od) * S;
-      nchwc::block_to_planes16(x + r * S * kBlock, S, std::min<int64_t>(kBlock, M - mb * kBlock), dst, OD * S);
-    }
-  });
 }
 
 }  // namespace
@@ -104,16 +77,16 @@ void DepthPlanesConv::run(const float* x, const Shape& x_shape, const Tensor* b,
   thread_local AlignedScratch x_scratch, y_scratch, z_scratch;
   float* xb = x_scratch.get(static_cast<size_t>(images * ceil_blocks(C) * S * kBlock));
   float* yb = y_scratch.get(static_cast<size_t>(y_size));
-  depth_planes_to_blocked(x, N, C, D, S, depth_stride_, OD, xb, pool);
+  reorder_depth_planes_to_blocked(x, N, C, D, S, depth_stride_, OD, kBlock, xb, pool);
   DnnlConv::Io io = planes_io(x_shape, b);
   io.x = xb;
   if (z) {
     float* zb = z_scratch.get(static_cast<size_t>(y_size));
-    depth_planes_to_blocked(z, N, M, OD, OS, 1, OD, zb, pool);
+    reorder_depth_planes_to_blocked(z, N, M, OD, OS, 1, OD, kBlock, zb, pool);
     io.z = zb;
   }
   conv_.run(io, yb, pool);
-  blocked_to_depth_planes(yb, N, M, OD, OS, y, pool);
+  reorder_blocked_to_depth_planes(yb, N, M, OD, OS, kBlock, y, pool);
 }
 
 }  // namespace onyx

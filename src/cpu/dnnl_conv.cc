@@ -27,51 +27,68 @@ Shape blocked_shape(const Shape& plain, int block) {
   return s;
 }
 
-void reorder_to_blocked(const float* x, const Shape& plain, int block, float* y, ThreadPool* pool) {
-  const int64_t N = plain[0], C = plain[1], CB = (C + block - 1) / block;
+namespace {
+
+// Positions per channel plane of a plain shape [N, C, spatial...].
+int64_t plane_positions(const Shape& plain) {
   int64_t S = 1;
   for (size_t i = 2; i < plain.size(); ++i) S *= plain[i];
+  return S;
+}
+
+}  // namespace
+
+void reorder_depth_planes_to_blocked(const float* x, int64_t N, int64_t C, int64_t D, int64_t S, int64_t depth_stride,
+                                     int64_t OD, int block, float* y, ThreadPool* pool) {
+  const int64_t CB = (C + block - 1) / block, ld = D * S;  // ld: one channel's planes
   const bool fast = block == 16 && nchwc::block_transpose_available();
-  parallel_for(N * CB * S * block > (1 << 15) ? pool : nullptr, N * CB, [&](int64_t r0, int64_t r1) {
+  parallel_for(N * OD * CB * S * block > (1 << 15) ? pool : nullptr, N * OD * CB, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      int64_t n = r / CB, cb = r % CB;
-      int64_t cn = std::min<int64_t>(block, C - cb * block);
-      const float* src = x + (n * C + cb * block) * S;
+      const int64_t cb = r % CB, od = (r / CB) % OD, n = r / (CB * OD);
+      const int64_t cn = std::min<int64_t>(block, C - cb * block);
+      const float* src = x + ((n * C + cb * block) * D + od * depth_stride) * S;
       float* dst = y + r * S * block;
       if (fast) {
-        nchwc::planes_to_block16(src, S, cn, dst, S);
+        nchwc::planes_to_block16(src, S, cn, dst, ld);
         continue;
       }
       for (int64_t s = 0; s < S; ++s) {
         float* d = dst + s * block;
-        for (int64_t j = 0; j < cn; ++j) d[j] = src[j * S + s];
+        for (int64_t j = 0; j < cn; ++j) d[j] = src[j * ld + s];
         for (int64_t j = cn; j < block; ++j) d[j] = 0.0f;
       }
     }
   });
 }
 
-void reorder_from_blocked(const float* x, const Shape& plain, int block, float* y, ThreadPool* pool) {
-  const int64_t N = plain[0], C = plain[1], CB = (C + block - 1) / block;
-  int64_t S = 1;
-  for (size_t i = 2; i < plain.size(); ++i) S *= plain[i];
+void reorder_blocked_to_depth_planes(const float* x, int64_t N, int64_t C, int64_t OD, int64_t S, int block, float* y,
+                                     ThreadPool* pool) {
+  const int64_t CB = (C + block - 1) / block, ld = OD * S;
   const bool fast = block == 16 && nchwc::block_transpose_available();
-  parallel_for(N * CB * S * block > (1 << 15) ? pool : nullptr, N * CB, [&](int64_t r0, int64_t r1) {
+  parallel_for(N * OD * CB * S * block > (1 << 15) ? pool : nullptr, N * OD * CB, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      int64_t n = r / CB, cb = r % CB;
-      int64_t cn = std::min<int64_t>(block, C - cb * block);
+      const int64_t cb = r % CB, od = (r / CB) % OD, n = r / (CB * OD);
+      const int64_t cn = std::min<int64_t>(block, C - cb * block);
       const float* src = x + r * S * block;
-      float* dst = y + (n * C + cb * block) * S;
+      float* dst = y + ((n * C + cb * block) * OD + od) * S;
       if (fast) {
-        nchwc::block_to_planes16(src, S, cn, dst, S);
+        nchwc::block_to_planes16(src, S, cn, dst, ld);
         continue;
       }
       for (int64_t j = 0; j < cn; ++j) {
-        float* d = dst + j * S;
+        float* d = dst + j * ld;
         for (int64_t s = 0; s < S; ++s) d[s] = src[s * block + j];
       }
     }
   });
+}
+
+void reorder_to_blocked(const float* x, const Shape& plain, int block, float* y, ThreadPool* pool) {
+  reorder_depth_planes_to_blocked(x, plain[0], plain[1], 1, plane_positions(plain), 1, 1, block, y, pool);
+}
+
+void reorder_from_blocked(const float* x, const Shape& plain, int block, float* y, ThreadPool* pool) {
+  reorder_blocked_to_depth_planes(x, plain[0], plain[1], 1, plane_positions(plain), block, y, pool);
 }
 
 namespace {

@@ -95,6 +95,14 @@ class DnnlPool {
 // blocked [N, ceil(C/b), spatial..., b]; blocked padding is written as zeros.
 void reorder_to_blocked(const float* x, const Shape& plain, int block, float* y, ThreadPool* pool);
 void reorder_from_blocked(const float* x, const Shape& plain, int block, float* y, ThreadPool* pool);
+// The same over depth planes (cpu/depth_planes_conv.h): planes od * depth_stride
+// (od < OD) of plain x [N, C, D, S] (S positions per plane) as the blocked
+// images n * OD + od of [N * OD, ceil(C/b), S, b]; and those images back into
+// planes od of plain y [N, C, OD, S].
+void reorder_depth_planes_to_blocked(const float* x, int64_t N, int64_t C, int64_t D, int64_t S, int64_t depth_stride,
+                                     int64_t OD, int block, float* y, ThreadPool* pool);
+void reorder_blocked_to_depth_planes(const float* x, int64_t N, int64_t C, int64_t OD, int64_t S, int block, float* y,
+                                     ThreadPool* pool);
 // The same between channels-last [N, spatial..., C] and blocked: `nhwc` is the
 // channels-last shape. Each position's channels are contiguous on both sides,
 // so these are copies of block-wide runs (ConvNeXt's permutes around convs).

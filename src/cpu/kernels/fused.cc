@@ -161,6 +161,12 @@ class FusedConvKernel final : public Kernel {
            (!b || b->numel() == w.dim(0));
   }
 
+  // No residual Z, or a float one of the output's shape ys; any other Z is
+  // left to the generic path (and its error).
+  static bool residual_fits(const KernelContext& ctx, const Shape& ys) {
+    return !ctx.has_input(3) || (ctx.input(3).dtype() == DataType::Float && ctx.input(3).shape() == ys);
+  }
+
   // The convs that run as GEMMs over the plain input (cpu/conv_as_gemm.h);
   // false (nothing done) for the others.
   bool run_as_gemm(KernelContext& ctx) const {
@@ -175,7 +181,7 @@ class FusedConvKernel final : public Kernel {
     if (!gemm_conv) return false;
     Shape ys = {x.dim(0), w.dim(0)};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
-    if (z && (z->dtype() != DataType::Float || z->shape() != ys)) return false;
+    if (!residual_fits(ctx, ys)) return false;
     Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
     const auto in_gemm = epilogue_activation(activation_, false, params_);
     gemm_conv(x.data<float>(), x.dim(0), x.dim(1), w.data<float>(), w.dim(0), b ? b->data<float>() : nullptr,
@@ -194,7 +200,7 @@ class FusedConvKernel final : public Kernel {
     if (!depth_planes_->use_for(x.shape(), b, ctx.thread_pool())) return false;
     const Tensor* z = ctx.has_input(3) ? &ctx.input(3) : nullptr;
     const Shape ys = depth_planes_->output_shape(x.shape());
-    if (z && (z->dtype() != DataType::Float || z->shape() != ys)) return false;
+    if (!residual_fits(ctx, ys)) return false;
     Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
     depth_planes_->run(x.data<float>(), x.shape(), b, z ? z->data<float>() : nullptr, y.data<float>(),
                        ctx.thread_pool());
@@ -212,7 +218,7 @@ class FusedConvKernel final : public Kernel {
         is_small_group_conv1d(x.rank(), w.shape(), group_))
       return false;
     Shape ys = dnnl_->output_shape(x.shape(), w.shape());
-    if (z && (z->dtype() != DataType::Float || z->shape() != ys)) return false;
+    if (!residual_fits(ctx, ys)) return false;
     Tensor& y = ctx.allocate_output(0, DataType::Float, ys);
     if (y.numel() == 0) return true;
     DnnlConv::Io io;

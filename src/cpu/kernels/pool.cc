@@ -289,7 +289,7 @@ void pool_separable(const T* x, T* y, int64_t NC, const SpatialGeometry& g, cons
   const int64_t group =
       run < p.d.out ? 1 : std::max<int64_t>(1, std::min(by_l1, std::min(by_cache, by_threads) / p.d.out));
   const int64_t tasks = runs > 1 ? NC * runs : (NC + group - 1) / group;
-  ThreadPool* tp = NC * g.out_size() * g.kernel_size() > 65536 ? pool : nullptr;
+  ThreadPool* tp = NC * out_size * g.kernel_size() > 65536 ? pool : nullptr;
   parallel_for(tp, tasks, [&](int64_t t0, int64_t t1) {
     std::vector<PoolAcc<T>> scratch;
     for (int64_t t = t0; t < t1; ++t) {

@@ -113,23 +113,12 @@ TEST(Pool2d, AxisPassesMatchWindowReference) {
   }
 }
 
-// The per-axis 3-D passes (video models' MaxPool3d / AvgPool3d, over 3
-// threads) against a window-by-window reference: a depth stride and
-// dilation, pads on every axis, ceil mode, both average divisors. Then
-// windows that are the whole input (S3D's AvgPool3d (2,7,7) over 2x7x7),
-// reduced as a global pool: exactly, and padded where the padding is not
-// counted (so only the input is reduced), but not where it is, nor where
-// the one window leaves some of the input out.
-TEST(Pool3d, AxisPassesMatchWindowReference) {
-  const PoolCase cases[] = {{{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 0},
-                        {{1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1, 0, 1, 1}, 0, 1},
-                        {{2, 2, 3}, {2, 1, 2}, {2, 1, 1}, {1, 0, 2, 0, 1, 1}, 1, 1},
-                        {{2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 1, 0},
-                        {{5, 6, 7}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 0, 0},
-                        {{7, 8, 9}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 0},
-                        {{7, 8, 9}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 1},
-                        {{4, 5, 6}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 0, 0}};  // one window, not whole
-  const int64_t C = 40, D = 5, H = 6, W = 7;  // small planes: pooled several at once
+namespace {
+
+// 3-D pools of [1, C, D, H, W] over 3 threads (and in float16 on one)
+// against a window-by-window reference.
+void expect_pool3d_matches_window_reference(const std::vector<PoolCase>& cases, int64_t C, int64_t D, int64_t H,
+                                            int64_t W) {
   std::vector<float> v(C * D * H * W);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 101) - 50.f;
   ThreadPool three(3);
@@ -165,11 +154,43 @@ TEST(Pool3d, AxisPassesMatchWindowReference) {
         const int64_t div = c.include_pad ? padded : inside;
         const double want = is_max ? best : (div ? sum / div : 0.0);
         ASSERT_NEAR(y.float_at(at), want, 1e-4) << op << " case k" << c.kernel[0] << c.kernel[1] << c.kernel[2]
-                                                << " at " << at;
+                                                << " at " << at << " of " << C << "x" << D << "x" << H << "x" << W;
         ASSERT_NEAR(yh.float_at(at), want, 2e-2) << op << " (half) at " << at;
       }
     }
   }
+}
+
+}  // namespace
+
+// The per-axis 3-D passes (video models' MaxPool3d / AvgPool3d) against a
+// window-by-window reference: a depth stride and dilation, pads on every
+// axis, ceil mode, both average divisors. Then windows that are the whole
+// input (S3D's AvgPool3d (2,7,7) over 2x7x7), reduced as a global pool:
+// exactly, and padded where the padding is not counted (so only the input
+// is reduced), but not where it is, nor where the one window leaves some of
+// the input out.
+TEST(Pool3d, AxisPassesMatchWindowReference) {
+  expect_pool3d_matches_window_reference({{{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 0},
+                                          {{1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1, 0, 1, 1}, 0, 1},
+                                          {{2, 2, 3}, {2, 1, 2}, {2, 1, 1}, {1, 0, 2, 0, 1, 1}, 1, 1},
+                                          {{2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 1, 0},
+                                          {{5, 6, 7}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 0, 0},
+                                          {{7, 8, 9}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 0},
+                                          {{7, 8, 9}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 0, 1},
+                                          {{4, 5, 6}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 0, 0}},  // one window, not whole
+                                         40, 5, 6, 7);  // small planes: pooled several at once
+}
+
+// Rows of 50: a strided H pass that reads the input runs first and takes
+// each output row's taps together; also H strides with W strides of 1 and
+// 3 (H first or W first by which shrinks the rows more), and a dilated H.
+TEST(Pool3d, WideRowsMatchWindowReference) {
+  expect_pool3d_matches_window_reference({{{1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1, 0, 1, 1}, 0, 1},
+                                          {{3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 0, 1, 0, 1, 0}, 1, 0},
+                                          {{1, 3, 2}, {1, 2, 1}, {1, 2, 1}, {0, 2, 0, 0, 1, 1}, 0, 0},
+                                          {{2, 2, 3}, {1, 2, 3}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 1, 1}},
+                                         3, 3, 9, 50);
 }
 
 TEST(AveragePool, CountIncludePad) {

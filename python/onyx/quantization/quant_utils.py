@@ -39,9 +39,13 @@ class QuantFormat(_NamedEnum):
 _SUPPORTED = {QuantType.QInt8: (np.int8, 3), QuantType.QUInt8: (np.uint8, 2)}
 
 # Keys onnxruntime documents for extra_options that this quantizer honours.
+# CalibMaxIntermediateOutputs bounds onnxruntime's memory during calibration; Onyx
+# reduces each batch at once, so it is accepted with nothing to do. TensorQuantOverrides
+# is accepted empty only (get_qdq_config passes {}); quantize_static refuses others.
 KNOWN_EXTRA_OPTIONS = {
     "ActivationSymmetric", "WeightSymmetric", "MatMulConstBOnly", "CalibTensorRangeSymmetric",
-    "CalibPercentile", "CalibMovingAverage", "CalibMovingAverageConstant", "ForceQuantizeNoInputCheck",
+    "CalibPercentile", "CalibMovingAverage", "CalibMovingAverageConstant", "CalibMaxIntermediateOutputs",
+    "ForceQuantizeNoInputCheck", "MinimumRealRange", "QDQKeepRemovableActivations", "TensorQuantOverrides",
 }
 
 
@@ -69,6 +73,13 @@ def check_extra_options(extra_options):
     return extra
 
 
+def weight_symmetric(extra, weight_type):
+    """extra_options' WeightSymmetric; unset or None (get_qdq_config's default) means
+    symmetric for signed weights, as onnxruntime."""
+    value = extra.get("WeightSymmetric")
+    return weight_type == QuantType.QInt8 if value is None else bool(value)
+
+
 def qrange(qtype, reduce_range=False, symmetric=False):
     """The integer range [qmin, qmax] values are quantized into.
 
@@ -81,11 +92,14 @@ def qrange(qtype, reduce_range=False, symmetric=False):
     return (-127, 127) if symmetric else (-128, 127)
 
 
-def scale_zero_point(rmin, rmax, qmin, qmax, symmetric):
+def scale_zero_point(rmin, rmax, qmin, qmax, symmetric, min_real_range=None):
     """Affine parameters mapping [rmin, rmax] (widened to contain 0, so 0 is
-    exact) onto [qmin, qmax]. Works on scalars or per-channel arrays."""
+    exact, and to at least min_real_range) onto [qmin, qmax]. Works on scalars or
+    per-channel arrays."""
     rmin = np.minimum(np.asarray(rmin, np.float64), 0.0)
     rmax = np.maximum(np.asarray(rmax, np.float64), 0.0)
+    if min_real_range is not None:
+        rmax = np.maximum(rmax, rmin + float(min_real_range))
     if symmetric:
         absmax = np.maximum(-rmin, rmax)
         scale = 2.0 * absmax / (qmax - qmin)
@@ -319,3 +333,66 @@ def topological_sort(graph):
                 order.append(nodes[idx])
     del graph.node[:]
     graph.node.extend(order)
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Calibration tables for TensorRT-style consumers, in onnxruntime's three files
+
+
+def _table_value(data):
+    """The one number a calibration table keeps per tensor: the larger of its range's ends."""
+    if isinstance(data, tuple):
+        lowest, highest = data[0], data[1]
+    else:
+        fields = data.to_dict()
+        lowest, highest = fields.get("lowest", 0.0), fields.get("highest", 0.0)
+    return str(max(float(np.max(highest)), float(np.max(lowest))))
+
+
+def _write_trt_flatbuffer(path, pairs):
+    """onnxruntime's calibration.flatbuffers: table TrtTable { dict: [KeyValue] },
+    table KeyValue { key: string; value: string }, built with the flatbuffers package."""
+    import flatbuffers
+
+    builder = flatbuffers.Builder(1024)
+    entries = []
+    for key, value in pairs:
+        key_offset, value_offset = builder.CreateString(key), builder.CreateString(value)
+        builder.StartObject(2)
+        builder.PrependUOffsetTRelativeSlot(0, key_offset, 0)
+        builder.PrependUOffsetTRelativeSlot(1, value_offset, 0)
+        entries.append(builder.EndObject())
+    builder.StartVector(4, len(entries), 4)
+    for entry in reversed(entries):  # a vector is built back to front
+        builder.PrependUOffsetTRelative(entry)
+    try:
+        vector = builder.EndVector()
+    except TypeError:  # flatbuffers < 2 wants the length
+        vector = builder.EndVector(len(entries))
+    builder.StartObject(1)
+    builder.PrependUOffsetTRelativeSlot(0, vector, 0)
+    builder.Finish(builder.EndObject())
+    with open(path, "wb") as f:
+        f.write(builder.Output())
+
+
+def write_calibration_table(calibration_cache, dir="."):  # noqa: A002 - onnxruntime's argument name
+    """Writes `calibration_cache` (tensor name -> TensorData or (lowest, highest), e.g.
+    a calibrater's compute_data()) into `dir` as onnxruntime does: calibration.json
+    (every statistic), calibration.cache (lines "name value", value the larger end of
+    the range) and calibration.flatbuffers (the same pairs; skipped with a warning
+    when the flatbuffers package is not installed)."""
+    import json
+
+    from .calibrate import CalibrationJSONEncoder
+
+    with open(os.path.join(dir, "calibration.json"), "w") as f:
+        f.write(json.dumps(calibration_cache, cls=CalibrationJSONEncoder))
+    pairs = [(name, _table_value(calibration_cache[name])) for name in sorted(calibration_cache.keys())]
+    try:
+        _write_trt_flatbuffer(os.path.join(dir, "calibration.flatbuffers"), pairs)
+    except ImportError:
+        warnings.warn("write_calibration_table: the flatbuffers package is not installed, "
+                      "calibration.flatbuffers is not written", stacklevel=2)
+    with open(os.path.join(dir, "calibration.cache"), "w") as f:
+        f.writelines(f"{name} {value}\n" for name, value in pairs)

@@ -2,13 +2,15 @@
 writing only standard ONNX ops (QuantizeLinear / DequantizeLinear, QLinearConv,
 QLinearMatMul, MatMulInteger, ConvInteger, DynamicQuantizeLinear) so that any
 ONNX runtime, Onyx and onnxruntime included, runs the result."""
+import warnings
+
 import numpy as np
 from onnx import TensorProto, helper
 
-from .calibrate import CalibrationMethod, collect_ranges, float_tensor_names
+from .calibrate import CalibrationMethod, check_calibrate_method, collect_ranges, float_tensor_names
 from .quant_utils import (Graph, QuantFormat, QuantType, attr, check_extra_options, check_quant_type, load_model,
                           np_dtype, onnx_dtype, opset_of, qrange, quantize_array, require_opset, save_model,
-                          scale_zero_point, select_nodes, topological_sort)
+                          scale_zero_point, select_nodes, topological_sort, weight_symmetric)
 
 DYNAMIC_OP_TYPES = ("MatMul", "Gemm", "Conv", "Gather")
 STATIC_OP_TYPES = ("Conv", "MatMul", "Gemm", "Add", "Mul", "Concat", "MaxPool", "GlobalMaxPool", "AveragePool",
@@ -21,15 +23,18 @@ _SAME_SCALE_OPS = ("MaxPool", "GlobalMaxPool")
 class _Weights:
     """Quantizes constant weights (per tensor or per channel along `axis`)."""
 
-    def __init__(self, g, qtype, reduce_range, symmetric):
+    def __init__(self, g, qtype, reduce_range, symmetric, min_real_range=None):
         self.g, self.qtype, self.symmetric, self.reduce_range = g, qtype, symmetric, reduce_range
+        self.min_real_range = min_real_range
         self.qmin, self.qmax = qrange(qtype, reduce_range, symmetric)
 
     def params(self, w, axis):
         if axis is None:
-            return scale_zero_point(w.min(), w.max(), self.qmin, self.qmax, self.symmetric)
-        moved = np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1)
-        return scale_zero_point(moved.min(axis=1), moved.max(axis=1), self.qmin, self.qmax, self.symmetric)
+            lo, hi = w.min(), w.max()
+        else:
+            moved = np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1)
+            lo, hi = moved.min(axis=1), moved.max(axis=1)
+        return scale_zero_point(lo, hi, self.qmin, self.qmax, self.symmetric, self.min_real_range)
 
     def quantize(self, w, axis, base, scalar_zero_point=False):
         """Adds the quantized weight, its scale and zero point; returns their names and the scale."""
@@ -59,8 +64,9 @@ def quantize_dynamic(model_input, model_output, op_types_to_quantize=None, per_c
     if opset_of(model) < 11:
         require_opset(model, 11, "DynamicQuantizeLinear")
     g = Graph(model)
-    symmetric = bool(extra.get("WeightSymmetric", weight_type == QuantType.QInt8))
-    dq = _DynamicQuantizer(g, _Weights(g, weight_type, reduce_range, symmetric), per_channel)
+    weights = _Weights(g, weight_type, reduce_range, weight_symmetric(extra, weight_type),
+                       extra.get("MinimumRealRange"))
+    dq = _DynamicQuantizer(g, weights, per_channel)
     for node in select_nodes(g.graph.node, DYNAMIC_OP_TYPES, op_types_to_quantize, nodes_to_quantize,
                              nodes_to_exclude):
         dq.quantize(node)
@@ -155,7 +161,7 @@ class _DynamicQuantizer:
         if self.per_channel and not weights.symmetric:
             # onnxruntime's ConvInteger takes one weight zero point only: symmetric
             # per-channel weights share it, while the scales still differ per channel.
-            weights = _Weights(self.g, weights.qtype, weights.reduce_range, True)
+            weights = _Weights(self.g, weights.qtype, weights.reduce_range, True, weights.min_real_range)
         (wq, ws, wz), scale = weights.quantize(w, 0 if self.per_channel else None, node.input[1],
                                                scalar_zero_point=self.per_channel)
         per_out_channel = [1, -1] + [1] * (w.ndim - 2)
@@ -207,6 +213,10 @@ def quantize_static(model_input, model_output, calibration_data_reader=None, qua
     if calibration_cache_path is not None:
         check_extra_options({"calibration_cache_path": calibration_cache_path})
     extra = check_extra_options(extra_options)
+    if extra.get("TensorQuantOverrides"):
+        raise NotImplementedError("extra_options TensorQuantOverrides is not supported by onyx.quantization: "
+                                  "per-tensor overrides of type, scale or range are not implemented")
+    calibrate_method = check_calibrate_method(calibrate_method)
     model = load_model(model_input)
     if calibration_data_reader is None:
         raise ValueError("quantize_static needs a calibration_data_reader (a CalibrationDataReader)")
@@ -214,7 +224,7 @@ def quantize_static(model_input, model_output, calibration_data_reader=None, qua
     g = Graph(model)
     selected = select_nodes(g.graph.node, STATIC_OP_TYPES, op_types_to_quantize, nodes_to_quantize, nodes_to_exclude)
     act_symmetric = bool(extra.get("ActivationSymmetric", False))
-    w_symmetric = bool(extra.get("WeightSymmetric", weight_type == QuantType.QInt8))
+    min_real_range = extra.get("MinimumRealRange")
 
     floats = float_tensor_names(model)
     consumers = g.consumers()
@@ -229,10 +239,11 @@ def quantize_static(model_input, model_output, calibration_data_reader=None, qua
     ranges = collect_ranges(model, sorted(wanted), calibration_data_reader, calibrate_method, extra,
                             calibration_providers)
 
-    if not act_symmetric:
+    # QDQKeepRemovableActivations keeps Relu / Clip for tools that later strip the Q/DQ pairs.
+    if not act_symmetric and not extra.get("QDQKeepRemovableActivations", False):
         _fuse_relu(g, selected, ranges)
-    qdq = _QDQBuilder(g, ranges, activation_type, reduce_range, act_symmetric,
-                      _Weights(g, weight_type, reduce_range, w_symmetric), per_channel)
+    weights = _Weights(g, weight_type, reduce_range, weight_symmetric(extra, weight_type), min_real_range)
+    qdq = _QDQBuilder(g, ranges, activation_type, reduce_range, act_symmetric, weights, per_channel, min_real_range)
     for node in selected:
         qdq.quantize(node)
     if quant_format == QuantFormat.QOperator:
@@ -288,9 +299,10 @@ class _QDQBuilder:
     per tensor, all its readers switched to the dequantized copy) and stores
     weights quantized behind a DequantizeLinear."""
 
-    def __init__(self, g, ranges, act_type, reduce_range, act_symmetric, weights, per_channel):
+    def __init__(self, g, ranges, act_type, reduce_range, act_symmetric, weights, per_channel, min_real_range=None):
         self.g, self.ranges, self.act_type = g, ranges, act_type
         self.act_symmetric, self.weights, self.per_channel = act_symmetric, weights, per_channel
+        self.min_real_range = min_real_range
         # Activations keep 8 bits under reduce_range, as onnxruntime: it only narrows weights.
         self.qmin, self.qmax = qrange(act_type, False, act_symmetric)
         self.params = {}  # activation -> (scale name, zero point name, scale value)
@@ -313,7 +325,7 @@ class _QDQBuilder:
     def activation_params(self, name):
         if name not in self.params:
             lo, hi = self.ranges[name]
-            scale, zp = scale_zero_point(lo, hi, self.qmin, self.qmax, self.act_symmetric)
+            scale, zp = scale_zero_point(lo, hi, self.qmin, self.qmax, self.act_symmetric, self.min_real_range)
             base = self._base(name)
             self.params[name] = (self.g.add_initializer(scale, base + "_scale"),
                                  self.g.add_initializer(zp.astype(np_dtype(self.act_type)), base + "_zero_point"),
@@ -366,7 +378,7 @@ class _QDQBuilder:
         """A constant read where an activation is expected (Add's bias, Mul's factor):
         quantized as the activation type, per tensor."""
         w = self.g.const_array(name)
-        scale, zp = scale_zero_point(w.min(), w.max(), self.qmin, self.qmax, self.act_symmetric)
+        scale, zp = scale_zero_point(w.min(), w.max(), self.qmin, self.qmax, self.act_symmetric, self.min_real_range)
         dtype = np_dtype(self.act_type)
         q = self.g.add_initializer(quantize_array(w, scale, zp, self.qmin, self.qmax, dtype), name + "_quantized")
         s = self.g.add_initializer(scale, name + "_scale")
@@ -568,6 +580,75 @@ class DynamicQuantConfig(QuantConfig):
         super().__init__(QuantType.QUInt8, weight_type, op_types_to_quantize, nodes_to_quantize, nodes_to_exclude,
                          per_channel, reduce_range, use_external_data_format)
         self.extra_options = extra_options or {}
+
+
+# get_qdq_config's calibrate_args keys and the extra_options they become.
+_CALIBRATE_ARGS = {"symmetric": "CalibTensorRangeSymmetric", "moving_average": "CalibMovingAverage",
+                   "averaging_constant": "CalibMovingAverageConstant",
+                   "max_intermediate_outputs": "CalibMaxIntermediateOutputs", "percentile": "CalibPercentile"}
+_MODEL_SIZE_THRESHOLD = 2**31  # protobuf's limit: larger models need external data
+
+
+def get_qdq_config(model_input, calibration_data_reader, calibrate_method=CalibrationMethod.MinMax,
+                   calibrate_args=None, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                   activation_symmetric=False, weight_symmetric=None, per_channel=False, reduce_range=False,
+                   keep_removable_activations=False, min_real_range=None, tensor_quant_overrides=None,
+                   calibration_providers=None, op_types_to_quantize=None, nodes_to_exclude=None, extra_options=None):
+    """A StaticQuantConfig (QDQ format) that quantizes every op of the model Onyx can
+    quantize, as onnxruntime's get_qdq_config: the keyword arguments become
+    quantize_static's extra_options. `nodes_to_exclude` may be a list of names or a
+    function (model, node) -> bool. Settings Onyx cannot honour raise here, before
+    any calibration runs: 16/4-bit and float8 types, calibration methods other than
+    MinMax / Percentile, and tensor_quant_overrides."""
+    import onnx
+
+    check_quant_type(activation_type, "activation_type")
+    check_quant_type(weight_type, "weight_type")
+    check_calibrate_method(calibrate_method)
+    if tensor_quant_overrides:
+        raise NotImplementedError("get_qdq_config(tensor_quant_overrides=...) is not supported by onyx.quantization: "
+                                  "per-tensor overrides of type, scale or range are not implemented")
+    model = (model_input if isinstance(model_input, onnx.ModelProto)
+             else onnx.load_model(model_input, load_external_data=False))
+    op_types, excluded = _op_types_and_exclusions(model, op_types_to_quantize, nodes_to_exclude)
+    options = {"MinimumRealRange": min_real_range, "QDQKeepRemovableActivations": keep_removable_activations,
+               "ActivationSymmetric": activation_symmetric, "WeightSymmetric": weight_symmetric,
+               "ForceQuantizeNoInputCheck": True, "TensorQuantOverrides": {}}
+    options.update(_calibration_options(calibrate_args))
+    options.update(extra_options or {})
+    external = any(onnx.external_data_helper.uses_external_data(t) for t in model.graph.initializer)
+    return StaticQuantConfig(calibration_data_reader, calibrate_method=calibrate_method, quant_format=QuantFormat.QDQ,
+                             activation_type=activation_type, weight_type=weight_type,
+                             op_types_to_quantize=op_types_to_quantize or sorted(op_types),
+                             nodes_to_exclude=sorted(excluded), per_channel=per_channel, reduce_range=reduce_range,
+                             use_external_data_format=external or model.ByteSize() >= _MODEL_SIZE_THRESHOLD,
+                             calibration_providers=calibration_providers, extra_options=options)
+
+
+def _op_types_and_exclusions(model, op_types_to_quantize, nodes_to_exclude):
+    """The op types of the nodes to quantize (those of op_types_to_quantize, if given,
+    never the Q/DQ/Cast plumbing) and the names of the nodes to exclude, calling
+    nodes_to_exclude on each candidate node when it is a function."""
+    allowed = set(op_types_to_quantize) if op_types_to_quantize else None
+    excluded = set() if callable(nodes_to_exclude) else set(nodes_to_exclude or [])
+    op_types = set()
+    for node in model.graph.node:
+        if (allowed and node.op_type not in allowed) or node.name in excluded:
+            continue
+        if callable(nodes_to_exclude) and nodes_to_exclude(model, node):
+            excluded.add(node.name)
+        else:
+            op_types.add(node.op_type)
+    return op_types - {"Cast", "DequantizeLinear", "QuantizeLinear"}, excluded
+
+
+def _calibration_options(calibrate_args):
+    calibrate_args = dict(calibrate_args or {})
+    unknown = sorted(set(calibrate_args) - set(_CALIBRATE_ARGS))
+    if unknown:
+        warnings.warn(f"get_qdq_config ignores these calibrate_args (as onnxruntime does): {', '.join(unknown)}",
+                      stacklevel=3)
+    return {_CALIBRATE_ARGS[k]: v for k, v in calibrate_args.items() if k in _CALIBRATE_ARGS}
 
 
 def quantize(model_input, model_output, quant_config):

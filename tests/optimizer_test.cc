@@ -132,6 +132,11 @@ TEST(Optimizer, ConvBatchNormAndReluFuse) {
   OptimizationReport r = check_same(m, feeds, OptimizationLevel::Extended, 1e-4f);
   EXPECT_EQ(r.fusions["Conv+BatchNormalization"], 1);
   EXPECT_EQ(r.fusions["Conv+Relu"], 1);
+  // Basic folds the batch norm too (a standard Conv, as onnxruntime's basic
+  // level does), but leaves the activation to extended's FusedConv.
+  OptimizationReport basic = check_same(m, feeds, OptimizationLevel::Basic, 1e-4f);
+  EXPECT_EQ(basic.fusions["Conv+BatchNormalization"], 1);
+  EXPECT_EQ(basic.fusions.count("Conv+Relu"), 0u);
 }
 
 // A per-channel or scalar Mul after a conv (a batch norm's scale, as tf2onnx leaves it after

@@ -21,6 +21,11 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   p.push_back(make_shape_folding());
   p.push_back(make_constant_folding());
   p.push_back(make_redundant_node_elimination());
+  // Batch norms and per-channel constant Mul / Add folded into the conv
+  // before them: standard Convs out, so basic as in onnxruntime (a model
+  // saved at basic, e.g. by quant_pre_process, keeps no float BatchNorm).
+  p.push_back(make_conv_batchnorm_fusion());
+  p.push_back(make_conv_add_fusion());
   p.push_back(make_pad_fusion());
   p.push_back(make_conv_dead_taps());
   p.push_back(make_common_subexpression_elimination());
@@ -38,10 +43,8 @@ std::vector<std::unique_ptr<GraphPass>> passes_for_level(OptimizationLevel level
   p.push_back(make_skip_layer_norm_fusion());
   p.push_back(make_gelu_fusion());
   p.push_back(make_hard_sigmoid_fusion());
-  p.push_back(make_conv_batchnorm_fusion());
   p.push_back(make_parallel_conv_merge());  // after the branches' batch norms are in their weights
   p.push_back(make_matmul_batchnorm_fusion());
-  p.push_back(make_conv_add_fusion());
   p.push_back(make_matmul_add_fusion());
   p.push_back(make_conv_activation_fusion());
   p.push_back(make_spatial_mean_to_pool());

@@ -118,6 +118,23 @@ std::vector<ColumnRun> column_runs(int64_t SW, int64_t PW, int64_t DW, int64_t K
   return runs;
 }
 
+// Of nseg - 1, nseg and nseg + 1 row segments (each of at least 16 pixels),
+// the count whose units (units_per_seg per segment) the threads share most
+// evenly. Few units split unevenly: 9 units on 2 threads kept one thread
+// busy for 5 while the other waited after 4 (MnasNet's 1x1 convs at 7x7 with
+// 192 outputs: 1.61x faster on 2 threads than on 1 with 9 units, 1.79x with 6).
+int64_t evenly_shared_segments(int64_t nseg, int64_t units_per_seg, int64_t OW, int nthr) {
+  if (nthr <= 1 || OW > 192 || units_per_seg * nseg >= 8 * nthr) return nseg;  // long rows; units enough to even out
+  auto share = [&](int64_t n) {  // busy fraction of the threads
+    const int64_t units = units_per_seg * n;
+    return static_cast<double>(units) / static_cast<double>(nthr * ceil_div(units, int64_t{nthr}));
+  };
+  int64_t best = nseg;
+  for (int64_t n : {nseg - 1, nseg + 1})
+    if (n >= 1 && (n == 1 || ceil_div(OW, n) >= 16) && share(n) > share(best) + 1e-9) best = n;
+  return best;
+}
+
 }  // namespace
 
 bool pointwise_weights_streamed(int64_t C, int64_t M, int64_t out_pixels, bool strided) {
@@ -186,23 +203,6 @@ bool pointwise_weights_streamed(int64_t C, int64_t M, int64_t out_pixels, bool s
 // every switch - SqueezeNet / MobileNetV2 at 2 threads ran at 0.61 / 0.70 of
 // onnxruntime mixed, against ~0.85 / ~1.0 on one runtime - so there oneDNN
 // runs every convolution.
-// Of nseg - 1, nseg and nseg + 1 row segments (each of at least 16 pixels),
-// the count whose units (units_per_seg per segment) the threads share most
-// evenly. Few units split unevenly: 9 units on 2 threads kept one thread
-// busy for 5 while the other waited after 4 (MnasNet's 1x1 convs at 7x7 with
-// 192 outputs: 1.61x faster on 2 threads than on 1 with 9 units, 1.79x with 6).
-int64_t evenly_shared_segments(int64_t nseg, int64_t units_per_seg, int64_t OW, int nthr) {
-  if (nthr <= 1 || OW > 192 || units_per_seg * nseg >= 8 * nthr) return nseg;  // long rows; units enough to even out
-  auto share = [&](int64_t n) {  // busy fraction of the threads
-    const int64_t units = units_per_seg * n;
-    return static_cast<double>(units) / static_cast<double>(nthr * ceil_div(units, int64_t{nthr}));
-  };
-  int64_t best = nseg;
-  for (int64_t n : {nseg - 1, nseg + 1})
-    if (n >= 1 && (n == 1 || ceil_div(OW, n) >= 16) && share(n) > share(best) + 1e-9) best = n;
-  return best;
-}
-
 bool direct_conv_preferred(const DirectConvShape& s, int threads, bool one_runtime) {
   if (threads > 1 && !one_runtime) return false;
   const bool depthwise = s.group > 1 && s.group == s.C && s.group == s.M;

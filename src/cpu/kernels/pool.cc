@@ -241,13 +241,16 @@ void average_row_f32(const float* sum, float* out, const float* counts, float ou
   average_row(sum, out, counts, outer, n);
 }
 
-// Output depths [o0, o1) of `planes` planes (several only whole: o0 == 0,
-// o1 == p.d.out): W, then H over the input depths they read, then D, each
-// pass one call over all the planes; scratch is reused across calls.
-// Measured (scripts/ab_binaries.py, 1 thread): rows of 56 and 112 floats
-// 1.13x and 1.27x faster taps by row; rows of 14 and 28, 0.81x and 0.87x.
+// The narrowest rows a strided H pass reading the input takes taps by row
+// (PoolAxis::taps_by_row). Measured (scripts/ab_binaries.py, 1 thread): rows
+// of 56 and 112 floats 1.13x and 1.27x faster that way; of 14 and 28, 0.81x
+// and 0.87x.
 constexpr int64_t kTapsByRowMinWidth = 48;
 
+// Output depths [o0, o1) of `planes` planes (several only whole: o0 == 0,
+// o1 == p.d.out): W and H (in the order that shrinks the rows first) over
+// the input depths they read, then D, each pass one call over all the
+// planes; scratch is reused across calls.
 template <class T>
 void pool_depth_chunk(const SeparablePool& p, const T* x, T* y, int64_t planes, int64_t o0, int64_t o1,
                       std::vector<PoolAcc<T>>& scratch) {

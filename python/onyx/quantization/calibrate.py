@@ -561,11 +561,16 @@ def create_calibrator(model, op_types_to_calibrate=None, augmented_model_path="a
     Percentile takes percentile, num_bins, symmetric (True only)."""
     calibrater = _new_calibrater(model, op_types_to_calibrate, augmented_model_path, calibrate_method,
                                  use_external_data_format, extra_options or {})
+    _prepare(calibrater, providers)
+    return calibrater
+
+
+def _prepare(calibrater, providers):
+    """Makes the calibrated tensors outputs and opens the session on `providers` (default: the CPU)."""
     calibrater.augment_graph()
     if providers:
         calibrater.execution_providers = list(providers)
     calibrater.create_inference_session()
-    return calibrater
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -573,40 +578,33 @@ def create_calibrator(model, op_types_to_calibrate=None, augmented_model_path="a
 
 
 def float_tensor_names(model):
-    """Names of the float tensors in the main graph, found by ONNX shape inference."""
-    import onnx
+    """Names of the float tensors in the main graph, from its value infos (a
+    calibrater's model carries ONNX shape inference's)."""
     from onnx import TensorProto
 
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # noqa: BLE001 - inference is a help, the graph inputs still count
-        inferred = model
-    names = set()
-    for v in list(inferred.graph.input) + list(inferred.graph.value_info) + list(inferred.graph.output):
-        if v.type.tensor_type.elem_type == TensorProto.FLOAT:
-            names.add(v.name)
-    return names
+    return {name for name, info in _value_infos(model).items() if info.type.tensor_type.elem_type == TensorProto.FLOAT}
 
 
-def collect_ranges(model, tensor_names, data_reader, method=CalibrationMethod.MinMax, extra_options=None,
-                   providers=None):
-    """Runs `model` with Onyx over every feed of `data_reader` and returns
-    {tensor name: (min, max)} for `tensor_names`, through the calibrater
-    create_calibrator gives for quantize_static's extra_options (Calib*)."""
+def static_calibrater(model, method=CalibrationMethod.MinMax, extra_options=None):
+    """The calibrater quantize_static runs, configured from its extra_options
+    (Calib*). Its .model is the shape-inferred copy float_tensor_names reads, so
+    shape inference runs once."""
     extra = extra_options or {}
     options = {"moving_average": bool(extra.get("CalibMovingAverage", False)),
                "averaging_constant": float(extra.get("CalibMovingAverageConstant", 0.01)),
                "percentile": float(extra.get("CalibPercentile", 99.999))}
+    return _new_calibrater(model, None, None, method, False, options)
+
+
+def collect_ranges(calibrater, tensor_names, data_reader, extra_options=None, providers=None):
+    """Runs `calibrater` (a static_calibrater) with Onyx over every feed of
+    `data_reader` and returns {tensor name: (min, max)} for `tensor_names`."""
     _check_reader(data_reader)
-    calibrater = _new_calibrater(model, None, None, method, False, options)
     calibrater.tensors_to_calibrate = set(tensor_names)
-    calibrater.augment_graph()
-    if providers:
-        calibrater.execution_providers = list(providers)
-    calibrater.create_inference_session()
+    _prepare(calibrater, providers)
     calibrater.collect_data(data_reader)
     ranges = {name: (float(np.min(data.lowest)), float(np.max(data.highest)))
               for name, data in calibrater.compute_data().items()}
-    if extra.get("CalibTensorRangeSymmetric", False):
+    if (extra_options or {}).get("CalibTensorRangeSymmetric", False):
         ranges = {n: (-max(abs(lo), abs(hi)), max(abs(lo), abs(hi))) for n, (lo, hi) in ranges.items()}
     return ranges

@@ -124,7 +124,8 @@ def quantize_array(x, scale, zero_point, qmin, qmax, dtype, axis=None):
     return np.clip(q, qmin, qmax).astype(dtype)
 
 
-def load_model(model_input):
+def load_model(model_input, arg="model_input"):
+    """A copy of `model_input` (an onnx.ModelProto or a path); `arg` names it in errors."""
     import onnx
 
     if isinstance(model_input, onnx.ModelProto):
@@ -134,9 +135,9 @@ def load_model(model_input):
     if isinstance(model_input, (str, os.PathLike)):
         path = os.fspath(model_input)
         if not os.path.isfile(path):
-            raise ValueError(f"model_input: no such model file: {path}")
+            raise ValueError(f"{arg}: no such model file: {path}")
         return onnx.load(path)
-    raise ValueError(f"model_input must be a path or an onnx.ModelProto, got {type(model_input).__name__}")
+    raise ValueError(f"{arg} must be a path or an onnx.ModelProto, got {type(model_input).__name__}")
 
 
 def save_model(model, model_output, use_external_data_format=False):

@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 from onnx import TensorProto, helper
 
-from .calibrate import CalibrationMethod, check_calibrate_method, collect_ranges, float_tensor_names
+from .calibrate import (CalibrationMethod, check_calibrate_method, collect_ranges, float_tensor_names,
+                        static_calibrater)
 from .quant_utils import (Graph, QuantFormat, QuantType, attr, check_extra_options, check_quant_type, load_model,
                           np_dtype, onnx_dtype, opset_of, qrange, quantize_array, require_opset, save_model,
                           scale_zero_point, select_nodes, topological_sort, weight_symmetric)
@@ -226,7 +227,8 @@ def quantize_static(model_input, model_output, calibration_data_reader=None, qua
     act_symmetric = bool(extra.get("ActivationSymmetric", False))
     min_real_range = extra.get("MinimumRealRange")
 
-    floats = float_tensor_names(model)
+    calibrater = static_calibrater(model, calibrate_method, extra)
+    floats = float_tensor_names(calibrater.model)
     consumers = g.consumers()
     wanted = set()
     for node in selected:
@@ -236,8 +238,7 @@ def quantize_static(model_input, model_output, calibration_data_reader=None, qua
         for user in consumers.get(node.output[0], []):
             if user.op_type in ("Relu", "Clip"):
                 wanted.add(user.output[0])
-    ranges = collect_ranges(model, sorted(wanted), calibration_data_reader, calibrate_method, extra,
-                            calibration_providers)
+    ranges = collect_ranges(calibrater, sorted(wanted), calibration_data_reader, extra, calibration_providers)
 
     # QDQKeepRemovableActivations keeps Relu / Clip for tools that later strip the Q/DQ pairs.
     if not act_symmetric and not extra.get("QDQKeepRemovableActivations", False):

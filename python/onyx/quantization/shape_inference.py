@@ -73,17 +73,13 @@ def _warn_symbolic_options(auto_merge, int_max, guess_output_rank):
 def _load(input_model):
     import onnx
 
-    if isinstance(input_model, onnx.ModelProto):
-        if any(onnx.external_data_helper.uses_external_data(t) for t in input_model.graph.initializer):
-            raise ValueError("input_model is a ModelProto whose external data is not loaded: load it first "
-                             "(onnx.load_external_data_for_model) or pass the model's path")
-        model = onnx.ModelProto()
-        model.CopyFrom(input_model)
-        return model
-    path = os.fspath(input_model)
-    if not os.path.isfile(path):
-        raise ValueError(f"input_model: no such model file: {path}")
-    return onnx.load(path)
+    from .quant_utils import load_model
+
+    if isinstance(input_model, onnx.ModelProto) and any(
+            onnx.external_data_helper.uses_external_data(t) for t in input_model.graph.initializer):
+        raise ValueError("input_model is a ModelProto whose external data is not loaded: load it first "
+                         "(onnx.load_external_data_for_model) or pass the model's path")
+    return load_model(input_model, "input_model")
 
 
 def _upgrade_old_opset(model):

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   int iters = count_arg(1, 20);
   struct Shape { long M, N, K; };
   std::vector<Shape> shapes = {{128, 768, 768}, {128, 2304, 768}, {128, 3072, 768}, {128, 768, 3072},
-                               {64, 128, 128}, {64, 512, 128}, {1024, 1024, 1024},
+                               {64, 128, 128}, {64, 512, 128}, {64, 128, 512}, {1024, 1024, 1024},
                                // a recurrent step's few rows: h [batch, H] x R^T (LSTM 4H, GRU 2H / H columns)
                                {1, 256, 64}, {2, 256, 64}, {2, 96, 48}, {3, 1024, 256}, {4, 1024, 256}, {8, 2048, 512}};
   for (auto s : shapes) {

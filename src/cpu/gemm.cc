@@ -22,6 +22,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "cpu/exp_avx2.h"
 #include "cpu/exp_avx512.h"
 #define ONYX_GEMM_X86 1
 #define ONYX_TARGET_AVX2 __attribute__((target("avx2,fma")))
@@ -35,7 +36,7 @@ namespace {
 // Thread-CPU-time bench (bench/gemm_bench.cc, 1 thread): 128x768x768 207 ->
 // 216, 128x2304x768 187 -> 204, 1024^3 150 -> 187 GFLOP/s (medians of 2).
 constexpr int64_t KC = 1024;
-constexpr int64_t MC = 128;   // rounded down to a multiple of MR
+constexpr int64_t MC = 128;   // rows of A per block, nominally (see row_block)
 constexpr int64_t NC = 1024;  // multiple of every NR
 
 // C[mr x nr] = (load_c ? C : 0) + alpha * A_panel * B_panel (+ bias[c])
@@ -69,20 +70,38 @@ void micro_generic(int64_t kc, const float* __restrict a, int64_t a_ld, const fl
 
 #ifdef ONYX_GEMM_X86
 // ---- AVX2 6x16 ----
+// The activation on one vector of a finished tile, in registers.
+ONYX_TARGET_AVX2 __attribute__((always_inline)) inline __m256 activate8_avx2(__m256 v, GemmActivation act) {
+  switch (act) {
+    case GemmActivation::None: return v;
+    case GemmActivation::Relu: return _mm256_max_ps(v, _mm256_setzero_ps());
+    case GemmActivation::Gelu: return gelu8_avx2(v);
+    case GemmActivation::GeluTanh: return gelu_tanh8_avx2(v);
+    case GemmActivation::Swish: return _mm256_mul_ps(v, sigmoid8_avx2(v));
+  }
+  return v;
+}
+
 // R of the panel's 6 rows: a GEMM of fewer rows than 6 (a recurrent step's
 // batch, a decode step's one token) multiplies only those. With one or two
 // rows, S sets of sums over alternating k: a single chain of dependent FMAs
-// per vector would wait on each FMA's latency.
-template <int R>
-ONYX_TARGET_AVX2 void micro_avx2_rows(int64_t kc, const float* __restrict a, const float* __restrict b,
+// per vector would wait on each FMA's latency. Row r's k-th value is
+// a[r * a_ld + k] (A read in place) or, with a_ld == 0, a[k * 6 + r] (a
+// packed panel: Packed).
+template <int R, bool Packed>
+ONYX_TARGET_AVX2 void micro_avx2_rows(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b,
                                       float* __restrict c, int64_t ldc, int mr, int nr, bool load_c, float alpha,
-                                      const float* bias, const float* row_bias) {
+                                      const float* bias, const float* row_bias, GemmActivation act) {
   constexpr int S = R == 1 ? 4 : R == 2 ? 2 : 1;
   __m256 sums[S][R][2];
 #pragma GCC unroll 4
   for (int q = 0; q < S; ++q)
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) sums[q][r][0] = sums[q][r][1] = _mm256_setzero_ps();
+  constexpr int64_t step = Packed ? 6 : 1;
+  const float* ar[R];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) ar[r] = Packed ? a + r : a + r * a_ld;
   int64_t k = 0;
   for (; k + S <= kc; k += S) {
 #pragma GCC unroll 4
@@ -90,77 +109,79 @@ ONYX_TARGET_AVX2 void micro_avx2_rows(int64_t kc, const float* __restrict a, con
       const __m256 b0 = _mm256_loadu_ps(b + 16 * q), b1 = _mm256_loadu_ps(b + 16 * q + 8);
 #pragma GCC unroll 6
       for (int r = 0; r < R; ++r) {
-        const __m256 av = _mm256_broadcast_ss(a + 6 * q + r);
+        const __m256 av = _mm256_broadcast_ss(ar[r] + (k + q) * step);
         sums[q][r][0] = _mm256_fmadd_ps(av, b0, sums[q][r][0]);
         sums[q][r][1] = _mm256_fmadd_ps(av, b1, sums[q][r][1]);
       }
     }
-    a += 6 * S;
     b += 16 * S;
   }
-  for (; k < kc; ++k, a += 6, b += 16) {
+  for (; k < kc; ++k, b += 16) {
     const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
-      const __m256 av = _mm256_broadcast_ss(a + r);
+      const __m256 av = _mm256_broadcast_ss(ar[r] + k * step);
       sums[0][r][0] = _mm256_fmadd_ps(av, b0, sums[0][r][0]);
       sums[0][r][1] = _mm256_fmadd_ps(av, b1, sums[0][r][1]);
     }
   }
-  __m256 acc[R][2];
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {
-      acc[r][h] = sums[0][r][h];
-#pragma GCC unroll 4
-      for (int q = 1; q < S; ++q) acc[r][h] = _mm256_add_ps(acc[r][h], sums[q][r][h]);
-    }
+  // A partial panel's lanes past nr are masked: neither read nor written.
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane);
+  const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), lane);
+  const bool full = nr == 16;
   const __m256 va = _mm256_set1_ps(alpha);
-  if (nr == 16) {
-    __m256 bias0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
-    __m256 bias1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
+  const __m256 bias0 = bias ? _mm256_maskload_ps(bias, m0) : _mm256_setzero_ps();
+  const __m256 bias1 = bias ? _mm256_maskload_ps(bias + 8, m1) : _mm256_setzero_ps();
 #pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) {
-      if (r >= mr) break;
-      float* cr = c + r * ldc;
-      __m256 v0 = _mm256_fmadd_ps(acc[r][0], va, bias0), v1 = _mm256_fmadd_ps(acc[r][1], va, bias1);
-      if (row_bias) {
-        v0 = _mm256_add_ps(v0, _mm256_set1_ps(row_bias[r]));
-        v1 = _mm256_add_ps(v1, _mm256_set1_ps(row_bias[r]));
-      }
-      if (load_c) {
-        v0 = _mm256_add_ps(v0, _mm256_loadu_ps(cr));
-        v1 = _mm256_add_ps(v1, _mm256_loadu_ps(cr + 8));
-      }
+  for (int r = 0; r < R; ++r) {
+    if (r >= mr) break;
+    __m256 acc0 = sums[0][r][0], acc1 = sums[0][r][1];
+#pragma GCC unroll 4
+    for (int q = 1; q < S; ++q) {
+      acc0 = _mm256_add_ps(acc0, sums[q][r][0]);
+      acc1 = _mm256_add_ps(acc1, sums[q][r][1]);
+    }
+    float* cr = c + r * ldc;
+    __m256 v0 = _mm256_fmadd_ps(acc0, va, bias0), v1 = _mm256_fmadd_ps(acc1, va, bias1);
+    if (row_bias) {
+      v0 = _mm256_add_ps(v0, _mm256_set1_ps(row_bias[r]));
+      v1 = _mm256_add_ps(v1, _mm256_set1_ps(row_bias[r]));
+    }
+    if (load_c) {
+      v0 = _mm256_add_ps(v0, full ? _mm256_loadu_ps(cr) : _mm256_maskload_ps(cr, m0));
+      v1 = _mm256_add_ps(v1, full ? _mm256_loadu_ps(cr + 8) : _mm256_maskload_ps(cr + 8, m1));
+    }
+    v0 = activate8_avx2(v0, act);
+    v1 = activate8_avx2(v1, act);
+    if (full) {
       _mm256_storeu_ps(cr, v0);
       _mm256_storeu_ps(cr + 8, v1);
+    } else {
+      _mm256_maskstore_ps(cr, m0, v0);
+      _mm256_maskstore_ps(cr + 8, m1, v1);
     }
-  } else {
-    alignas(32) float tmp[R][16];
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) {
-      _mm256_store_ps(tmp[r], _mm256_mul_ps(acc[r][0], va));
-      _mm256_store_ps(tmp[r] + 8, _mm256_mul_ps(acc[r][1], va));
-    }
-    for (int r = 0; r < mr; ++r)
-      for (int j = 0; j < nr; ++j) {
-        float v = tmp[r][j] + (bias ? bias[j] : 0.0f) + (row_bias ? row_bias[r] : 0.0f);
-        c[r * ldc + j] = load_c ? c[r * ldc + j] + v : v;
-      }
   }
 }
 
-ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t /*a_ld*/, const float* __restrict b,
+template <int R>
+ONYX_TARGET_AVX2 void micro_avx2_r(int64_t kc, const float* a, int64_t a_ld, const float* b, float* c, int64_t ldc,
+                                   int mr, int nr, bool load_c, float alpha, const float* bias, const float* row_bias,
+                                   GemmActivation act) {
+  if (a_ld == 0) micro_avx2_rows<R, true>(kc, a, a_ld, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias, act);
+  else micro_avx2_rows<R, false>(kc, a, a_ld, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias, act);
+}
+
+ONYX_TARGET_AVX2 void micro_avx2(int64_t kc, const float* __restrict a, int64_t a_ld, const float* __restrict b,
                                  float* __restrict c, int64_t ldc, int mr, int nr, bool load_c, float alpha,
-                                 const float* bias, const float* row_bias, GemmActivation /*act*/) {
+                                 const float* bias, const float* row_bias, GemmActivation act) {
   switch (mr) {
-    case 1: return micro_avx2_rows<1>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias);
-    case 2: return micro_avx2_rows<2>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias);
-    case 3: return micro_avx2_rows<3>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias);
-    case 4: return micro_avx2_rows<4>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias);
-    case 5: return micro_avx2_rows<5>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias);
-    default: return micro_avx2_rows<6>(kc, a, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias);
+    case 1: return micro_avx2_r<1>(kc, a, a_ld, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias, act);
+    case 2: return micro_avx2_r<2>(kc, a, a_ld, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias, act);
+    case 3: return micro_avx2_r<3>(kc, a, a_ld, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias, act);
+    case 4: return micro_avx2_r<4>(kc, a, a_ld, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias, act);
+    case 5: return micro_avx2_r<5>(kc, a, a_ld, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias, act);
+    default: return micro_avx2_r<6>(kc, a, a_ld, b, c, ldc, mr, nr, load_c, alpha, bias, row_bias, act);
   }
 }
 
@@ -399,6 +420,10 @@ struct Arch {
   int mr, nr;
   bool direct_a;    // the kernel reads non-transposed A in place (no packing)
   bool fuses_activation;  // the kernel applies the epilogue's activation itself
+  // Rows of A a multiple of 4 KB apart share one L1 set: the AVX2 kernel's 6
+  // rows and B's line then overflow an 8-way L1 (128 x 768 x 3072 5% slower
+  // in place than packed), so such A is packed.
+  bool packs_a_at_4k_strides;
   MicroKernel kernel;
   PackAFn pack_a;
   PackBFn pack_b;
@@ -408,10 +433,10 @@ struct Arch {
 Arch pick_arch() {
 #ifdef ONYX_GEMM_X86
   const CpuFeatures& f = cpu_features();
-  if (has_avx512f_dq_vl()) return {8, 32, true, true, micro_avx512, pack_a<8>, pack_b<32>, pack_b_rows<32>};
-  if (f.avx2 && f.fma) return {6, 16, false, false, micro_avx2, pack_a<6>, pack_b<16>, pack_b_rows<16>};
+  if (has_avx512f_dq_vl()) return {8, 32, true, true, false, micro_avx512, pack_a<8>, pack_b<32>, pack_b_rows<32>};
+  if (f.avx2 && f.fma) return {6, 16, true, true, true, micro_avx2, pack_a<6>, pack_b<16>, pack_b_rows<16>};
 #endif
-  return {kGenericMR,         kGenericNR,          false, false, micro_generic, pack_a<kGenericMR>,
+  return {kGenericMR,         kGenericNR,          false, false, false, micro_generic, pack_a<kGenericMR>,
           pack_b<kGenericNR>, pack_b_rows<kGenericNR>};
 }
 
@@ -454,12 +479,28 @@ struct Job {
   GemmEpilogue epi;
 };
 
+// Whether the kernel reads A's rows where they lie, skipping the packing.
+bool reads_a_in_place(const Arch& ar, const Job& g) {
+  if (!ar.direct_a || g.trans_a || g.lda <= 0) return false;
+  return !(ar.packs_a_at_4k_strides && g.lda * sizeof(float) % 4096 == 0);
+}
+
+// Rows of A per block: about MC, and as even as MR-row tiles allow. Each block
+// streams all of B's block again, so a thin leftover (M = 128 over 6-row
+// tiles: 126 + 2) read BERT-base's weights from memory twice.
+int64_t row_block(int64_t rows, int MR) {
+  const int64_t most = MC + MC / 4;
+  const int64_t blocks = std::max<int64_t>(1, (rows + most - 1) / most);
+  const int64_t per_block = (rows + blocks - 1) / blocks;
+  return (per_block + MR - 1) / MR * MR;
+}
+
 // Computes rows [i_begin, i_end) x columns [j_begin, j_end) of C on the calling
 // thread. j_begin is a multiple of NR when B is pre-packed.
 void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_end) {
   const Arch& ar = arch();
   const int MR = ar.mr, NR = ar.nr;
-  const int64_t mc_blk = MC / MR * MR;
+  const int64_t mc_blk = row_block(i_end - i_begin, MR);
   thread_local std::vector<float> abuf, bbuf;
   int64_t kc_max = std::min<int64_t>(KC, g.K);
   size_t need_a = static_cast<size_t>(mc_blk * kc_max);
@@ -469,8 +510,7 @@ void run_block(const Job& g, int64_t i_begin, int64_t i_end, int64_t j_begin, in
     if (bbuf.size() < need_b) bbuf.resize(need_b);
   }
   float* ap = abuf.data();
-  // Reading A in place skips packing; a row stride of 0 would mean "packed".
-  const bool direct = ar.direct_a && !g.trans_a && g.lda > 0;
+  const bool direct = reads_a_in_place(ar, g);
   for (int64_t j0 = j_begin; j0 < j_end; j0 += NC) {
     int64_t nc = std::min(NC, j_end - j0);
     for (int64_t p0 = 0; p0 < g.K; p0 += KC) {

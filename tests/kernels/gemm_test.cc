@@ -117,6 +117,43 @@ TEST(Gemm, PrePackedBWithBiasAndActivations) {
       }
 }
 
+float activate(float v, GemmActivation act) {
+  switch (act) {
+    case GemmActivation::None: return v;
+    case GemmActivation::Relu: return std::max(v, 0.0f);
+    case GemmActivation::Gelu: return 0.5f * v * (1.0f + std::erf(v / std::sqrt(2.0f)));
+    case GemmActivation::GeluTanh:
+      return 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+    case GemmActivation::Swish: return v / (1.0f + std::exp(-v));
+  }
+  return v;
+}
+
+// The activation comes after beta C and the bias, on full and partial tiles,
+// with A read in place and packed (K = 1024: rows 4 KB apart, which the AVX2
+// kernel packs), over one thread and two.
+TEST(Gemm, ActivationAppliesAfterBetaCOnEdgeTiles) {
+  ThreadPool pool(2);
+  unsigned seed = 200;
+  for (const Case& c : {Case{13, 35, 50}, Case{7, 21, 1024}, Case{2, 16, 9}})
+    for (GemmActivation act : {GemmActivation::Relu, GemmActivation::Gelu, GemmActivation::GeluTanh,
+                               GemmActivation::Swish})
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        // Scaled so the sums reach GELU's and SiLU's curved part and their tails.
+        auto A = random_vec(size_t(c.M * c.K), seed++), B = random_vec(size_t(c.K * c.N), seed++);
+        for (float& v : A) v *= 8.0f / std::sqrt(float(c.K));
+        auto C = random_vec(size_t(c.M * c.N), seed++), bias = random_vec(size_t(c.N), seed++);
+        auto want = reference(false, false, c.M, c.N, c.K, 0.5f, A, c.K, B, c.N, 1.0f, C, c.N, bias.data());
+        for (float& v : want) v = activate(v, act);
+        GemmEpilogue epi;
+        epi.bias = bias.data();
+        epi.activation = act;
+        auto got = C;
+        gemm_f32(false, false, c.M, c.N, c.K, 0.5f, A.data(), c.K, B.data(), c.N, 1.0f, got.data(), c.N, p, epi);
+        expect_close(got, want, 2e-5 * std::sqrt(double(c.K)) + 1e-5);
+      }
+}
+
 // A per-row bias (a convolution's channels as rows), with and without beta C
 // and a column bias, over edge tiles and K blocks (K > 1024), on 2 threads.
 TEST(Gemm, RowBiasAddsPerRow) {

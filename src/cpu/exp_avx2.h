@@ -1,0 +1,83 @@
+// exp(x) on 8 floats with AVX2 + FMA, and the activations built on it, as
+// exp_avx512.h has them for 16: the same range reduction, polynomials and
+// edge cases, for the GEMM epilogue (gemm.cc) and the vector math
+// (gemm_vmath.cc) on CPUs without AVX-512. `static`: each file gets its own
+// copy (see exp_avx512.h).
+#pragma once
+#include <immintrin.h>
+
+namespace onyx {
+
+#define ONYX_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
+
+// 2^e for e in -126..127, built in the exponent field.
+ONYX_AVX2_INLINE __m256 pow2_8_avx2(__m256i e) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23));
+}
+
+ONYX_AVX2_INLINE __m256 exp8_avx2(__m256 x) {
+  // Below -87.3365, e^x is under float's smallest normal: 0 (see exp16_avx512). NaN passes.
+  const __m256 normal = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3365f), _CMP_NLT_UQ);
+  x = _mm256_max_ps(_mm256_set1_ps(-87.3365f), _mm256_min_ps(_mm256_set1_ps(88.7228f), x));
+  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 720);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  // 2^k in two factors: k spans -126..128, and 2^128 (or 2^-126 and below
+  // as one factor, next to p < 1) has no normal float of its own.
+  const __m256i ki = _mm256_cvtps_epi32(k);
+  const __m256i half = _mm256_srai_epi32(ki, 1);
+  p = _mm256_mul_ps(_mm256_mul_ps(p, pow2_8_avx2(half)), pow2_8_avx2(_mm256_sub_epi32(ki, half)));
+  return _mm256_and_ps(normal, p);
+}
+
+// 1 / d: the 12-bit hardware estimate refined by one Newton step (~2 ulp).
+ONYX_AVX2_INLINE __m256 recip8_avx2(__m256 d) {
+  const __m256 r = _mm256_rcp_ps(d);
+  return _mm256_mul_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(2.0f)));
+}
+
+// 1 / (1 + e^-x).
+ONYX_AVX2_INLINE __m256 sigmoid8_avx2(__m256 x) {
+  const __m256 e = exp8_avx2(_mm256_sub_ps(_mm256_setzero_ps(), x));
+  return recip8_avx2(_mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+// x * Phi(x) by Abramowitz & Stegun 7.1.26, as gelu16_avx512 (which says why
+// 1 + erf is formed as 2 - p e or p e, and why p e is 0 past |z| = 10).
+ONYX_AVX2_INLINE __m256 gelu8_avx2(__m256 x) {
+  const __m256 z = _mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f));
+  const __m256 az = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), z);
+  const __m256 t = recip8_avx2(_mm256_fmadd_ps(az, _mm256_set1_ps(0.3275911f), _mm256_set1_ps(1.0f)));
+  __m256 p = _mm256_set1_ps(1.061405429f);
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+  p = _mm256_mul_ps(p, t);
+  const __m256 e = exp8_avx2(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), az), az));
+  const __m256 pe = _mm256_and_ps(_mm256_cmp_ps(az, _mm256_set1_ps(10.0f), _CMP_LT_OQ), _mm256_mul_ps(p, e));
+  const __m256 neg = _mm256_cmp_ps(z, _mm256_setzero_ps(), _CMP_LT_OQ);
+  const __m256 one_plus = _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(2.0f), pe), pe, neg);
+  return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), one_plus);
+}
+
+// x / 2 * (1 + tanh u) as x * sigmoid(2 u), as gelu_tanh16_avx512.
+ONYX_AVX2_INLINE __m256 gelu_tanh8_avx2(__m256 x) {
+  const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
+  const __m256 two_u = _mm256_mul_ps(_mm256_set1_ps(2.0f * 0.7978845608028654f),
+                                     _mm256_fmadd_ps(x3, _mm256_set1_ps(0.044715f), x));
+  const __m256 live = _mm256_cmp_ps(two_u, _mm256_set1_ps(-88.0f), _CMP_GE_OQ);
+  return _mm256_mul_ps(x, _mm256_and_ps(live, sigmoid8_avx2(two_u)));
+}
+
+#undef ONYX_AVX2_INLINE
+
+}  // namespace onyx

@@ -44,10 +44,13 @@ ONYX_AVX2_INLINE __m256 recip8_avx2(__m256 d) {
   return _mm256_mul_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(2.0f)));
 }
 
-// 1 / (1 + e^-x).
+// 1 / (1 + e^-x), by a division: the refined 12-bit reciprocal is 1 ulp
+// under 1 where e^-x vanishes, so x sigmoid(x) would not be x there. Below
+// -88.7, where exp's clamp would leave 1 / 3.4e38, it is 0 (NaN passes).
 ONYX_AVX2_INLINE __m256 sigmoid8_avx2(__m256 x) {
   const __m256 e = exp8_avx2(_mm256_sub_ps(_mm256_setzero_ps(), x));
-  return recip8_avx2(_mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  const __m256 s = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(-88.7228f), _CMP_NLT_UQ), s);
 }
 
 // x * Phi(x) by Abramowitz & Stegun 7.1.26, as gelu16_avx512 (which says why
@@ -76,6 +79,49 @@ ONYX_AVX2_INLINE __m256 gelu_tanh8_avx2(__m256 x) {
                                      _mm256_fmadd_ps(x3, _mm256_set1_ps(0.044715f), x));
   const __m256 live = _mm256_cmp_ps(two_u, _mm256_set1_ps(-88.0f), _CMP_GE_OQ);
   return _mm256_mul_ps(x, _mm256_and_ps(live, sigmoid8_avx2(two_u)));
+}
+
+// tanh as tanh16_avx512: x P(x^2) / Q(x^2) on |x| <= 9, +-1 beyond.
+ONYX_AVX2_INLINE __m256 tanh8_avx2(__m256 x) {
+  const __m256 c = _mm256_min_ps(_mm256_set1_ps(9.0f), _mm256_max_ps(_mm256_set1_ps(-9.0f), x));
+  const __m256 t = _mm256_mul_ps(c, c);
+  __m256 p = _mm256_set1_ps(1.3354453179898704e-08f), q = _mm256_set1_ps(7.776472782839893e-07f);
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(2.0608930896062657e-05f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.0003285619705612531f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.0034955788506021803f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.025876946804282073f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.1338101779334468f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.46714333381983497f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.999999979451809f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.0f));
+  const __m256 r = _mm256_div_ps(_mm256_mul_ps(c, p), q);
+  return _mm256_min_ps(_mm256_set1_ps(1.0f), _mm256_max_ps(_mm256_set1_ps(-1.0f), r));
+}
+
+// erf as erf16 (gemm_vmath.cc): 1 - p e with x's sign from |x| = 0.5 up,
+// the Maclaurin series to x^13 below, where 1 - p e cancels.
+ONYX_AVX2_INLINE __m256 erf8_avx2(__m256 x) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  const __m256 ax = _mm256_andnot_ps(sign_bit, x);
+  const __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(ax, _mm256_set1_ps(0.3275911f), _mm256_set1_ps(1.0f)));
+  __m256 p = _mm256_set1_ps(1.061405429f);
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+  p = _mm256_mul_ps(p, t);
+  const __m256 e = exp8_avx2(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), ax), ax));
+  const __m256 far = _mm256_or_ps(_mm256_fnmadd_ps(p, e, _mm256_set1_ps(1.0f)), _mm256_and_ps(sign_bit, x));
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  __m256 q = _mm256_set1_ps(1.0f / 9360.0f);
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-1.0f / 1320.0f));
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(1.0f / 216.0f));
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-1.0f / 42.0f));
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(1.0f / 10.0f));
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-1.0f / 3.0f));
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(1.0f));
+  const __m256 near = _mm256_mul_ps(_mm256_mul_ps(q, x), _mm256_set1_ps(1.1283791670955126f));  // 2 / sqrt(pi)
+  return _mm256_blendv_ps(far, near, _mm256_cmp_ps(ax, _mm256_set1_ps(0.5f), _CMP_LT_OQ));
 }
 
 #undef ONYX_AVX2_INLINE

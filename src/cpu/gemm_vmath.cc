@@ -1,5 +1,6 @@
 #include "cpu/gemm_vmath.h"
 #include "base/cpu_features.h"
+#include "cpu/vmath_avx2.h"
 #include "cpu/vmath_loops.h"
 
 #include <algorithm>
@@ -406,6 +407,17 @@ Table make_table() {
   const CpuFeatures& f = cpu_features();
   Table t{f.avx2 && f.fma ? avx2_loops() : baseline_loops()};
 #ifdef ONYX_VM_X86
+  if (f.avx2 && f.fma) {
+    t.exp = avx2::exp;
+    t.sigmoid = avx2::sigmoid;
+    t.swish = avx2::swish;
+    t.tanh = avx2::tanh;
+    t.erf = avx2::erf;
+    t.gelu_erf = avx2::gelu_erf;
+    t.gelu_tanh = avx2::gelu_tanh;
+    t.softmax = avx2::softmax;
+    t.softmax_columns = avx2::softmax_columns;
+  }
   if (has_avx512f_dq_vl()) {
     t.exp = map16<exp16_avx512>;
     t.sigmoid = map16<sigmoid16_avx512>;

@@ -234,6 +234,65 @@ TEST(VectorMath, ExpGeluSoftmaxLayerNorm) {
   expect_close(out, {-1.5f * inv, -1.0f * inv, 0.5f * inv, 1.5f * inv}, 1e-6);
 }
 
+// Each CPU's vector forms (AVX-512, AVX2 intrinsics, loops) against libm,
+// over -20..20 in odd counts (masked tails), with their ends.
+TEST(VectorMath, TanhErfSigmoidSwishMatchLibm) {
+  std::vector<float> x;
+  for (int i = -401; i <= 401; ++i) x.push_back(i * 0.0499f);
+  for (float e : {1e-6f, -3e-4f, 0.49f, -0.51f}) x.push_back(e);
+  const int64_t n = int64_t(x.size());
+  std::vector<float> y(x.size());
+  vm::tanh(x.data(), y.data(), n);
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(y[i], std::tanh(x[i]), 2e-7f + 1e-6f * std::fabs(y[i])) << x[i];
+  vm::erf(x.data(), y.data(), n);
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(y[i], std::erf(x[i]), 2e-7f + 1e-6f * std::fabs(y[i])) << x[i];
+  vm::sigmoid(x.data(), y.data(), n);
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(y[i] * (1.0f + std::exp(-x[i])), 1.0f, 1e-6f) << x[i];
+  vm::swish(x.data(), y.data(), n, 1.5f);
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_NEAR(y[i], x[i] / (1.0f + std::exp(-1.5f * x[i])), 1e-6f * (1 + std::fabs(x[i]))) << x[i];
+  std::vector<float> ends = {INFINITY, -INFINITY, 1e30f, NAN};
+  std::vector<float> out(ends.size());
+  vm::tanh(ends.data(), out.data(), 4);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], -1.0f);
+  EXPECT_TRUE(std::isnan(out[3]));
+  vm::erf(ends.data(), out.data(), 4);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], -1.0f);
+  EXPECT_TRUE(std::isnan(out[3]));
+  vm::sigmoid(ends.data(), out.data(), 4);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_TRUE(std::isnan(out[3]));
+}
+
+// Softmax down the middle axis of [n, inner] (and its log), the columns past
+// a multiple of the vector width included, and a masked (-inf) entry.
+TEST(VectorMath, SoftmaxColumnsMatchReference) {
+  for (int64_t inner : {1, 7, 45}) {
+    const int64_t n = 9;
+    auto x = random_vec(size_t(n * inner), unsigned(inner));
+    for (float& v : x) v *= 10.0f;
+    x[size_t(inner - 1)] = -INFINITY;
+    for (bool log : {false, true}) {
+      std::vector<float> y(x.size());
+      vm::softmax_columns(x.data(), y.data(), n, inner, log);
+      for (int64_t j = 0; j < inner; ++j) {
+        double mx = -INFINITY, sum = 0;
+        for (int64_t i = 0; i < n; ++i) mx = std::max(mx, double(x[i * inner + j]));
+        for (int64_t i = 0; i < n; ++i) sum += std::exp(double(x[i * inner + j]) - mx);
+        for (int64_t i = 0; i < n; ++i) {
+          const double d = double(x[i * inner + j]) - mx;
+          const double want = log ? d - std::log(sum) : std::exp(d) / sum;
+          if (std::isinf(want)) EXPECT_EQ(y[i * inner + j], float(want));
+          else ASSERT_NEAR(y[i * inner + j], want, 1e-5 * (1 + std::fabs(want))) << inner << " " << i << " " << j;
+        }
+      }
+    }
+  }
+}
+
 TEST(ThreadPool, CoversRangeOnceAndNests) {
   for (bool spin : {true, false}) {
     ThreadPool pool(3, spin);

@@ -53,18 +53,24 @@ ONYX_AVX2_INLINE __m256 sigmoid8_avx2(__m256 x) {
   return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(-88.7228f), _CMP_NLT_UQ), s);
 }
 
+// Abramowitz & Stegun 7.1.26's p(t), erfc|z| = p(t) e^(-z^2) with t = 1 / (1 +
+// 0.3275911 |z|), as erfc_poly16_avx512.
+ONYX_AVX2_INLINE __m256 erfc_poly8_avx2(__m256 t) {
+  __m256 p = _mm256_set1_ps(1.061405429f);
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+  return _mm256_mul_ps(p, t);
+}
+
 // x * Phi(x) by Abramowitz & Stegun 7.1.26, as gelu16_avx512 (which says why
 // 1 + erf is formed as 2 - p e or p e, and why p e is 0 past |z| = 10).
 ONYX_AVX2_INLINE __m256 gelu8_avx2(__m256 x) {
   const __m256 z = _mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f));
   const __m256 az = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), z);
   const __m256 t = recip8_avx2(_mm256_fmadd_ps(az, _mm256_set1_ps(0.3275911f), _mm256_set1_ps(1.0f)));
-  __m256 p = _mm256_set1_ps(1.061405429f);
-  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
-  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
-  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
-  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
-  p = _mm256_mul_ps(p, t);
+  const __m256 p = erfc_poly8_avx2(t);
   const __m256 e = exp8_avx2(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), az), az));
   const __m256 pe = _mm256_and_ps(_mm256_cmp_ps(az, _mm256_set1_ps(10.0f), _CMP_LT_OQ), _mm256_mul_ps(p, e));
   const __m256 neg = _mm256_cmp_ps(z, _mm256_setzero_ps(), _CMP_LT_OQ);
@@ -104,12 +110,7 @@ ONYX_AVX2_INLINE __m256 erf8_avx2(__m256 x) {
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
   const __m256 ax = _mm256_andnot_ps(sign_bit, x);
   const __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(ax, _mm256_set1_ps(0.3275911f), _mm256_set1_ps(1.0f)));
-  __m256 p = _mm256_set1_ps(1.061405429f);
-  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
-  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
-  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
-  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
-  p = _mm256_mul_ps(p, t);
+  const __m256 p = erfc_poly8_avx2(t);
   const __m256 e = exp8_avx2(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), ax), ax));
   const __m256 far = _mm256_or_ps(_mm256_fnmadd_ps(p, e, _mm256_set1_ps(1.0f)), _mm256_and_ps(sign_bit, x));
   const __m256 x2 = _mm256_mul_ps(x, x);

@@ -417,6 +417,10 @@ Table make_table() {
     t.gelu_tanh = avx2::gelu_tanh;
     t.softmax = avx2::softmax;
     t.softmax_columns = avx2::softmax_columns;
+    t.log = avx2::log;
+    t.floor = avx2::floor;
+    t.ceil = avx2::ceil;
+    t.round_even = avx2::round_even;
   }
   if (has_avx512f_dq_vl()) {
     t.exp = map16<exp16_avx512>;

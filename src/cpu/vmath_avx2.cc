@@ -52,6 +52,18 @@ void tanh(const float* x, float* y, int64_t n) { map8<tanh8_avx2>(x, y, n); }
 void erf(const float* x, float* y, int64_t n) { map8<erf8_avx2>(x, y, n); }
 void gelu_erf(const float* x, float* y, int64_t n) { map8<gelu8_avx2>(x, y, n); }
 void gelu_tanh(const float* x, float* y, int64_t n) { map8<gelu_tanh8_avx2>(x, y, n); }
+void log(const float* x, float* y, int64_t n) { map8<log8_avx2>(x, y, n); }
+
+namespace {
+template <int Mode>
+ONYX_TARGET_AVX2 inline __m256 round8(__m256 x) {
+  return _mm256_round_ps(x, Mode | _MM_FROUND_NO_EXC);
+}
+}  // namespace
+
+void floor(const float* x, float* y, int64_t n) { map8<round8<_MM_FROUND_TO_NEG_INF>>(x, y, n); }
+void ceil(const float* x, float* y, int64_t n) { map8<round8<_MM_FROUND_TO_POS_INF>>(x, y, n); }
+void round_even(const float* x, float* y, int64_t n) { map8<round8<_MM_FROUND_TO_NEAREST_INT>>(x, y, n); }
 
 ONYX_TARGET_AVX2 void swish(const float* x, float* y, int64_t n, float alpha) {
   const __m256 a = _mm256_set1_ps(alpha);

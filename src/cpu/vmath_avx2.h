@@ -14,6 +14,10 @@ void tanh(const float* x, float* y, int64_t n);
 void erf(const float* x, float* y, int64_t n);
 void gelu_erf(const float* x, float* y, int64_t n);
 void gelu_tanh(const float* x, float* y, int64_t n);
+void log(const float* x, float* y, int64_t n);
+void floor(const float* x, float* y, int64_t n);
+void ceil(const float* x, float* y, int64_t n);
+void round_even(const float* x, float* y, int64_t n);
 void softmax(const float* x, float* y, int64_t n);
 void softmax_columns(const float* x, float* y, int64_t n, int64_t inner, bool log);
 

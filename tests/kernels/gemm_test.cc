@@ -267,6 +267,39 @@ TEST(VectorMath, TanhErfSigmoidSwishMatchLibm) {
   EXPECT_TRUE(std::isnan(out[3]));
 }
 
+// log over many binades (subnormals, the 0.75 / 1.5 mantissa split) and its
+// ends; floor / ceil / round-half-to-even against libm, halves and -0 included.
+TEST(VectorMath, LogAndRoundingMatchLibm) {
+  std::vector<float> x;
+  for (float v = 1e-44f; v < 1e38f; v *= 1.37f) x.push_back(v);
+  for (float v : {0.75f, 1.5f, 1.4999999f, 1.0f, 2.0f, 1.17549435e-38f, 3.4028235e38f}) x.push_back(v);
+  std::vector<float> y(x.size());
+  vm::log(x.data(), y.data(), int64_t(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(y[i], std::log(x[i]), 1e-6f * (1 + std::fabs(y[i]))) << x[i];
+  std::vector<float> ends = {0.0f, INFINITY, -1.0f, NAN, -0.0f};
+  std::vector<float> out(ends.size());
+  vm::log(ends.data(), out.data(), 5);
+  EXPECT_EQ(out[0], -INFINITY);
+  EXPECT_EQ(out[1], INFINITY);
+  EXPECT_TRUE(std::isnan(out[2]));
+  EXPECT_TRUE(std::isnan(out[3]));
+  EXPECT_EQ(out[4], -INFINITY);
+  std::vector<float> r = {-2.5f, -1.5f, -0.5f, -0.3f, 0.5f, 1.5f, 2.5f, 2.7f, -0.0f, 1e9f, NAN};
+  std::vector<float> got(r.size());
+  const std::pair<void (*)(const float*, float*, int64_t), float (*)(float)> fns[] = {
+      {vm::floor, [](float v) { return std::floor(v); }},
+      {vm::ceil, [](float v) { return std::ceil(v); }},
+      {vm::round_even, [](float v) { return std::nearbyint(v); }}};
+  for (const auto& [vec, ref] : fns) {
+    vec(r.data(), got.data(), int64_t(r.size()));
+    for (size_t i = 0; i + 1 < r.size(); ++i) {
+      EXPECT_EQ(got[i], ref(r[i])) << r[i];
+      EXPECT_EQ(std::signbit(got[i]), std::signbit(ref(r[i]))) << r[i];
+    }
+    EXPECT_TRUE(std::isnan(got.back()));
+  }
+}
+
 // Softmax down the middle axis of [n, inner] (and its log), the columns past
 // a multiple of the vector width included, and a masked (-inf) entry.
 TEST(VectorMath, SoftmaxColumnsMatchReference) {

@@ -387,7 +387,9 @@ ONYX_TARGET_AVX512 void layer_norm_avx512(const float* x, const float* skip, flo
 #endif
 
 // The entries vmath_loops.h covers come from its loops (AVX2 + FMA or
-// baseline); the rest default to libm loops. AVX-512 replaces most of both.
+// baseline); the rest default to libm loops. With AVX2 + FMA, vmath_avx2.h's
+// intrinsics replace most of both (its loops keep layer norm and hard
+// sigmoid); AVX-512 then replaces most of those.
 struct Table : LoopTable {
   void (*sin)(const float*, float*, int64_t) = sin_ref;
   void (*cos)(const float*, float*, int64_t) = cos_ref;

@@ -44,6 +44,20 @@ ONYX_TARGET_AVX2 inline float horizontal_sum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+template <int Mode>
+ONYX_TARGET_AVX2 inline __m256 round8(__m256 x) {
+  return _mm256_round_ps(x, Mode | _MM_FROUND_NO_EXC);
+}
+
+// 8 floats at p, masked by m only where the vector is partial (see softmax).
+ONYX_TARGET_AVX2 inline __m256 load8(const float* p, __m256i m, bool whole) {
+  return whole ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
+}
+ONYX_TARGET_AVX2 inline void store8(float* p, __m256i m, bool whole, __m256 v) {
+  if (whole) _mm256_storeu_ps(p, v);
+  else _mm256_maskstore_ps(p, m, v);
+}
+
 }  // namespace
 
 void exp(const float* x, float* y, int64_t n) { map8<exp8_avx2>(x, y, n); }
@@ -53,13 +67,6 @@ void erf(const float* x, float* y, int64_t n) { map8<erf8_avx2>(x, y, n); }
 void gelu_erf(const float* x, float* y, int64_t n) { map8<gelu8_avx2>(x, y, n); }
 void gelu_tanh(const float* x, float* y, int64_t n) { map8<gelu_tanh8_avx2>(x, y, n); }
 void log(const float* x, float* y, int64_t n) { map8<log8_avx2>(x, y, n); }
-
-namespace {
-template <int Mode>
-ONYX_TARGET_AVX2 inline __m256 round8(__m256 x) {
-  return _mm256_round_ps(x, Mode | _MM_FROUND_NO_EXC);
-}
-}  // namespace
 
 void floor(const float* x, float* y, int64_t n) { map8<round8<_MM_FROUND_TO_NEG_INF>>(x, y, n); }
 void ceil(const float* x, float* y, int64_t n) { map8<round8<_MM_FROUND_TO_POS_INF>>(x, y, n); }
@@ -119,19 +126,6 @@ ONYX_TARGET_AVX2 void softmax(const float* x, float* y, int64_t n) {
   for (i = 0; i < full; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
   if (full < n) _mm256_maskstore_ps(y + full, tail, _mm256_mul_ps(_mm256_maskload_ps(y + full, tail), inv));
 }
-
-namespace {
-
-// 8 floats at p, masked by m only where the vector is partial (see softmax).
-ONYX_TARGET_AVX2 inline __m256 load8(const float* p, __m256i m, bool whole) {
-  return whole ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
-}
-ONYX_TARGET_AVX2 inline void store8(float* p, __m256i m, bool whole, __m256 v) {
-  if (whole) _mm256_storeu_ps(p, v);
-  else _mm256_maskstore_ps(p, m, v);
-}
-
-}  // namespace
 
 // Along the middle axis of [n, inner], 32 columns at a time, their max and
 // sum in registers while the passes walk the rows (as softmax_columns_avx512).
